@@ -1,0 +1,28 @@
+/**
+ * Request headers as adapters have them: a Web `Headers`, or a Node-style record
+ * whose keys may be lower- or mixed-case and whose values may repeat.
+ */
+export type HeadersInput =
+  | Headers
+  | Readonly<Record<string, string | readonly string[] | undefined>>
+
+/** Looks a header up case-insensitively; `name` must be lowercase. */
+export function getHeader(headers: HeadersInput, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') {
+    return (headers as Headers).get(name) ?? undefined
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>
+  // Node lowercases keys, so the direct hit is the common case; the scan serves
+  // hand-built records such as `{ 'Service-Signature': ... }`.
+  let value = record[name]
+  if (value === undefined) {
+    for (const key in record) {
+      if (key.length === name.length && key.toLowerCase() === name) {
+        value = record[key]
+        break
+      }
+    }
+  }
+  if (value === undefined) return undefined
+  return typeof value === 'string' ? value : value.join(', ')
+}

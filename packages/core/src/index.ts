@@ -1,0 +1,51 @@
+export { ERROR_STATUS, isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
+export { getHeader, type HeadersInput } from './headers.js'
+export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
+export {
+  createReceiver,
+  type EventHandlers,
+  type HandlerContext,
+  type Outcome,
+  type ReceiveResult,
+  type Receiver,
+  type ReceiverOptions,
+} from './receiver.js'
+export {
+  formatSignatureHeader,
+  MAX_SIGNATURE_HEADER_LENGTH,
+  MAX_SIGNATURES,
+  parseSignatureHeader,
+  type SignatureHeader,
+} from './signature-header.js'
+export {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  STORE_DEFAULTS,
+} from './store.js'
+export {
+  type AnyWebhookEvent,
+  type Conversion,
+  type ConversionCreatedEvent,
+  type ConversionEvent,
+  type ConversionEventData,
+  type ConversionStatus,
+  type ConversionUpdatedEvent,
+  type EventType,
+  isConversionEvent,
+  isKnownEvent,
+  type UnknownWebhookEvent,
+  type WebhookEvent,
+  type WebhookTestEvent,
+} from './types.js'
+export {
+  ATTEMPT_HEADER,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_TOLERANCE_SECONDS,
+  type DeliveryInput,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  type VerifyOptions,
+  verifyEvent,
+} from './verify.js'

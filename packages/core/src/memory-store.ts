@@ -1,0 +1,148 @@
+import { LRUCache } from 'lru-cache'
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  STORE_DEFAULTS,
+} from './store.js'
+
+export interface MemoryStoreOptions {
+  /** Most events remembered as done; the oldest are forgotten first. Default 100,000. */
+  maxEvents?: number
+  /** Most conversions whose watermark is kept. Default 100,000. */
+  maxConversions?: number
+  /** How long a handled event id is remembered, ms. Default 72 h. */
+  dedupeTtl?: number
+  /** How long a conversion's watermark is kept, ms. Default 90 days. */
+  orderingTtl?: number
+  /** How long an event waits for another in-flight event of its conversion, ms. Default 2 s. */
+  lockWaitMs?: number
+  /** Clock in ms, for tests. Default `Date.now`. */
+  now?: () => number
+}
+
+interface Hold {
+  token: string
+  expiresAt: number
+}
+
+const DONE = { status: 'duplicate' } as const
+const STALE = { status: 'stale' } as const
+const IN_PROGRESS = { status: 'in_progress' } as const
+
+/**
+ * An {@link EventStore} in this process's memory, bounded in entries and time.
+ * It cannot see other processes or serverless instances: use the Redis store there.
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
+  const now = options.now ?? Date.now
+  const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
+  const perf = { now }
+  const done = new LRUCache<string, true>({
+    max: options.maxEvents ?? 100_000,
+    ttl: options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl,
+    perf,
+  })
+  const watermarks = new LRUCache<number, number>({
+    max: options.maxConversions ?? 100_000,
+    ttl: options.orderingTtl ?? STORE_DEFAULTS.orderingTtl,
+    perf,
+  })
+  // Leases and locks live only as long as an attempt runs, so their count is
+  // bounded by the requests in flight; expired ones are dropped when met.
+  const leases = new Map<string, Hold>()
+  const locks = new Map<number, Hold>()
+  const waiters = new Map<number, Set<() => void>>()
+  let counter = 0
+
+  const live = <K>(map: Map<K, Hold>, key: K, at: number): Hold | undefined => {
+    const hold = map.get(key)
+    if (hold !== undefined && hold.expiresAt <= at) {
+      map.delete(key)
+      return undefined
+    }
+    return hold
+  }
+
+  const unlock = (conversionId: number) => {
+    locks.delete(conversionId)
+    const wake = waiters.get(conversionId)
+    if (wake === undefined) return
+    waiters.delete(conversionId)
+    for (const resolve of wake) resolve()
+  }
+
+  // Resolves when the conversion's lock is dropped or after `ms`, whichever is first.
+  const waitForUnlock = (conversionId: number, ms: number) =>
+    new Promise<void>((resolve) => {
+      let set = waiters.get(conversionId)
+      if (set === undefined) {
+        set = new Set()
+        waiters.set(conversionId, set)
+      }
+      const wake = () => {
+        clearTimeout(timer)
+        set.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      set.add(wake)
+    })
+
+  return {
+    async begin({ eventId, conversionId, createdAt, leaseMs }: BeginInput): Promise<BeginResult> {
+      const deadline = now() + lockWaitMs
+      for (;;) {
+        const at = now()
+        if (done.has(eventId)) return DONE
+        if (live(leases, eventId, at)) return IN_PROGRESS
+        if (conversionId !== undefined) {
+          const watermark = watermarks.get(conversionId)
+          if (watermark !== undefined && watermark >= createdAt) {
+            done.set(eventId, true)
+            return STALE
+          }
+          const lock = live(locks, conversionId, at)
+          if (lock !== undefined) {
+            if (at >= deadline) return IN_PROGRESS
+            // Wake on release, or when the holder's lease runs out, or at the deadline.
+            await waitForUnlock(conversionId, Math.min(deadline, lock.expiresAt) - at)
+            continue
+          }
+        }
+        const hold = { token: `${++counter}`, expiresAt: at + leaseMs }
+        leases.set(eventId, hold)
+        if (conversionId !== undefined) locks.set(conversionId, hold)
+        return { status: 'claimed', claim: { eventId, conversionId, createdAt, token: hold.token } }
+      }
+    },
+
+    async commit(claim: Claim): Promise<boolean> {
+      const lease = leases.get(claim.eventId)
+      // A newer attempt took the lease over, or one already committed: change nothing.
+      if ((lease !== undefined && lease.token !== claim.token) || done.has(claim.eventId)) {
+        return false
+      }
+      leases.delete(claim.eventId)
+      done.set(claim.eventId, true)
+      const { conversionId } = claim
+      if (conversionId !== undefined) {
+        const watermark = watermarks.get(conversionId)
+        if (watermark === undefined || watermark < claim.createdAt) {
+          watermarks.set(conversionId, claim.createdAt)
+        }
+        if (locks.get(conversionId)?.token === claim.token) unlock(conversionId)
+      }
+      return true
+    },
+
+    async release(claim: Claim): Promise<void> {
+      if (leases.get(claim.eventId)?.token === claim.token) leases.delete(claim.eventId)
+      const { conversionId } = claim
+      if (conversionId !== undefined && locks.get(conversionId)?.token === claim.token) {
+        unlock(conversionId)
+      }
+    },
+  }
+}

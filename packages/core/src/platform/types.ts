@@ -1,0 +1,34 @@
+/**
+ * What differs between runtimes. The `node` build uses node:crypto; the default
+ * build uses Web Crypto (Edge, Workers, Deno, Bun). Both give the same answers.
+ */
+export interface Platform {
+  /**
+   * True when HMAC-SHA256 over `signedPrefix` followed by `body`, keyed with any
+   * of `secrets`, equals one of `candidates` (lowercase hex), compared in constant
+   * time. Synchronous where the runtime allows it, so the hot path stays cheap.
+   */
+  verify(
+    secrets: readonly string[],
+    signedPrefix: string,
+    body: Uint8Array,
+    candidates: readonly string[],
+  ): boolean | Promise<boolean>
+  /** Lowercase hex HMAC-SHA256 over `signedPrefix` followed by `body`. */
+  sign(secret: string, signedPrefix: string, body: Uint8Array): Promise<string>
+  utf8Decode(bytes: Uint8Array): string
+  utf8Encode(text: string): Uint8Array
+}
+
+/** Secrets are configuration, so a small cap only guards callers who pass a new one per call. */
+export const KEY_CACHE_LIMIT = 64
+
+export function cacheKey<V>(cache: Map<string, V>, secret: string, make: () => V): V {
+  let value = cache.get(secret)
+  if (value === undefined) {
+    if (cache.size >= KEY_CACHE_LIMIT) cache.clear()
+    value = make()
+    cache.set(secret, value)
+  }
+  return value
+}

@@ -1,0 +1,269 @@
+import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
+import { memoryStore } from './memory-store.js'
+import { type Claim, type EventStore, STORE_DEFAULTS } from './store.js'
+import type {
+  AnyWebhookEvent,
+  Conversion,
+  ConversionCreatedEvent,
+  ConversionEvent,
+  ConversionUpdatedEvent,
+  UnknownWebhookEvent,
+  WebhookTestEvent,
+} from './types.js'
+import {
+  type DeliveryInput,
+  resolveVerifySettings,
+  type VerifyOptions,
+  verifyDelivery,
+} from './verify.js'
+
+/** What happened to a delivery. */
+export type Outcome =
+  /** The handler ran and returned: 200. */
+  | 'processed'
+  /** This event id was handled before: 200, handler not called. */
+  | 'duplicate'
+  /** A newer event of the same conversion was handled: 200, handler not called. */
+  | 'stale'
+  /** No handler is configured for this event type: 200. */
+  | 'ignored'
+  /** Another attempt of this event is running: 409, the service retries. */
+  | 'in_progress'
+  /** Refused before the handler: bad size, signature, timestamp, JSON or envelope (4xx). */
+  | 'rejected'
+  /** The handler threw or the store failed: 5xx, the service retries. */
+  | 'failed'
+
+export interface ReceiveResult {
+  status: number
+  /** Small JSON text to send back; the service keeps its first 500 characters. */
+  body: string
+  /** Headers to send with the answer. */
+  headers: Readonly<Record<string, string>>
+  outcome: Outcome
+  /** The verified event, once it got that far. */
+  event?: AnyWebhookEvent
+  /** Why the delivery was not acknowledged. */
+  error?: WebhookError
+}
+
+export interface HandlerContext {
+  eventId: string
+  /** `Service-Delivery-Attempt` (1 to 8), or null when absent. */
+  attempt: number | null
+  /** The signature's `t`, seconds since the epoch. */
+  signedAt: number
+}
+
+type Handler<E> = (event: E, ctx: HandlerContext) => unknown
+
+/** Handlers for the event types the spec defines. */
+export interface EventHandlers {
+  'conversion.created'?: Handler<ConversionCreatedEvent>
+  'conversion.updated'?: Handler<ConversionUpdatedEvent>
+  'webhook.test'?: Handler<WebhookTestEvent>
+}
+
+export interface ReceiverOptions extends VerifyOptions {
+  /** Called for conversion.created and conversion.updated unless `on` has that type. */
+  onConversion?: (conversion: Conversion, event: ConversionEvent, ctx: HandlerContext) => unknown
+  /** One handler per event type; wins over `onConversion` for its type. */
+  on?: EventHandlers
+  /** Called for event types this version does not know; without it they are `ignored`. */
+  onUnknownEvent?: Handler<UnknownWebhookEvent>
+  /** De-duplication and ordering state. Default: a new {@link memoryStore}. */
+  store?: EventStore
+  /** How long one attempt holds its event before a retry may take over, ms. Default 30 s. */
+  leaseMs?: number
+  /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
+  onError?: (error: WebhookError, event: AnyWebhookEvent | undefined) => void
+  /** A delivery of an event already handled. Observes only. */
+  onDuplicate?: (event: AnyWebhookEvent, ctx: HandlerContext) => void
+  /** An event older than one already handled for its conversion. Observes only. */
+  onStale?: (event: AnyWebhookEvent, ctx: HandlerContext) => void
+}
+
+export interface Receiver {
+  /** Runs the whole pipeline for one delivery. Never rejects. */
+  receive(input: DeliveryInput): Promise<ReceiveResult>
+  /** The answer for a delivery an adapter refuses before the pipeline (405, 413 while reading...). */
+  reject(code: WebhookErrorCode, message?: string): ReceiveResult
+  /** Adapters stop reading a body past this many bytes. */
+  readonly maxBodyBytes: number
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const
+
+const ok = (outcome: Outcome): Omit<ReceiveResult, 'event'> => ({
+  status: 200,
+  body: JSON.stringify({ received: true, outcome }),
+  headers: JSON_HEADERS,
+  outcome,
+})
+const PROCESSED = ok('processed')
+const DUPLICATE = ok('duplicate')
+const STALE = ok('stale')
+const IGNORED = ok('ignored')
+
+const DEFAULT_MESSAGES: Partial<Record<WebhookErrorCode, string>> = {
+  method_not_allowed: 'Webhook deliveries are POST requests.',
+  not_found: 'No webhook endpoint at this path.',
+  payload_too_large: 'The body is larger than the limit.',
+  event_in_progress: 'Another attempt of this event is being handled; retry later.',
+  handler_failed: 'The event handler failed; the delivery will be retried.',
+  store_unavailable: 'The de-duplication store is unreachable; the delivery will be retried.',
+  internal_error: 'The receiver failed unexpectedly; the delivery will be retried.',
+}
+
+function errorResult(error: WebhookError, event?: AnyWebhookEvent): ReceiveResult {
+  const headers: Record<string, string> = { ...JSON_HEADERS }
+  if (error.code === 'method_not_allowed') headers.allow = 'POST'
+  // Refusing a large body means not reading the rest, so the connection cannot be reused.
+  if (error.code === 'payload_too_large') headers.connection = 'close'
+  const result: ReceiveResult = {
+    status: error.status,
+    body: JSON.stringify({ error: { code: error.code, message: error.message } }),
+    headers,
+    outcome: error.status === 409 ? 'in_progress' : error.status >= 500 ? 'failed' : 'rejected',
+    error,
+  }
+  if (event !== undefined) result.event = event
+  return result
+}
+
+type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext) => unknown
+
+function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> {
+  const table = new Map<string, AnyHandler>()
+  const { onConversion, on = {} } = options
+  const viaConversion = onConversion
+    ? (event: AnyWebhookEvent, ctx: HandlerContext) => {
+        const conversionEvent = event as ConversionEvent
+        return onConversion(conversionEvent.data.conversion, conversionEvent, ctx)
+      }
+    : undefined
+  for (const type of ['conversion.created', 'conversion.updated', 'webhook.test'] as const) {
+    const handler =
+      (on[type] as AnyHandler | undefined) ?? (type === 'webhook.test' ? undefined : viaConversion)
+    if (handler) table.set(type, handler)
+  }
+  return table
+}
+
+/** Calls an observation hook; whatever it does, the answer stays the same. */
+function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, ...args: A) {
+  if (hook === undefined) return
+  try {
+    const returned: unknown = hook(...args)
+    if (returned instanceof Promise) returned.catch(() => {})
+  } catch {
+    // Observers must not turn a handled event into a failure.
+  }
+}
+
+/**
+ * The framework-neutral receiver: verify, parse, de-duplicate, order, dispatch,
+ * and decide the HTTP answer. Adapters only move bytes in and the answer out.
+ */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const settings = resolveVerifySettings(options, 'createReceiver')
+  const store = options.store ?? memoryStore()
+  const leaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
+  const handlers = handlerTable(options)
+  const { onUnknownEvent, onError, onDuplicate, onStale } = options
+  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
+
+  const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
+    observe(onError, error, event)
+    return errorResult(error, event)
+  }
+  const storeFailed = (cause: unknown, event: AnyWebhookEvent) =>
+    fail(
+      new WebhookError('store_unavailable', DEFAULT_MESSAGES.store_unavailable as string, {
+        cause,
+      }),
+      event,
+    )
+
+  async function run(input: DeliveryInput): Promise<ReceiveResult> {
+    const { event, signedAt, attempt, createdAtMs, conversionId } = await verifyDelivery(
+      input,
+      settings,
+    )
+    const handler =
+      handlers.get(event.type) ??
+      (known.has(event.type) ? undefined : (onUnknownEvent as AnyHandler | undefined))
+    if (handler === undefined) return { ...IGNORED, event }
+
+    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
+    let claim: Claim
+    try {
+      const begun = await store.begin({
+        eventId: event.id,
+        conversionId,
+        createdAt: createdAtMs,
+        leaseMs,
+      })
+      switch (begun.status) {
+        case 'claimed':
+          claim = begun.claim
+          break
+        case 'duplicate':
+          observe(onDuplicate, event, ctx)
+          return { ...DUPLICATE, event }
+        case 'stale':
+          observe(onStale, event, ctx)
+          return { ...STALE, event }
+        case 'in_progress':
+          return fail(
+            new WebhookError('event_in_progress', DEFAULT_MESSAGES.event_in_progress as string),
+            event,
+          )
+      }
+    } catch (cause) {
+      return storeFailed(cause, event)
+    }
+
+    try {
+      await handler(event, ctx)
+    } catch (cause) {
+      try {
+        await store.release(claim)
+      } catch {
+        // The lease runs out on its own before the service's first retry.
+      }
+      return fail(
+        new WebhookError('handler_failed', DEFAULT_MESSAGES.handler_failed as string, { cause }),
+        event,
+      )
+    }
+
+    try {
+      await store.commit(claim)
+    } catch (cause) {
+      // Handled but not recorded: a retry may run the handler again, which beats
+      // telling the service to stop for an event we could not mark.
+      return storeFailed(cause, event)
+    }
+    return { ...PROCESSED, event }
+  }
+
+  return {
+    maxBodyBytes: settings.maxBodyBytes,
+    async receive(input) {
+      try {
+        return await run(input)
+      } catch (error) {
+        if (isWebhookError(error)) return fail(error)
+        return fail(
+          new WebhookError('internal_error', DEFAULT_MESSAGES.internal_error as string, {
+            cause: error,
+          }),
+        )
+      }
+    },
+    reject(code, message) {
+      return fail(new WebhookError(code, message ?? DEFAULT_MESSAGES[code] ?? code))
+    },
+  }
+}

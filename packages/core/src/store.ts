@@ -1,0 +1,57 @@
+/**
+ * De-duplication and ordering state, shared by every attempt that may race for
+ * the same event. Each operation is one atomic step (one Lua script in Redis).
+ */
+export interface EventStore {
+  /** Decides what to do with a verified event; see {@link BeginResult}. */
+  begin(input: BeginInput): Promise<BeginResult>
+  /**
+   * The handler succeeded: mark the event done, raise the conversion's watermark
+   * to its createdAt and drop the lock. Resolves false, changing nothing, when the
+   * claim's lease was lost to a newer attempt or the event is already done.
+   */
+  commit(claim: Claim): Promise<boolean>
+  /** The handler failed: drop the lease and the lock so the retry can run. */
+  release(claim: Claim): Promise<void>
+}
+
+export interface BeginInput {
+  /** The signed body's `id`. */
+  eventId: string
+  /** Set for conversion events, which are ordered per conversion. */
+  conversionId?: number | undefined
+  /** The event's createdAt, in milliseconds since the epoch. */
+  createdAt: number
+  /** How long the claim holds before another attempt may take over. */
+  leaseMs: number
+}
+
+/** Proof of a successful {@link EventStore.begin}; `token` fences a late commit. */
+export interface Claim {
+  eventId: string
+  conversionId?: number | undefined
+  createdAt: number
+  token: string
+}
+
+export type BeginResult =
+  /** Yours to handle; commit or release it. */
+  | { status: 'claimed'; claim: Claim }
+  /** Already handled: answer 2xx, do not call the handler. */
+  | { status: 'duplicate' }
+  /** A newer event of the same conversion was handled: answer 2xx, do not call the handler. */
+  | { status: 'stale' }
+  /** Another attempt holds it right now: answer 409 so the service retries later. */
+  | { status: 'in_progress' }
+
+/** Defaults shared by every store. */
+export const STORE_DEFAULTS = {
+  /** The whole 8-attempt schedule (about 45 h) plus margin. */
+  dedupeTtl: 72 * 60 * 60 * 1000,
+  /** Conversions change status over weeks. */
+  orderingTtl: 90 * 24 * 60 * 60 * 1000,
+  /** Longer than the service's 10 s timeout, shorter than its first retry at +1 min. */
+  leaseMs: 30_000,
+  /** How long an event waits for another event of the same conversion in flight. */
+  lockWaitMs: 2_000,
+} as const

@@ -1,0 +1,133 @@
+/**
+ * Helpers to test your own handlers with deliveries signed exactly as the service
+ * signs them. `import { signPayload } from '@affiliate-webhooks/core/testing'`.
+ */
+import { platform } from '../platform/index.js'
+import { formatSignatureHeader } from '../signature-header.js'
+import type {
+  Conversion,
+  ConversionCreatedEvent,
+  ConversionStatus,
+  ConversionUpdatedEvent,
+  WebhookTestEvent,
+} from '../types.js'
+
+export interface SignPayloadOptions {
+  /** The endpoint secret, `whsec_` prefix included. */
+  secret: string
+  /** The exact body to sign: a string (UTF-8) or bytes. */
+  payload: string | Uint8Array
+  /** Unix time in seconds. Default: now. */
+  timestamp?: number
+}
+
+/** The `Service-Signature` value for a body: `t=<timestamp>,v1=<hex HMAC-SHA256>`. */
+export async function signPayload({
+  secret,
+  payload,
+  timestamp,
+}: SignPayloadOptions): Promise<string> {
+  const t = timestamp ?? Math.floor(Date.now() / 1000)
+  const body = typeof payload === 'string' ? platform.utf8Encode(payload) : payload
+  return formatSignatureHeader(t, await platform.sign(secret, `${t}.`, body))
+}
+
+function randomHex(bytes: number): string {
+  const buffer = crypto.getRandomValues(new Uint8Array(bytes))
+  let hex = ''
+  for (const byte of buffer) hex += byte.toString(16).padStart(2, '0')
+  return hex
+}
+
+/** A fresh `evt_...` id. */
+export const randomEventId = (): string => `evt_${randomHex(12)}`
+
+const toIso = (value: string | Date | number | undefined): string =>
+  value === undefined
+    ? new Date().toISOString()
+    : typeof value === 'string'
+      ? value
+      : new Date(value).toISOString()
+
+export interface BuildConversionEventOptions<
+  T extends 'conversion.created' | 'conversion.updated',
+> {
+  type?: T
+  id?: string
+  createdAt?: string | Date | number
+  /** Fields to set on the conversion; the rest get realistic defaults. */
+  conversion?: Partial<Conversion> & { status?: ConversionStatus }
+}
+
+/** A conversion event shaped as the spec's tables say. */
+export function buildConversionEvent<
+  T extends 'conversion.created' | 'conversion.updated' = 'conversion.created',
+>(
+  options: BuildConversionEventOptions<T> = {},
+): T extends 'conversion.updated' ? ConversionUpdatedEvent : ConversionCreatedEvent {
+  const conversion: Conversion = {
+    id: 1000,
+    programId: 42,
+    channelId: 7,
+    status: 'pending',
+    saleAmount: '129.90',
+    commission: '9.09',
+    currency: 'EUR',
+    occurredAt: '2026-11-20T09:15:00.000Z',
+    ...options.conversion,
+  }
+  return {
+    id: options.id ?? randomEventId(),
+    type: options.type ?? 'conversion.created',
+    createdAt: toIso(options.createdAt),
+    data: { conversion },
+  } as T extends 'conversion.updated' ? ConversionUpdatedEvent : ConversionCreatedEvent
+}
+
+export interface BuildTestEventOptions {
+  id?: string
+  createdAt?: string | Date | number
+  data?: Record<string, unknown>
+}
+
+/** A `webhook.test` event, as POST /v1/webhooks/{id}/test queues one. */
+export function buildTestEvent(options: BuildTestEventOptions = {}): WebhookTestEvent {
+  return {
+    id: options.id ?? randomEventId(),
+    type: 'webhook.test',
+    createdAt: toIso(options.createdAt),
+    data: options.data ?? {},
+  }
+}
+
+export interface SignedDeliveryOptions {
+  secret: string
+  /** An event object (serialised with JSON.stringify) or the exact body text. */
+  event: object | string
+  timestamp?: number
+  /** `Service-Delivery-Attempt`. Default 1. */
+  attempt?: number
+}
+
+export interface SignedDelivery {
+  headers: Record<string, string>
+  body: string
+}
+
+/** Headers and body of one delivery, as the service would send it. */
+export async function signedDelivery(options: SignedDeliveryOptions): Promise<SignedDelivery> {
+  const body = typeof options.event === 'string' ? options.event : JSON.stringify(options.event)
+  const id =
+    typeof options.event === 'string' ? JSON.parse(body).id : (options.event as { id?: unknown }).id
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'service-signature': await signPayload({
+      secret: options.secret,
+      payload: body,
+      ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+    }),
+    'service-delivery-attempt': String(options.attempt ?? 1),
+  }
+  if (typeof id === 'string') headers['service-event-id'] = id
+  return { headers, body }
+}

@@ -1,0 +1,73 @@
+/** Conversion statuses in the spec, widened so a status added later still type-checks. */
+export type ConversionStatus =
+  | 'pending'
+  | 'approved'
+  | 'available'
+  | 'ready_for_payout'
+  | 'rejected'
+  | (string & {})
+
+/** Event types in the spec, widened so a type added later still type-checks. */
+export type EventType = 'conversion.created' | 'conversion.updated' | 'webhook.test' | (string & {})
+
+/** A conversion as the spec's "Conversion object" table defines it. */
+export interface Conversion {
+  /** Stable across all events of the same sale. */
+  id: number
+  programId: number | null
+  channelId: number | null
+  status: ConversionStatus
+  /** Decimal string exactly as the network reported it; never a float. */
+  saleAmount: string | null
+  /** Decimal string exactly as the network reported it; never a float. */
+  commission: string | null
+  /** ISO 4217 code for both amounts. */
+  currency: string | null
+  /** ISO 8601 time of the sale per the network. */
+  occurredAt: string | null
+}
+
+interface EventEnvelope<Type extends string, Data> {
+  /** Event id, prefix `evt_`; the de-duplication key. */
+  id: string
+  type: Type
+  /** ISO 8601 creation time; orders the events of one conversion. */
+  createdAt: string
+  data: Data
+}
+
+export interface ConversionEventData {
+  conversion: Conversion
+  [key: string]: unknown
+}
+
+export type ConversionCreatedEvent = EventEnvelope<'conversion.created', ConversionEventData>
+export type ConversionUpdatedEvent = EventEnvelope<'conversion.updated', ConversionEventData>
+export type ConversionEvent = ConversionCreatedEvent | ConversionUpdatedEvent
+/** The spec does not show the data of a test event, so it stays an open record. */
+export type WebhookTestEvent = EventEnvelope<'webhook.test', Record<string, unknown>>
+
+/** The events the spec defines, discriminated on `type`: `switch (event.type)` narrows. */
+export type WebhookEvent = ConversionCreatedEvent | ConversionUpdatedEvent | WebhookTestEvent
+
+/** An event of a type this version does not know yet; accepted, never a crash. */
+export type UnknownWebhookEvent = EventEnvelope<string & {}, Record<string, unknown>>
+
+/** Whatever a verified delivery can carry. Narrow it with {@link isKnownEvent}. */
+export type AnyWebhookEvent = WebhookEvent | UnknownWebhookEvent
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set([
+  'conversion.created',
+  'conversion.updated',
+  'webhook.test',
+])
+
+/** Narrows to the discriminated {@link WebhookEvent} union. */
+export function isKnownEvent(event: AnyWebhookEvent): event is WebhookEvent {
+  return KNOWN_TYPES.has(event.type)
+}
+
+/** True for `conversion.created` and `conversion.updated`. */
+export function isConversionEvent(event: AnyWebhookEvent): event is ConversionEvent {
+  return event.type === 'conversion.created' || event.type === 'conversion.updated'
+}

@@ -1,0 +1,158 @@
+import { WebhookError } from './errors.js'
+import { getHeader, type HeadersInput } from './headers.js'
+import { parseEvent } from './parse-event.js'
+import { platform } from './platform/index.js'
+import { parseSignatureHeader } from './signature-header.js'
+import type { AnyWebhookEvent } from './types.js'
+
+export const SIGNATURE_HEADER = 'service-signature'
+export const EVENT_ID_HEADER = 'service-event-id'
+export const ATTEMPT_HEADER = 'service-delivery-attempt'
+
+/** The spec's limits, which are also the defaults. */
+export const DEFAULT_TOLERANCE_SECONDS = 300
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/** One delivery as an adapter hands it over: headers and the exact bytes received. */
+export interface DeliveryInput {
+  headers: HeadersInput
+  rawBody: Uint8Array
+}
+
+export interface VerifyOptions {
+  /** The endpoint's secret, `whsec_` prefix included; several while rotating. */
+  secret: string | readonly string[]
+  /** Largest accepted |now - t|, in seconds. Default 300 (the spec's five minutes). */
+  tolerance?: number
+  /** Largest accepted body, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number
+  /** Clock in milliseconds, for tests. Default `Date.now`. */
+  now?: () => number
+}
+
+export interface VerifiedDelivery {
+  event: AnyWebhookEvent
+  /** The signature's `t`, seconds since the epoch. */
+  signedAt: number
+  /** `Service-Delivery-Attempt` (1 to 8), or null when absent or not a number. */
+  attempt: number | null
+  createdAtMs: number
+  conversionId: number | undefined
+}
+
+/** Options checked once, so the per-request path does no validation of its own. */
+export interface VerifySettings {
+  secrets: readonly string[]
+  tolerance: number
+  maxBodyBytes: number
+  now: () => number
+}
+
+export function resolveVerifySettings(options: VerifyOptions, caller: string): VerifySettings {
+  const secrets: unknown[] = Array.isArray(options.secret) ? options.secret : [options.secret]
+  if (secrets.length === 0 || !secrets.every((s) => typeof s === 'string' && s.length > 0)) {
+    throw new TypeError(
+      `${caller}: \`secret\` must be a non-empty string or array of strings (the endpoint's whsec_... secret); got ${describe(options.secret)}. Is AFFILIATE_WEBHOOK_SECRET set?`,
+    )
+  }
+  const tolerance = options.tolerance ?? DEFAULT_TOLERANCE_SECONDS
+  if (!(tolerance >= 0)) throw new TypeError(`${caller}: \`tolerance\` must be seconds >= 0`)
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  if (!(maxBodyBytes > 0)) throw new TypeError(`${caller}: \`maxBodyBytes\` must be > 0`)
+  return { secrets: secrets as string[], tolerance, maxBodyBytes, now: options.now ?? Date.now }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined'
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  return typeof value === 'string' ? 'an empty string' : typeof value
+}
+
+function parseAttempt(value: string | undefined): number | null {
+  if (value === undefined) return null
+  const attempt = Number(value)
+  return Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null
+}
+
+function checkTimestamp(signedAt: number, settings: VerifySettings): void {
+  const skew = Math.round(settings.now() / 1000 - signedAt)
+  if (Math.abs(skew) > settings.tolerance) {
+    const when = skew > 0 ? `${skew} s in the past` : `${-skew} s in the future`
+    throw new WebhookError(
+      'timestamp_outside_tolerance',
+      `The signature was made ${when}; tolerance is ${settings.tolerance} s. Check this server's clock.`,
+    )
+  }
+}
+
+function finish(
+  matched: boolean,
+  input: DeliveryInput,
+  settings: VerifySettings,
+  signedAt: number,
+): VerifiedDelivery {
+  if (!matched) {
+    throw new WebhookError(
+      'signature_mismatch',
+      'No v1 signature matches this body and secret. Was the body changed before verification, or is the secret wrong?',
+    )
+  }
+  checkTimestamp(signedAt, settings)
+  const { event, createdAtMs, conversionId } = parseEvent(platform.utf8Decode(input.rawBody))
+  const headerId = getHeader(input.headers, EVENT_ID_HEADER)
+  // The body is signed and the header is not, so the body's id is the one we trust.
+  if (headerId !== undefined && headerId.trim() !== event.id) {
+    throw new WebhookError(
+      'event_id_mismatch',
+      'Service-Event-Id differs from the id in the signed body.',
+    )
+  }
+  const attempt = parseAttempt(getHeader(input.headers, ATTEMPT_HEADER))
+  return { event, signedAt, attempt, createdAtMs, conversionId }
+}
+
+/**
+ * Steps 1 to 6 of the pipeline: size, signature header, HMAC, timestamp, JSON and
+ * envelope, event id. Throws a {@link WebhookError}; returns a promise either way.
+ */
+export function verifyDelivery(
+  input: DeliveryInput,
+  settings: VerifySettings,
+): VerifiedDelivery | Promise<VerifiedDelivery> {
+  if (!(input.rawBody instanceof Uint8Array)) {
+    throw new WebhookError(
+      'raw_body_unavailable',
+      'rawBody must be the exact bytes received (a Uint8Array or Buffer); a parsed or re-serialised body cannot be verified.',
+    )
+  }
+  if (input.rawBody.byteLength > settings.maxBodyBytes) {
+    throw new WebhookError(
+      'payload_too_large',
+      `The body is larger than ${settings.maxBodyBytes} bytes.`,
+    )
+  }
+  const header = getHeader(input.headers, SIGNATURE_HEADER)
+  if (header === undefined || header.trim() === '') {
+    throw new WebhookError('missing_signature', 'The Service-Signature header is missing.')
+  }
+  const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
+  const matched = platform.verify(settings.secrets, `${timestampText}.`, input.rawBody, signatures)
+  // node:crypto answers synchronously; only Web Crypto pays for a promise here.
+  return typeof matched === 'boolean'
+    ? finish(matched, input, settings, timestamp)
+    : matched.then((ok) => finish(ok, input, settings, timestamp))
+}
+
+/**
+ * Verifies one delivery and returns its typed event, without de-duplication or
+ * dispatch. Rejects with a {@link WebhookError} whose `code` says why.
+ *
+ * @example
+ * const event = await verifyEvent({ rawBody, headers, secret: process.env.AFFILIATE_WEBHOOK_SECRET })
+ */
+export async function verifyEvent(
+  options: VerifyOptions & DeliveryInput,
+): Promise<AnyWebhookEvent> {
+  const delivery = await verifyDelivery(options, resolveVerifySettings(options, 'verifyEvent'))
+  return delivery.event
+}

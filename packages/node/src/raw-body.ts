@@ -1,0 +1,71 @@
+import type { IncomingMessage } from 'node:http'
+import { WebhookError } from '@affiliate-webhooks/core'
+
+/** Where body parsers that keep the bytes put them (express.raw, rawBodySaver, fastify-raw-body). */
+interface ParsedRequest extends IncomingMessage {
+  body?: unknown
+  rawBody?: unknown
+}
+
+const tooLarge = (limit: number) =>
+  new WebhookError('payload_too_large', `The body is larger than ${limit} bytes.`)
+
+/**
+ * The exact bytes of a request body, read with a size limit enforced while
+ * reading: past `limit` it stops and rejects with `payload_too_large` without
+ * buffering the rest. When a body parser ran first it uses the bytes that parser
+ * kept, and rejects with `raw_body_unavailable` when it kept none (never waits on
+ * a stream that was already read, never re-serialises).
+ */
+export function readRawBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
+  const { rawBody, body } = req as ParsedRequest
+  const kept =
+    rawBody instanceof Uint8Array ? rawBody : body instanceof Uint8Array ? body : undefined
+  if (kept !== undefined) {
+    return kept.byteLength > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(kept)
+  }
+  if (body !== undefined || req.readableEnded) {
+    return Promise.reject(
+      new WebhookError(
+        'raw_body_unavailable',
+        'A body parser read this request before the webhook handler, so its exact bytes are gone. Mount the webhook route before the JSON parser, or keep the bytes with express.raw({ type: "application/json" }) or express.json({ verify: rawBodySaver }).',
+      ),
+    )
+  }
+  const declared = Number(req.headers['content-length'])
+  if (declared > limit) return Promise.reject(tooLarge(limit))
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > limit) {
+        cleanup()
+        // Stop reading; the answer closes the connection instead of draining it.
+        req.pause()
+        reject(tooLarge(limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+    }
+    const onError = (error?: unknown) => {
+      cleanup()
+      reject(error ?? new Error('request aborted'))
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onError)
+  })
+}

@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+export default defineConfig({
+  resolve: {
+    // Tests run against the sources; test/builds.test.ts checks the built files.
+    alias: [
+      { find: /^@affiliate-webhooks\/core$/, replacement: src('./packages/core/src/index.ts') },
+      {
+        find: /^@affiliate-webhooks\/core\/testing$/,
+        replacement: src('./packages/core/src/testing/index.ts'),
+      },
+      { find: /^@affiliate-webhooks\/node$/, replacement: src('./packages/node/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+})
