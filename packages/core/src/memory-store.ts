@@ -38,16 +38,18 @@ const IN_PROGRESS = { status: 'in_progress' } as const
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
   const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
-  const perf = { now }
+  // ttlResolution 0: lru-cache otherwise reuses a cached time for a millisecond,
+  // which an injected clock would not see move.
+  const timing = { perf: { now }, ttlResolution: 0 }
   const done = new LRUCache<string, true>({
     max: options.maxEvents ?? 100_000,
     ttl: options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl,
-    perf,
+    ...timing,
   })
   const watermarks = new LRUCache<number, number>({
     max: options.maxConversions ?? 100_000,
     ttl: options.orderingTtl ?? STORE_DEFAULTS.orderingTtl,
-    perf,
+    ...timing,
   })
   // Leases and locks live only as long as an attempt runs, so their count is
   // bounded by the requests in flight; expired ones are dropped when met.

@@ -58,9 +58,12 @@ export function affiliateWebhook(options: NodeWebhookOptions): NodeWebhookHandle
       sendResult(res, receiver.reject('method_not_allowed'))
       return
     }
-    handleNodeRequest(receiver, req).then((result) => {
-      if (result === undefined) req.destroy()
-      else sendResult(res, result)
-    })
+    handleNodeRequest(receiver, req)
+      .then((result) => {
+        if (result === undefined) req.destroy()
+        else sendResult(res, result)
+      })
+      // Only writing to a socket that is already gone can fail here.
+      .catch(() => req.destroy())
   }
 }

@@ -114,11 +114,19 @@ export interface SignedDelivery {
   body: string
 }
 
+// The service sends Service-Event-Id; a body that is not JSON simply has none.
+function idOf(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { id?: unknown } | null)?.id
+  } catch {
+    return undefined
+  }
+}
+
 /** Headers and body of one delivery, as the service would send it. */
 export async function signedDelivery(options: SignedDeliveryOptions): Promise<SignedDelivery> {
   const body = typeof options.event === 'string' ? options.event : JSON.stringify(options.event)
-  const id =
-    typeof options.event === 'string' ? JSON.parse(body).id : (options.event as { id?: unknown }).id
+  const id = typeof options.event === 'string' ? idOf(body) : (options.event as { id?: unknown }).id
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'service-signature': await signPayload({

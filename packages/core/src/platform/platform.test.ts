@@ -1,0 +1,54 @@
+import { createHmac } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { platform as nodePlatform } from './node.js'
+import { platform as webPlatform } from './web.js'
+
+const reference = (secret: string, prefix: string, body: Uint8Array) =>
+  createHmac('sha256', secret).update(prefix).update(body).digest('hex')
+
+describe('node:crypto and Web Crypto platforms', () => {
+  it('sign the same bytes identically, matching a plain node:crypto HMAC', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ minLength: 1 }),
+        fc.nat(),
+        fc.uint8Array({ maxLength: 2000 }),
+        async (secret, t, body) => {
+          const prefix = `${t}.`
+          const expected = reference(secret, prefix, body)
+          expect(await nodePlatform.sign(secret, prefix, body)).toBe(expected)
+          expect(await webPlatform.sign(secret, prefix, body)).toBe(expected)
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
+  it('give the same verify answers on the same cases', async () => {
+    const body = new TextEncoder().encode('{"id":"evt_1"}')
+    const good = reference('whsec_a', '1.', body)
+    const cases: [string[], string[], boolean][] = [
+      [['whsec_a'], [good], true],
+      [['whsec_b'], [good], false],
+      [['whsec_b', 'whsec_a'], [good], true],
+      [['whsec_a'], ['0'.repeat(64), good], true],
+      [['whsec_a'], ['0'.repeat(64)], false],
+      [['whsec_a'], [good.slice(0, 62)], false],
+      [['whsec_a'], [`${good}00`], false],
+    ]
+    for (const [secrets, candidates, expected] of cases) {
+      expect(await nodePlatform.verify(secrets, '1.', body, candidates)).toBe(expected)
+      expect(await webPlatform.verify(secrets, '1.', body, candidates)).toBe(expected)
+    }
+  })
+
+  it('decode UTF-8 the same way, including a Buffer slice and invalid bytes', () => {
+    const text = 'Café 東京 🎉'
+    const bytes = Buffer.from(`xx${text}yy`).subarray(2, -2)
+    expect(nodePlatform.utf8Decode(bytes)).toBe(text)
+    expect(webPlatform.utf8Decode(bytes)).toBe(text)
+    const invalid = new Uint8Array([0x7b, 0xff, 0x7d])
+    expect(nodePlatform.utf8Decode(invalid)).toBe(webPlatform.utf8Decode(invalid))
+  })
+})

@@ -1,0 +1,375 @@
+import { describe, expect, it, vi } from 'vitest'
+import { memoryStore } from './memory-store.js'
+import { createReceiver, type ReceiverOptions } from './receiver.js'
+import type { EventStore } from './store.js'
+import { buildConversionEvent, buildTestEvent, signedDelivery } from './testing/index.js'
+import type { Conversion } from './types.js'
+
+const SECRET = 'whsec_receiver_test_secret'
+const NOW = 1_790_000_000
+const now = () => NOW * 1000
+
+async function input(
+  event: object | string,
+  options: { timestamp?: number; attempt?: number } = {},
+) {
+  const signed = await signedDelivery({
+    secret: SECRET,
+    event,
+    timestamp: options.timestamp ?? NOW,
+    attempt: options.attempt ?? 1,
+  })
+  return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+}
+
+function receiverWith(options: Partial<ReceiverOptions> = {}) {
+  const seen: Conversion[] = []
+  const onConversion = vi.fn((conversion: Conversion) => {
+    seen.push(conversion)
+  })
+  const receiver = createReceiver({ secret: SECRET, now, onConversion, ...options })
+  return { receiver, onConversion, seen }
+}
+
+const deferred = () => {
+  let resolve!: () => void
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+const at = (second: number) => new Date((NOW - 3600 + second) * 1000).toISOString()
+
+describe('createReceiver().receive', () => {
+  it('answers 200 processed and calls onConversion with the conversion, event and ctx', async () => {
+    const { receiver, onConversion } = receiverWith()
+    const event = buildConversionEvent({ conversion: { id: 5, status: 'approved' } })
+    const result = await receiver.receive(await input(event, { attempt: 3 }))
+    expect(result).toMatchObject({ status: 200, outcome: 'processed', event })
+    expect(JSON.parse(result.body)).toEqual({ received: true, outcome: 'processed' })
+    expect(result.headers['content-type']).toMatch(/^application\/json/)
+    expect(onConversion).toHaveBeenCalledWith(event.data.conversion, event, {
+      eventId: event.id,
+      attempt: 3,
+      signedAt: NOW,
+    })
+  })
+
+  it.each([
+    ['missing_signature', 400, async () => ({ headers: {}, rawBody: new Uint8Array(2) })],
+    [
+      'malformed_signature',
+      400,
+      async () => ({ headers: { 'service-signature': 't=x' }, rawBody: new Uint8Array(2) }),
+    ],
+    [
+      'signature_mismatch',
+      401,
+      async () => ({
+        ...(await input(buildConversionEvent())),
+        rawBody: new TextEncoder().encode('{}'),
+      }),
+    ],
+    [
+      'timestamp_outside_tolerance',
+      401,
+      () => input(buildConversionEvent(), { timestamp: NOW - 301 }),
+    ],
+    ['malformed_json', 400, () => input('not json')],
+    ['invalid_payload', 400, () => input({ id: 'evt_1', type: 'conversion.created' })],
+    [
+      'event_id_mismatch',
+      400,
+      async () => {
+        const i = await input(buildConversionEvent())
+        return { ...i, headers: { ...i.headers, 'service-event-id': 'evt_other' } }
+      },
+    ],
+    [
+      'payload_too_large',
+      413,
+      () => input({ ...buildTestEvent(), data: { pad: 'x'.repeat(2 * 1024 * 1024) } }),
+    ],
+  ] as const)(
+    'answers %s with %i and that code, handler not called',
+    async (code, status, make) => {
+      const { receiver, onConversion } = receiverWith()
+      const onError = vi.fn()
+      const r = createReceiver({ secret: SECRET, now, onConversion, onError })
+      const result = await r.receive(await make())
+      expect(result.status).toBe(status)
+      expect(result.outcome).toBe('rejected')
+      expect(JSON.parse(result.body)).toMatchObject({ error: { code } })
+      expect(result.error?.code).toBe(code)
+      expect(onConversion).not.toHaveBeenCalled()
+      expect(onError).toHaveBeenCalledTimes(1)
+      expect(receiver.maxBodyBytes).toBe(1024 * 1024)
+    },
+  )
+
+  it('answers a second delivery of the same event 200 duplicate without calling the handler', async () => {
+    const onDuplicate = vi.fn()
+    const { receiver, onConversion } = receiverWith({ onDuplicate })
+    const event = buildConversionEvent()
+    expect((await receiver.receive(await input(event))).outcome).toBe('processed')
+    const again = await receiver.receive(await input(event, { attempt: 2, timestamp: NOW + 60 }))
+    expect(again).toMatchObject({ status: 200, outcome: 'duplicate' })
+    expect(onConversion).toHaveBeenCalledTimes(1)
+    expect(onDuplicate).toHaveBeenCalledTimes(1)
+  })
+
+  it('de-duplicates on the signed body id, whatever Service-Event-Id is absent', async () => {
+    const { receiver, onConversion } = receiverWith()
+    const event = buildConversionEvent()
+    const first = await input(event)
+    const { 'service-event-id': _drop, ...headers } = first.headers
+    await receiver.receive({ ...first, headers })
+    expect((await receiver.receive({ ...first, headers })).outcome).toBe('duplicate')
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
+  it('answers an older event after a newer one of the same conversion 200 stale, handler not called', async () => {
+    const onStale = vi.fn()
+    const { receiver, seen } = receiverWith({ onStale })
+    const newer = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: at(20),
+      conversion: { id: 9, status: 'approved' },
+    })
+    const older = buildConversionEvent({
+      createdAt: at(10),
+      conversion: { id: 9, status: 'pending' },
+    })
+    expect((await receiver.receive(await input(newer))).outcome).toBe('processed')
+    expect(await receiver.receive(await input(older))).toMatchObject({
+      status: 200,
+      outcome: 'stale',
+    })
+    expect(seen.map((c) => c.status)).toEqual(['approved'])
+    expect(onStale).toHaveBeenCalledWith(older, expect.objectContaining({ eventId: older.id }))
+  })
+
+  it('answers 500 handler_failed when the handler throws, and lets the retry succeed', async () => {
+    let fail = true
+    const onConversion = vi.fn(() => {
+      if (fail) throw new Error('database down: password=hunter2')
+    })
+    const receiver = createReceiver({ secret: SECRET, now, onConversion })
+    const event = buildConversionEvent()
+    const first = await receiver.receive(await input(event))
+    expect(first).toMatchObject({ status: 500, outcome: 'failed' })
+    expect(JSON.parse(first.body)).toMatchObject({ error: { code: 'handler_failed' } })
+    expect(first.body).not.toContain('hunter2')
+    expect(String((first.error?.cause as Error | undefined)?.message)).toContain('database down')
+    fail = false
+    expect(await receiver.receive(await input(event, { attempt: 2 }))).toMatchObject({
+      status: 200,
+      outcome: 'processed',
+    })
+    expect(onConversion).toHaveBeenCalledTimes(2)
+  })
+
+  it('answers 409 for the same event while its first attempt runs, then duplicate', async () => {
+    const gate = deferred()
+    const onConversion = vi.fn(() => gate.promise)
+    const receiver = createReceiver({ secret: SECRET, now, onConversion })
+    const event = buildConversionEvent()
+    const first = receiver.receive(await input(event))
+    await vi.waitFor(() => expect(onConversion).toHaveBeenCalledTimes(1))
+    const concurrent = await receiver.receive(await input(event, { attempt: 2 }))
+    expect(concurrent).toMatchObject({ status: 409, outcome: 'in_progress' })
+    expect(JSON.parse(concurrent.body)).toMatchObject({ error: { code: 'event_in_progress' } })
+    gate.resolve()
+    expect((await first).outcome).toBe('processed')
+    expect((await receiver.receive(await input(event, { attempt: 3 }))).outcome).toBe('duplicate')
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
+  it('runs two events of one conversion one after the other, in createdAt order', async () => {
+    const log: string[] = []
+    const gate = deferred()
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion: async (conversion) => {
+        log.push(`start ${conversion.status}`)
+        if (conversion.status === 'pending') await gate.promise
+        log.push(`end ${conversion.status}`)
+      },
+    })
+    const older = buildConversionEvent({
+      createdAt: at(1),
+      conversion: { id: 3, status: 'pending' },
+    })
+    const newer = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: at(2),
+      conversion: { id: 3, status: 'approved' },
+    })
+    const first = receiver.receive(await input(older))
+    await vi.waitFor(() => expect(log).toEqual(['start pending']))
+    const second = receiver.receive(await input(newer))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(log).toEqual(['start pending'])
+    gate.resolve()
+    expect((await first).outcome).toBe('processed')
+    expect((await second).outcome).toBe('processed')
+    expect(log).toEqual(['start pending', 'end pending', 'start approved', 'end approved'])
+  })
+
+  it('drops the older of two simultaneous events when the newer one ran first', async () => {
+    const gate = deferred()
+    const statuses: string[] = []
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion: async (conversion) => {
+        statuses.push(conversion.status)
+        await gate.promise
+      },
+    })
+    const newer = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: at(2),
+      conversion: { id: 4, status: 'approved' },
+    })
+    const older = buildConversionEvent({
+      createdAt: at(1),
+      conversion: { id: 4, status: 'pending' },
+    })
+    const first = receiver.receive(await input(newer))
+    await vi.waitFor(() => expect(statuses).toEqual(['approved']))
+    const second = receiver.receive(await input(older))
+    gate.resolve()
+    expect((await first).outcome).toBe('processed')
+    expect((await second).outcome).toBe('stale')
+    expect(statuses).toEqual(['approved'])
+  })
+
+  it('answers an unknown event type without a handler 200 ignored, and dispatches it to onUnknownEvent', async () => {
+    const event = {
+      id: 'evt_payout',
+      type: 'payout.sent',
+      createdAt: at(1),
+      data: { amount: '5.00' },
+    }
+    const { receiver, onConversion } = receiverWith()
+    expect(await receiver.receive(await input(event))).toMatchObject({
+      status: 200,
+      outcome: 'ignored',
+    })
+    expect(onConversion).not.toHaveBeenCalled()
+    const onUnknownEvent = vi.fn()
+    const withUnknown = createReceiver({ secret: SECRET, now, onUnknownEvent })
+    expect((await withUnknown.receive(await input(event))).outcome).toBe('processed')
+    expect(onUnknownEvent).toHaveBeenCalledWith(
+      event,
+      expect.objectContaining({ eventId: 'evt_payout' }),
+    )
+    expect((await withUnknown.receive(await input(event))).outcome).toBe('duplicate')
+  })
+
+  it('hands an unknown conversion status to the handler', async () => {
+    const { receiver, seen } = receiverWith()
+    const event = buildConversionEvent({ conversion: { status: 'clawed_back' } })
+    expect((await receiver.receive(await input(event))).outcome).toBe('processed')
+    expect(seen[0]?.status).toBe('clawed_back')
+  })
+
+  it('routes webhook.test to on["webhook.test"] and ignores it otherwise', async () => {
+    const { receiver } = receiverWith()
+    expect((await receiver.receive(await input(buildTestEvent()))).outcome).toBe('ignored')
+    const onTest = vi.fn()
+    const withTest = createReceiver({ secret: SECRET, now, on: { 'webhook.test': onTest } })
+    const event = buildTestEvent()
+    expect((await withTest.receive(await input(event))).outcome).toBe('processed')
+    expect(onTest).toHaveBeenCalledWith(event, expect.objectContaining({ eventId: event.id }))
+  })
+
+  it('lets on[type] win over onConversion for its type', async () => {
+    const onUpdated = vi.fn()
+    const { receiver, onConversion } = receiverWith({ on: { 'conversion.updated': onUpdated } })
+    await receiver.receive(await input(buildConversionEvent({ type: 'conversion.updated' })))
+    await receiver.receive(
+      await input(buildConversionEvent({ type: 'conversion.created', conversion: { id: 2 } })),
+    )
+    expect(onUpdated).toHaveBeenCalledTimes(1)
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
+  it('answers 503 store_unavailable when the store fails, marks nothing, and recovers', async () => {
+    const inner = memoryStore()
+    let down = true
+    const guard =
+      <T extends unknown[], R>(fn: (...args: T) => Promise<R>) =>
+      (...args: T) =>
+        down ? Promise.reject(new Error('ECONNREFUSED')) : fn(...args)
+    const store: EventStore = {
+      begin: guard(inner.begin),
+      commit: guard(inner.commit),
+      release: guard(inner.release),
+    }
+    const { receiver, onConversion } = receiverWith({ store })
+    const event = buildConversionEvent()
+    const result = await receiver.receive(await input(event))
+    expect(result).toMatchObject({ status: 503, outcome: 'failed' })
+    expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'store_unavailable' } })
+    expect(onConversion).not.toHaveBeenCalled()
+    down = false
+    expect((await receiver.receive(await input(event))).outcome).toBe('processed')
+  })
+
+  it('answers 503, never 2xx, when the handler ran but the commit failed', async () => {
+    const inner = memoryStore()
+    const store: EventStore = { ...inner, commit: () => Promise.reject(new Error('timeout')) }
+    const { receiver, onConversion } = receiverWith({ store })
+    const result = await receiver.receive(await input(buildConversionEvent()))
+    expect(result.status).toBe(503)
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
+  it('keeps the answer when an observation hook throws or rejects', async () => {
+    const { receiver } = receiverWith({
+      onError: () => {
+        throw new Error('observer broke')
+      },
+      onDuplicate: () => Promise.reject(new Error('async observer broke')) as never,
+    })
+    const event = buildConversionEvent()
+    expect((await receiver.receive({ headers: {}, rawBody: new Uint8Array() })).status).toBe(400)
+    await receiver.receive(await input(event))
+    expect((await receiver.receive(await input(event))).outcome).toBe('duplicate')
+  })
+
+  it('answers 500 internal_error instead of throwing when the input is nonsense', async () => {
+    const { receiver } = receiverWith()
+    const result = await receiver.receive({ headers: null as never, rawBody: new Uint8Array(1) })
+    expect(result.status).toBe(500)
+    expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'internal_error' } })
+  })
+
+  it('builds adapter answers with reject(): 405 with Allow, 413 closing the connection', () => {
+    const { receiver } = receiverWith()
+    const notAllowed = receiver.reject('method_not_allowed')
+    expect(notAllowed).toMatchObject({ status: 405, headers: { allow: 'POST' } })
+    expect(receiver.reject('payload_too_large').headers.connection).toBe('close')
+  })
+
+  it('keeps every answer body short enough for the service to store whole', async () => {
+    const { receiver } = receiverWith()
+    for (const code of [
+      'raw_body_unavailable',
+      'store_unavailable',
+      'handler_failed',
+      'event_in_progress',
+    ] as const) {
+      expect(receiver.reject(code).body.length).toBeLessThan(500)
+    }
+  })
+
+  it('refuses to start without a secret, naming the variable', () => {
+    expect(() => createReceiver({ secret: undefined as never })).toThrow(/AFFILIATE_WEBHOOK_SECRET/)
+    expect(() => createReceiver({ secret: '' })).toThrow(TypeError)
+  })
+})

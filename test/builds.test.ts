@@ -1,0 +1,117 @@
+/**
+ * The two published builds of the core: `node` (node:crypto) and the portable
+ * default (Web Crypto). Same cases, same answers, on the files users get.
+ * `npm test` builds first, so these are the current sources.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import type * as Core from '../packages/core/src/index.js'
+import type * as Testing from '../packages/core/src/testing/index.js'
+
+const dist = new URL('../packages/core/dist/', import.meta.url)
+const load = async (flavour: 'node' | 'web') => ({
+  core: (await import(new URL(`${flavour}/index.js`, dist).href)) as typeof Core,
+  testing: (await import(new URL(`${flavour}/testing.js`, dist).href)) as typeof Testing,
+})
+
+const SECRET = 'whsec_build_parity'
+const NOW = 1_790_000_000
+const enc = (text: string) => new TextEncoder().encode(text)
+
+type Case = {
+  name: string
+  body: string
+  header: (signed: string) => string
+  timestamp?: number
+  /** Bytes sent instead of the signed body. */
+  sent?: string
+}
+const event = JSON.stringify({
+  id: 'evt_parity',
+  type: 'conversion.created',
+  createdAt: '2026-11-20T10:00:00.000Z',
+  data: {
+    conversion: {
+      id: 1,
+      programId: 2,
+      channelId: 3,
+      status: 'pending',
+      saleAmount: '10.00',
+      commission: '0.70',
+      currency: 'EUR',
+      occurredAt: null,
+    },
+    note: 'Ünïcödé ✓',
+  },
+})
+const cases: Case[] = [
+  { name: 'valid', body: event, header: (s) => s },
+  { name: 'tampered', body: event, sent: event.replace('10.00', '99.00'), header: (s) => s },
+  { name: 'several v1', body: event, header: (s) => s.replace(',', `,v1=${'0'.repeat(64)},`) },
+  { name: 'malformed', body: event, header: () => 't=abc' },
+  { name: 'stale', body: event, header: (s) => s, timestamp: NOW - 1000 },
+  { name: 'bad json', body: '{"id":', header: (s) => s },
+  { name: 'bad envelope', body: '{"id":"x"}', header: (s) => s },
+]
+
+async function answers(flavour: 'node' | 'web') {
+  const { core, testing } = await load(flavour)
+  const out: Record<string, unknown> = {}
+  for (const c of cases) {
+    const signed = await testing.signPayload({
+      secret: SECRET,
+      payload: c.body,
+      timestamp: c.timestamp ?? NOW,
+    })
+    const headers = { 'service-signature': c.header(signed) }
+    try {
+      const verified = await core.verifyEvent({
+        headers,
+        rawBody: enc(c.sent ?? c.body),
+        secret: SECRET,
+        now: () => NOW * 1000,
+      })
+      out[c.name] = verified.id
+    } catch (error) {
+      out[c.name] = core.isWebhookError(error) ? error.code : `threw ${String(error)}`
+    }
+    const receiver = core.createReceiver({
+      secret: SECRET,
+      now: () => NOW * 1000,
+      onConversion: () => {},
+    })
+    const result = await receiver.receive({ headers, rawBody: enc(c.sent ?? c.body) })
+    out[`${c.name} receive`] = [result.status, result.body]
+    out[`${c.name} signature`] = signed
+  }
+  return out
+}
+
+describe('built packages', () => {
+  it('node and web builds give the same answers on the same cases', async () => {
+    const [node, web] = await Promise.all([answers('node'), answers('web')])
+    expect(web).toEqual(node)
+    expect(node.valid).toBe('evt_parity')
+    expect(node.tampered).toBe('signature_mismatch')
+    expect(node['bad json receive']).toEqual([400, expect.stringContaining('malformed_json')])
+  })
+
+  it('the web build imports nothing from node:, the node build uses node:crypto', () => {
+    const text = (flavour: string) =>
+      readdirSync(new URL(`${flavour}/`, dist))
+        .filter((file) => /\.(c?js)$/.test(file))
+        .map((file) => readFileSync(new URL(`${flavour}/${file}`, dist), 'utf8'))
+        .join('\n')
+    expect(text('web')).not.toMatch(/from ["']node:|require\(["']node:|from ["']crypto["']/)
+    expect(text('web')).toContain('crypto.subtle')
+    expect(text('node')).toMatch(/node:crypto/)
+  })
+
+  it('an error from one copy is recognised by the other (brand, not instanceof)', async () => {
+    const node = await load('node')
+    const web = await load('web')
+    const error = new node.core.WebhookError('signature_mismatch', 'x')
+    expect(web.core.isWebhookError(error)).toBe(true)
+    expect(error instanceof web.core.WebhookError).toBe(false)
+  })
+})

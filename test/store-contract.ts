@@ -1,0 +1,329 @@
+/**
+ * The semantics every EventStore must have, as one list of cases. Each store's
+ * test file calls `storeContract(name, factory)`; the memory store and the Redis
+ * stores (single node and Cluster) run exactly these cases.
+ */
+import { randomUUID } from 'node:crypto'
+import type { BeginResult, Claim, EventStore } from '@affiliate-webhooks/core'
+import { describe, expect, it } from 'vitest'
+
+export interface StoreFactoryOptions {
+  lockWaitMs?: number
+  dedupeTtl?: number
+  orderingTtl?: number
+}
+
+export type StoreFactory = (options: StoreFactoryOptions) => EventStore | Promise<EventStore>
+
+const LEASE = 10_000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Unique ids per case, so stores shared across cases (Redis) never collide. */
+function ids() {
+  const run = randomUUID().slice(0, 8)
+  let n = 0
+  return {
+    event: () => `evt_${run}_${++n}`,
+    conversion: () => Math.floor(Math.random() * 2 ** 40),
+  }
+}
+
+function claimed(result: BeginResult): Claim {
+  if (result.status !== 'claimed') throw new Error(`expected claimed, got ${result.status}`)
+  return result.claim
+}
+
+export function storeContract(name: string, factory: StoreFactory): void {
+  describe(`${name}: EventStore contract`, () => {
+    it('claims a new event, then calls it a duplicate once committed', async () => {
+      const store = await factory({})
+      const id = ids()
+      const eventId = id.event()
+      const claim = claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
+      expect(typeof claim.token).toBe('string')
+      expect(await store.commit(claim)).toBe(true)
+      expect(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).toEqual({
+        status: 'duplicate',
+      })
+    })
+
+    it('says in_progress while another attempt holds the event', async () => {
+      const store = await factory({})
+      const eventId = ids().event()
+      claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
+      expect((await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).status).toBe(
+        'in_progress',
+      )
+    })
+
+    it('lets the retry run after a release', async () => {
+      const store = await factory({})
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      const first = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      await store.release(first)
+      const retry = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      expect(retry.token).not.toBe(first.token)
+      expect(await store.commit(retry)).toBe(true)
+    })
+
+    it('calls an older event of a conversion stale after a newer one, and remembers it', async () => {
+      const store = await factory({})
+      const id = ids()
+      const conversionId = id.conversion()
+      const newer = claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
+      await store.commit(newer)
+      const olderId = id.event()
+      expect(
+        (await store.begin({ eventId: olderId, conversionId, createdAt: 1000, leaseMs: LEASE }))
+          .status,
+      ).toBe('stale')
+      // Once judged stale, the event is done: a retry of it is a duplicate.
+      expect(
+        (await store.begin({ eventId: olderId, conversionId, createdAt: 1000, leaseMs: LEASE }))
+          .status,
+      ).toBe('duplicate')
+    })
+
+    it('calls an event with the same createdAt as the watermark stale', async () => {
+      const store = await factory({})
+      const id = ids()
+      const conversionId = id.conversion()
+      await store.commit(
+        claimed(
+          await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        ),
+      )
+      expect(
+        (await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }))
+          .status,
+      ).toBe('stale')
+    })
+
+    it('claims a newer event after an older one', async () => {
+      const store = await factory({})
+      const id = ids()
+      const conversionId = id.conversion()
+      await store.commit(
+        claimed(
+          await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+        ),
+      )
+      claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
+    })
+
+    it('keeps conversions apart', async () => {
+      const store = await factory({})
+      const id = ids()
+      await store.commit(
+        claimed(
+          await store.begin({
+            eventId: id.event(),
+            conversionId: id.conversion(),
+            createdAt: 5000,
+            leaseMs: LEASE,
+          }),
+        ),
+      )
+      claimed(
+        await store.begin({
+          eventId: id.event(),
+          conversionId: id.conversion(),
+          createdAt: 1000,
+          leaseMs: LEASE,
+        }),
+      )
+    })
+
+    it('makes a second event of a busy conversion wait, then run after the first commits', async () => {
+      const store = await factory({ lockWaitMs: 5000 })
+      const id = ids()
+      const conversionId = id.conversion()
+      const first = claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      let settled = false
+      const second = store
+        .begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE })
+        .then((r) => {
+          settled = true
+          return r
+        })
+      await sleep(100)
+      expect(settled).toBe(false)
+      await store.commit(first)
+      expect((await second).status).toBe('claimed')
+    })
+
+    it('drops a waiting older event as stale when the newer one holding the lock commits', async () => {
+      const store = await factory({ lockWaitMs: 5000 })
+      const id = ids()
+      const conversionId = id.conversion()
+      const newer = claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
+      const older = store.begin({
+        eventId: id.event(),
+        conversionId,
+        createdAt: 1000,
+        leaseMs: LEASE,
+      })
+      await sleep(50)
+      await store.commit(newer)
+      expect((await older).status).toBe('stale')
+    })
+
+    it('lets a waiting event through when the holder releases', async () => {
+      const store = await factory({ lockWaitMs: 5000 })
+      const id = ids()
+      const conversionId = id.conversion()
+      const first = claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
+      const second = store.begin({
+        eventId: id.event(),
+        conversionId,
+        createdAt: 1000,
+        leaseMs: LEASE,
+      })
+      await sleep(50)
+      await store.release(first)
+      expect((await second).status).toBe('claimed')
+    })
+
+    it('gives up waiting after lockWaitMs with in_progress', async () => {
+      const store = await factory({ lockWaitMs: 150 })
+      const id = ids()
+      const conversionId = id.conversion()
+      claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      const started = Date.now()
+      const second = await store.begin({
+        eventId: id.event(),
+        conversionId,
+        createdAt: 2000,
+        leaseMs: LEASE,
+      })
+      expect(second.status).toBe('in_progress')
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140)
+    })
+
+    it('lets a retry take over an expired lease; the late commit then changes nothing', async () => {
+      const store = await factory({ lockWaitMs: 5000 })
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      const slow = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: 100 }),
+      )
+      await sleep(150)
+      const retry = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      // The slow attempt finishes while the retry holds the event.
+      expect(await store.commit(slow)).toBe(false)
+      await store.release(slow)
+      // Its release did not free the retry's lock: another event of the conversion still waits.
+      const other = store.begin({
+        eventId: id.event(),
+        conversionId,
+        createdAt: 2000,
+        leaseMs: LEASE,
+      })
+      await sleep(50)
+      expect(await store.commit(retry)).toBe(true)
+      expect((await other).status).toBe('claimed')
+      expect(
+        (await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE })).status,
+      ).toBe('duplicate')
+    })
+
+    it('keeps a late commit after the retry committed from changing anything', async () => {
+      const store = await factory({})
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      const slow = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: 100 }),
+      )
+      await sleep(150)
+      const retry = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+      expect(await store.commit(retry)).toBe(true)
+      expect(await store.commit(slow)).toBe(false)
+    })
+
+    it('de-duplicates events without a conversion (webhook.test) and does not order them', async () => {
+      const store = await factory({})
+      const id = ids()
+      const eventId = id.event()
+      await store.commit(claimed(await store.begin({ eventId, createdAt: 5000, leaseMs: LEASE })))
+      expect((await store.begin({ eventId, createdAt: 5000, leaseMs: LEASE })).status).toBe(
+        'duplicate',
+      )
+      claimed(await store.begin({ eventId: id.event(), createdAt: 1, leaseMs: LEASE }))
+    })
+
+    it('forgets a handled event after dedupeTtl', async () => {
+      const store = await factory({ dedupeTtl: 200 })
+      const eventId = ids().event()
+      await store.commit(claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })))
+      expect((await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).status).toBe(
+        'duplicate',
+      )
+      await sleep(300)
+      claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
+    })
+
+    it('forgets a conversion watermark after orderingTtl', async () => {
+      const store = await factory({ orderingTtl: 200 })
+      const id = ids()
+      const conversionId = id.conversion()
+      await store.commit(
+        claimed(
+          await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        ),
+      )
+      await sleep(300)
+      claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
+    })
+
+    it('serialises many concurrent events of one conversion in createdAt order, dropping older ones', async () => {
+      const store = await factory({ lockWaitMs: 10_000 })
+      const id = ids()
+      const conversionId = id.conversion()
+      const applied: number[] = []
+      const createdAts = [5, 3, 9, 1, 7, 2, 8, 4, 6].map((n) => n * 1000)
+      await Promise.all(
+        createdAts.map(async (createdAt) => {
+          const result = await store.begin({
+            eventId: id.event(),
+            conversionId,
+            createdAt,
+            leaseMs: LEASE,
+          })
+          if (result.status !== 'claimed') return
+          await sleep(5)
+          applied.push(createdAt)
+          await store.commit(result.claim)
+        }),
+      )
+      // Whatever ran, ran one at a time and never went backwards.
+      expect(applied).toEqual([...applied].sort((a, b) => a - b))
+      expect(applied.at(-1)).toBe(9000)
+    })
+  })
+}
