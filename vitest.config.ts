@@ -13,6 +13,16 @@ export default defineConfig({
         replacement: src('./packages/core/src/testing/index.ts'),
       },
       { find: /^@affiliate-webhooks\/node$/, replacement: src('./packages/node/src/index.ts') },
+      {
+        find: /^@affiliate-webhooks\/express$/,
+        replacement: src('./packages/express/src/index.ts'),
+      },
+      {
+        find: /^@affiliate-webhooks\/fastify$/,
+        replacement: src('./packages/fastify/src/index.ts'),
+      },
+      { find: /^@affiliate-webhooks\/next$/, replacement: src('./packages/next/src/index.ts') },
+      { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
     ],
   },
   test: {

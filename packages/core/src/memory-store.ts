@@ -16,6 +16,8 @@ export interface MemoryStoreOptions {
   dedupeTtl?: number
   /** How long a conversion's watermark is kept, ms. Default 90 days. */
   orderingTtl?: number
+  /** How long one attempt holds its event when `begin` names no lease, ms. Default 30 s. */
+  leaseMs?: number
   /** How long an event waits for another in-flight event of its conversion, ms. Default 2 s. */
   lockWaitMs?: number
   /** Clock in ms, for tests. Default `Date.now`. */
@@ -38,6 +40,7 @@ const IN_PROGRESS = { status: 'in_progress' } as const
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
   const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
+  const defaultLeaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
   // ttlResolution 0: lru-cache otherwise reuses a cached time for a millisecond,
   // which an injected clock would not see move.
   const timing = { perf: { now }, ttlResolution: 0 }
@@ -93,7 +96,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
     })
 
   return {
-    async begin({ eventId, conversionId, createdAt, leaseMs }: BeginInput): Promise<BeginResult> {
+    async begin({
+      eventId,
+      conversionId,
+      createdAt,
+      leaseMs = defaultLeaseMs,
+    }: BeginInput): Promise<BeginResult> {
       const deadline = now() + lockWaitMs
       for (;;) {
         const at = now()

@@ -1,6 +1,6 @@
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 import { memoryStore } from './memory-store.js'
-import { type Claim, type EventStore, STORE_DEFAULTS } from './store.js'
+import type { Claim, EventStore } from './store.js'
 import type {
   AnyWebhookEvent,
   Conversion,
@@ -73,7 +73,10 @@ export interface ReceiverOptions extends VerifyOptions {
   onUnknownEvent?: Handler<UnknownWebhookEvent>
   /** De-duplication and ordering state. Default: a new {@link memoryStore}. */
   store?: EventStore
-  /** How long one attempt holds its event before a retry may take over, ms. Default 30 s. */
+  /**
+   * How long one attempt holds its event before a retry may take over, ms.
+   * Default: the store's own (30 s).
+   */
   leaseMs?: number
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
   onError?: (error: WebhookError, event: AnyWebhookEvent | undefined) => void
@@ -168,7 +171,7 @@ function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, 
 export function createReceiver(options: ReceiverOptions): Receiver {
   const settings = resolveVerifySettings(options, 'createReceiver')
   const store = options.store ?? memoryStore()
-  const leaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
+  const { leaseMs } = options
   const handlers = handlerTable(options)
   const { onUnknownEvent, onError, onDuplicate, onStale } = options
   const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])

@@ -22,8 +22,8 @@ export interface BeginInput {
   conversionId?: number | undefined
   /** The event's createdAt, in milliseconds since the epoch. */
   createdAt: number
-  /** How long the claim holds before another attempt may take over. */
-  leaseMs: number
+  /** How long the claim holds before another attempt may take over. Default: the store's `leaseMs`. */
+  leaseMs?: number | undefined
 }
 
 /** Proof of a successful {@link EventStore.begin}; `token` fences a late commit. */

@@ -1,0 +1,1 @@
+export { type RedisStoreOptions, recommendedRedisOptions, redisStore } from './redis-store.js'

@@ -1,0 +1,160 @@
+import { createHash, randomUUID } from 'node:crypto'
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  STORE_DEFAULTS,
+} from '@affiliate-webhooks/core'
+import type { Cluster, Redis } from 'ioredis'
+import { BEGIN, COMMIT, RELEASE } from './scripts.js'
+
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster`. The store never closes it. */
+  client: Redis | Cluster
+  /** Prefix of every key; no braces (they would change Cluster slots). Default `aw:`. */
+  prefix?: string
+  /** How long a handled event id is remembered, ms. Default 72 h. */
+  dedupeTtl?: number
+  /** How long a conversion's watermark is kept, ms. Default 90 days. */
+  orderingTtl?: number
+  /** How long one attempt holds its event when `begin` names no lease, ms. Default 30 s. */
+  leaseMs?: number
+  /** How long an event waits for another in-flight event of its conversion, ms. Default 2 s. */
+  lockWaitMs?: number
+  /**
+   * Longest wait for one Redis round trip, ms, whatever the client's own settings.
+   * Past it the operation fails and the receiver answers 503, well inside the
+   * service's 10 s. Default 2000.
+   */
+  operationTimeoutMs?: number
+}
+
+/**
+ * Client options that make a lost Redis fail fast instead of queueing commands
+ * until it returns. Spread them into `new Redis(url, { ...recommendedRedisOptions })`.
+ */
+export const recommendedRedisOptions = {
+  /** Fail at once while disconnected instead of holding commands in memory. */
+  enableOfflineQueue: false,
+  /** One retry across a reconnect, not twenty. */
+  maxRetriesPerRequest: 1,
+  /** Give up on a command Redis does not answer. */
+  commandTimeout: 1000,
+} as const
+
+class Script {
+  readonly sha: string
+  constructor(readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex')
+  }
+}
+
+const scripts = {
+  begin: new Script(BEGIN),
+  commit: new Script(COMMIT),
+  release: new Script(RELEASE),
+}
+
+const isNoScript = (error: unknown) =>
+  error instanceof Error && error.message.startsWith('NOSCRIPT')
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * An {@link EventStore} on Redis, shared by every process that uses the same
+ * Redis and prefix. Each operation is one Lua script in one round trip
+ * (EVALSHA; the script is sent once more only after Redis lost it).
+ */
+export function redisStore(options: RedisStoreOptions): EventStore {
+  const { client } = options
+  const prefix = options.prefix ?? 'aw:'
+  if (/[{}]/.test(prefix)) throw new TypeError('redisStore: `prefix` must not contain { or }')
+  const dedupeTtl = String(options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl)
+  const orderingTtl = String(options.orderingTtl ?? STORE_DEFAULTS.orderingTtl)
+  const defaultLeaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
+  const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
+  const timeoutMs = options.operationTimeoutMs ?? 2000
+
+  const keys = (eventId: string, conversionId: number | undefined): string[] => {
+    const tag =
+      conversionId === undefined ? `${prefix}{e:${eventId}}` : `${prefix}{c:${conversionId}}`
+    const own = [`${tag}:done:${eventId}`, `${tag}:lease:${eventId}`]
+    return conversionId === undefined ? own : [...own, `${tag}:wm`, `${tag}:lock`]
+  }
+
+  async function run(
+    script: Script,
+    keyList: string[],
+    args: (string | number)[],
+  ): Promise<unknown> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const call = async () => {
+      try {
+        return await client.evalsha(script.sha, keyList.length, ...keyList, ...args)
+      } catch (error) {
+        if (!isNoScript(error)) throw error
+        return client.eval(script.lua, keyList.length, ...keyList, ...args)
+      }
+    }
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+    })
+    try {
+      return await Promise.race([call(), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return {
+    async begin({
+      eventId,
+      conversionId,
+      createdAt,
+      leaseMs = defaultLeaseMs,
+    }: BeginInput): Promise<BeginResult> {
+      const keyList = keys(eventId, conversionId)
+      const token = randomUUID()
+      const deadline = Date.now() + lockWaitMs
+      let pause = 5
+      for (;;) {
+        const [status, held] = (await run(scripts.begin, keyList, [
+          token,
+          leaseMs,
+          createdAt,
+          dedupeTtl,
+        ])) as [string, number?]
+        if (status === 'claimed') {
+          return { status: 'claimed', claim: { eventId, conversionId, createdAt, token } }
+        }
+        if (status !== 'locked') return { status } as BeginResult
+        // Another event of this conversion is running: poll until it ends, its
+        // lease runs out, or our wait is over. Only contended events pay for this.
+        const left = deadline - Date.now()
+        if (left <= 0) return { status: 'in_progress' }
+        await sleep(Math.min(pause, left, held ?? pause))
+        pause = Math.min(pause * 2, 50)
+      }
+    },
+
+    async commit(claim: Claim): Promise<boolean> {
+      const result = await run(scripts.commit, keys(claim.eventId, claim.conversionId), [
+        claim.token,
+        claim.createdAt,
+        dedupeTtl,
+        orderingTtl,
+      ])
+      return result === 1
+    },
+
+    async release(claim: Claim): Promise<void> {
+      const [, lease, , lock] = keys(claim.eventId, claim.conversionId)
+      await run(scripts.release, lock === undefined ? [lease as string] : [lease as string, lock], [
+        claim.token,
+      ])
+    },
+  }
+}

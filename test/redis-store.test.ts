@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import { redisStore } from '@affiliate-webhooks/redis'
+import { Cluster, Redis } from 'ioredis'
+import { Redis as Redis5 } from 'ioredis5'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDIS_URL, type RedisCluster, startCluster } from './redis-servers.js'
+import { storeContract } from './store-contract.js'
+
+const prefix = `aw-test-${randomUUID().slice(0, 8)}:`
+const single = new Redis(REDIS_URL)
+const single5 = new Redis5(REDIS_URL)
+
+async function removeKeys(client: Redis) {
+  let cursor = '0'
+  do {
+    const [next, found] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (found.length > 0) await client.unlink(...found)
+  } while (cursor !== '0')
+}
+
+afterAll(async () => {
+  await removeKeys(single)
+  single.disconnect()
+  single5.disconnect()
+})
+
+storeContract('redisStore (single node, ioredis 6)', (options) =>
+  redisStore({ client: single, prefix, ...options }),
+)
+storeContract('redisStore (single node, ioredis 5)', (options) =>
+  redisStore({ client: single5 as unknown as Redis, prefix, ...options }),
+)
+
+describe('redisStore on a 3-master Redis Cluster', () => {
+  let cluster: RedisCluster
+  let client: Cluster
+  beforeAll(async () => {
+    cluster = await startCluster()
+    client = new Cluster(cluster.nodes)
+    await client.ping()
+  })
+  afterAll(async () => {
+    client?.disconnect()
+    await cluster?.stop()
+  })
+
+  storeContract('redisStore (Cluster)', (options) => redisStore({ client, ...options }))
+
+  it('spreads conversions over every master', async () => {
+    const store = redisStore({ client })
+    for (let id = 0; id < 60; id++) {
+      const begun = await store.begin({
+        eventId: `evt_spread_${id}`,
+        conversionId: id,
+        createdAt: 1,
+      })
+      if (begun.status !== 'claimed') throw new Error(begun.status)
+      await store.commit(begun.claim)
+    }
+    const sizes = await Promise.all(client.nodes('master').map((node) => node.dbsize()))
+    expect(sizes).toHaveLength(3)
+    for (const size of sizes) expect(size).toBeGreaterThan(0)
+  })
+})
+
+describe('redisStore details', () => {
+  it('refuses a prefix with braces, which would pin every key to one slot', () => {
+    expect(() => redisStore({ client: single, prefix: '{app}:' })).toThrow(TypeError)
+  })
+
+  it('writes the documented keys with TTLs, and reloads its scripts after SCRIPT FLUSH', async () => {
+    const store = redisStore({ client: single, prefix })
+    await single.script('FLUSH')
+    const begun = await store.begin({ eventId: 'evt_keys', conversionId: 4242, createdAt: 1000 })
+    if (begun.status !== 'claimed') throw new Error(begun.status)
+    expect(await single.pttl(`${prefix}{c:4242}:lease:evt_keys`)).toBeGreaterThan(0)
+    expect(await single.get(`${prefix}{c:4242}:lock`)).toBe(begun.claim.token)
+    await store.commit(begun.claim)
+    expect(await single.exists(`${prefix}{c:4242}:lease:evt_keys`, `${prefix}{c:4242}:lock`)).toBe(
+      0,
+    )
+    expect(await single.get(`${prefix}{c:4242}:wm`)).toBe('1000')
+    const doneTtl = await single.pttl(`${prefix}{c:4242}:done:evt_keys`)
+    expect(doneTtl).toBeGreaterThan(71 * 3600 * 1000)
+    expect(await single.pttl(`${prefix}{c:4242}:wm`)).toBeGreaterThan(89 * 24 * 3600 * 1000)
+  })
+
+  it('fails an operation Redis does not answer within operationTimeoutMs', async () => {
+    const paused = new Redis(REDIS_URL)
+    const store = redisStore({ client: paused, prefix, operationTimeoutMs: 100 })
+    // CLIENT PAUSE stalls every client's writes, so the script never answers in time.
+    const admin = new Redis(REDIS_URL)
+    await admin.client('PAUSE', 500, 'ALL')
+    const started = Date.now()
+    await expect(store.begin({ eventId: 'evt_slow', createdAt: 1 })).rejects.toThrow(
+      /did not answer/,
+    )
+    expect(Date.now() - started).toBeLessThan(450)
+    admin.disconnect()
+    paused.disconnect()
+  })
+})
