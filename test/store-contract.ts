@@ -152,12 +152,12 @@ export function storeContract(name: string, factory: StoreFactory): void {
         await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
       )
       let settled = false
-      const second = store
-        .begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE })
-        .then((r) => {
-          settled = true
-          return r
-        })
+      const second = Promise.resolve(
+        store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      ).then((r) => {
+        settled = true
+        return r
+      })
       await sleep(100)
       expect(settled).toBe(false)
       await store.commit(first)

@@ -4,6 +4,7 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type MaybePromise,
   STORE_DEFAULTS,
 } from './store.js'
 
@@ -35,15 +36,17 @@ const IN_PROGRESS = { status: 'in_progress' } as const
 
 /**
  * An {@link EventStore} in this process's memory, bounded in entries and time.
- * It cannot see other processes or serverless instances: use the Redis store there.
+ * It answers synchronously unless an event must wait for another one of its
+ * conversion. It cannot see other processes or serverless instances: use the
+ * Redis store there.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
   const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
   const defaultLeaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
-  // ttlResolution 0: lru-cache otherwise reuses a cached time for a millisecond,
-  // which an injected clock would not see move.
-  const timing = { perf: { now }, ttlResolution: 0 }
+  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
+  // own clock may be cached for a millisecond, which is cheaper.
+  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
   const done = new LRUCache<string, true>({
     max: options.maxEvents ?? 100_000,
     ttl: options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl,
@@ -72,6 +75,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
 
   const unlock = (conversionId: number) => {
     locks.delete(conversionId)
+    if (waiters.size === 0) return
     const wake = waiters.get(conversionId)
     if (wake === undefined) return
     waiters.delete(conversionId)
@@ -95,45 +99,51 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
       set.add(wake)
     })
 
-  return {
-    async begin({
-      eventId,
-      conversionId,
-      createdAt,
-      leaseMs = defaultLeaseMs,
-    }: BeginInput): Promise<BeginResult> {
-      const deadline = now() + lockWaitMs
-      for (;;) {
-        const at = now()
-        if (done.has(eventId)) return DONE
-        if (live(leases, eventId, at)) return IN_PROGRESS
-        if (conversionId !== undefined) {
-          const watermark = watermarks.get(conversionId)
-          if (watermark !== undefined && watermark >= createdAt) {
-            done.set(eventId, true)
-            return STALE
-          }
-          const lock = live(locks, conversionId, at)
-          if (lock !== undefined) {
-            if (at >= deadline) return IN_PROGRESS
-            // Wake on release, or when the holder's lease runs out, or at the deadline.
-            await waitForUnlock(conversionId, Math.min(deadline, lock.expiresAt) - at)
-            continue
-          }
-        }
-        const hold = { token: `${++counter}`, expiresAt: at + leaseMs }
-        leases.set(eventId, hold)
-        if (conversionId !== undefined) locks.set(conversionId, hold)
-        return { status: 'claimed', claim: { eventId, conversionId, createdAt, token: hold.token } }
+  /** One atomic look: an answer, or how long to wait for the conversion's lock. */
+  function attempt(input: BeginInput, leaseMs: number, at: number): BeginResult | Hold {
+    const { eventId, conversionId, createdAt } = input
+    if (done.has(eventId)) return DONE
+    if (live(leases, eventId, at)) return IN_PROGRESS
+    if (conversionId !== undefined) {
+      const watermark = watermarks.get(conversionId)
+      if (watermark !== undefined && watermark >= createdAt) {
+        done.set(eventId, true)
+        return STALE
       }
+      const lock = live(locks, conversionId, at)
+      if (lock !== undefined) return lock
+    }
+    const hold = { token: `${++counter}`, expiresAt: at + leaseMs }
+    leases.set(eventId, hold)
+    if (conversionId !== undefined) locks.set(conversionId, hold)
+    return { status: 'claimed', claim: { eventId, conversionId, createdAt, token: hold.token } }
+  }
+
+  async function waitAndBegin(input: BeginInput, leaseMs: number, lock: Hold, deadline: number) {
+    for (;;) {
+      const at = now()
+      if (at >= deadline) return IN_PROGRESS
+      // Wake on release, or when the holder's lease runs out, or at the deadline.
+      await waitForUnlock(input.conversionId as number, Math.min(deadline, lock.expiresAt) - at)
+      const result = attempt(input, leaseMs, now())
+      if ('status' in result) return result
+      lock = result
+    }
+  }
+
+  return {
+    begin(input: BeginInput): MaybePromise<BeginResult> {
+      const leaseMs = input.leaseMs ?? defaultLeaseMs
+      const at = now()
+      const result = attempt(input, leaseMs, at)
+      return 'status' in result ? result : waitAndBegin(input, leaseMs, result, at + lockWaitMs)
     },
 
-    async commit(claim: Claim): Promise<boolean> {
+    commit(claim: Claim): boolean {
       const lease = leases.get(claim.eventId)
-      // A newer attempt took the lease over, or one already committed: change nothing.
-      if ((lease !== undefined && lease.token !== claim.token) || done.has(claim.eventId)) {
-        return false
-      }
+      // A newer attempt took the lease over, or (once ours ran out) one already
+      // committed: change nothing. Holding the lease means nobody else could.
+      if (lease === undefined ? done.has(claim.eventId) : lease.token !== claim.token) return false
       leases.delete(claim.eventId)
       done.set(claim.eventId, true)
       const { conversionId } = claim
@@ -147,7 +157,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
       return true
     },
 
-    async release(claim: Claim): Promise<void> {
+    release(claim: Claim): void {
       if (leases.get(claim.eventId)?.token === claim.token) leases.delete(claim.eventId)
       const { conversionId } = claim
       if (conversionId !== undefined && locks.get(conversionId)?.token === claim.token) {

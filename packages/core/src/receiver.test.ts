@@ -302,8 +302,8 @@ describe('createReceiver().receive', () => {
     const inner = memoryStore()
     let down = true
     const guard =
-      <T extends unknown[], R>(fn: (...args: T) => Promise<R>) =>
-      (...args: T) =>
+      <T extends unknown[], R>(fn: (...args: T) => R) =>
+      (...args: T): R | Promise<never> =>
         down ? Promise.reject(new Error('ECONNREFUSED')) : fn(...args)
     const store: EventStore = {
       begin: guard(inner.begin),

@@ -1,6 +1,12 @@
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 import { memoryStore } from './memory-store.js'
-import type { Claim, EventStore } from './store.js'
+import {
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  isPromiseLike,
+  type MaybePromise,
+} from './store.js'
 import type {
   AnyWebhookEvent,
   Conversion,
@@ -13,6 +19,7 @@ import type {
 import {
   type DeliveryInput,
   resolveVerifySettings,
+  type VerifiedDelivery,
   type VerifyOptions,
   verifyDelivery,
 } from './verify.js'
@@ -97,16 +104,22 @@ export interface Receiver {
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const
 
-const ok = (outcome: Outcome): Omit<ReceiveResult, 'event'> => ({
+const okBody = (outcome: Outcome) => JSON.stringify({ received: true, outcome })
+const BODIES = {
+  processed: okBody('processed'),
+  duplicate: okBody('duplicate'),
+  stale: okBody('stale'),
+  ignored: okBody('ignored'),
+}
+
+// A literal per answer: cheaper than spreading a template on every request.
+const ok = (outcome: keyof typeof BODIES, event: AnyWebhookEvent): ReceiveResult => ({
   status: 200,
-  body: JSON.stringify({ received: true, outcome }),
+  body: BODIES[outcome],
   headers: JSON_HEADERS,
   outcome,
+  event,
 })
-const PROCESSED = ok('processed')
-const DUPLICATE = ok('duplicate')
-const STALE = ok('stale')
-const IGNORED = ok('ignored')
 
 const DEFAULT_MESSAGES: Partial<Record<WebhookErrorCode, string>> = {
   method_not_allowed: 'Webhook deliveries are POST requests.',
@@ -188,81 +201,117 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       event,
     )
 
-  async function run(input: DeliveryInput): Promise<ReceiveResult> {
-    const { event, signedAt, attempt, createdAtMs, conversionId } = await verifyDelivery(
-      input,
-      settings,
-    )
-    const handler =
-      handlers.get(event.type) ??
-      (known.has(event.type) ? undefined : (onUnknownEvent as AnyHandler | undefined))
-    if (handler === undefined) return { ...IGNORED, event }
-
-    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
-    let claim: Claim
-    try {
-      const begun = await store.begin({
-        eventId: event.id,
-        conversionId,
-        createdAt: createdAtMs,
-        leaseMs,
-      })
-      switch (begun.status) {
-        case 'claimed':
-          claim = begun.claim
-          break
-        case 'duplicate':
-          observe(onDuplicate, event, ctx)
-          return { ...DUPLICATE, event }
-        case 'stale':
-          observe(onStale, event, ctx)
-          return { ...STALE, event }
-        case 'in_progress':
-          return fail(
-            new WebhookError('event_in_progress', DEFAULT_MESSAGES.event_in_progress as string),
-            event,
-          )
-      }
-    } catch (cause) {
-      return storeFailed(cause, event)
-    }
-
-    try {
-      await handler(event, ctx)
-    } catch (cause) {
-      try {
-        await store.release(claim)
-      } catch {
-        // The lease runs out on its own before the service's first retry.
-      }
-      return fail(
+  const handlerFailed = (
+    claim: Claim,
+    cause: unknown,
+    event: AnyWebhookEvent,
+  ): MaybePromise<ReceiveResult> => {
+    const failed = () =>
+      fail(
         new WebhookError('handler_failed', DEFAULT_MESSAGES.handler_failed as string, { cause }),
         event,
       )
-    }
-
+    // The lease runs out on its own before the service's first retry, so a failed
+    // release changes nothing the retry would notice.
     try {
-      await store.commit(claim)
-    } catch (cause) {
-      // Handled but not recorded: a retry may run the handler again, which beats
-      // telling the service to stop for an event we could not mark.
-      return storeFailed(cause, event)
+      const released = store.release(claim)
+      return isPromiseLike(released) ? released.then(failed, failed) : failed()
+    } catch {
+      return failed()
     }
-    return { ...PROCESSED, event }
   }
 
-  return {
-    maxBodyBytes: settings.maxBodyBytes,
-    async receive(input) {
-      try {
-        return await run(input)
-      } catch (error) {
-        if (isWebhookError(error)) return fail(error)
+  const commit = (claim: Claim, event: AnyWebhookEvent): MaybePromise<ReceiveResult> => {
+    // Handled but not recorded answers 503: a retry may run the handler again,
+    // which beats telling the service to stop for an event we could not mark.
+    try {
+      const committed = store.commit(claim)
+      return isPromiseLike(committed)
+        ? committed.then(
+            () => ok('processed', event),
+            (cause) => storeFailed(cause, event),
+          )
+        : ok('processed', event)
+    } catch (cause) {
+      return storeFailed(cause, event)
+    }
+  }
+
+  const dispatch = (
+    begun: BeginResult,
+    handler: AnyHandler,
+    event: AnyWebhookEvent,
+    ctx: HandlerContext,
+  ): MaybePromise<ReceiveResult> => {
+    switch (begun.status) {
+      case 'duplicate':
+        observe(onDuplicate, event, ctx)
+        return ok('duplicate', event)
+      case 'stale':
+        observe(onStale, event, ctx)
+        return ok('stale', event)
+      case 'in_progress':
         return fail(
+          new WebhookError('event_in_progress', DEFAULT_MESSAGES.event_in_progress as string),
+          event,
+        )
+    }
+    const { claim } = begun
+    let returned: unknown
+    try {
+      returned = handler(event, ctx)
+    } catch (cause) {
+      return handlerFailed(claim, cause, event)
+    }
+    return isPromiseLike(returned)
+      ? returned.then(
+          () => commit(claim, event),
+          (cause) => handlerFailed(claim, cause, event),
+        )
+      : commit(claim, event)
+  }
+
+  const afterVerify = (delivery: VerifiedDelivery): MaybePromise<ReceiveResult> => {
+    const { event, signedAt, attempt, createdAtMs, conversionId } = delivery
+    const handler =
+      handlers.get(event.type) ??
+      (known.has(event.type) ? undefined : (onUnknownEvent as AnyHandler | undefined))
+    if (handler === undefined) return ok('ignored', event)
+    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
+    let begun: MaybePromise<BeginResult>
+    try {
+      begun = store.begin({ eventId: event.id, conversionId, createdAt: createdAtMs, leaseMs })
+    } catch (cause) {
+      return storeFailed(cause, event)
+    }
+    return isPromiseLike(begun)
+      ? begun.then(
+          (result) => dispatch(result, handler, event, ctx),
+          (cause) => storeFailed(cause, event),
+        )
+      : dispatch(begun, handler, event, ctx)
+  }
+
+  const unexpected = (error: unknown): ReceiveResult =>
+    isWebhookError(error)
+      ? fail(error)
+      : fail(
           new WebhookError('internal_error', DEFAULT_MESSAGES.internal_error as string, {
             cause: error,
           }),
         )
+
+  return {
+    maxBodyBytes: settings.maxBodyBytes,
+    // A chain rather than async/await, so that a synchronous store and handler
+    // cost no promise per step: only the final answer is one.
+    receive(input) {
+      try {
+        const delivery = verifyDelivery(input, settings)
+        const result = isPromiseLike(delivery) ? delivery.then(afterVerify) : afterVerify(delivery)
+        return isPromiseLike(result) ? result.catch(unexpected) : Promise.resolve(result)
+      } catch (error) {
+        return Promise.resolve(unexpected(error))
       }
     },
     reject(code, message) {

@@ -14,9 +14,6 @@ export interface SignatureHeader {
   signatures: string[]
 }
 
-const DIGITS = /^\d{1,15}$/
-const HEX = /^[0-9a-fA-F]+$/
-
 function malformed(detail: string): WebhookError {
   return new WebhookError(
     'malformed_signature',
@@ -24,32 +21,81 @@ function malformed(detail: string): WebhookError {
   )
 }
 
+const isSpace = (code: number) => code === 32 || code === 9
+
+enum Hex {
+  Invalid = 0,
+  Lower = 1,
+  Mixed = 2,
+}
+
+function hexKind(text: string, from: number, to: number): Hex {
+  let kind = Hex.Lower
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 102)) continue
+    if (c >= 65 && c <= 70) kind = Hex.Mixed
+    else return Hex.Invalid
+  }
+  return kind
+}
+
+function allDigits(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
+
 /**
  * Parses `t=<unix time>,v1=<hex>[,v1=<hex>...]`: keys in any order, spaces
  * around parts tolerated, unknown keys ignored. Throws `malformed_signature`.
+ * One pass over the characters: this runs on every request, before anything
+ * is known about the sender.
  */
 export function parseSignatureHeader(value: string): SignatureHeader {
-  if (value.length > MAX_SIGNATURE_HEADER_LENGTH) {
+  const length = value.length
+  if (length > MAX_SIGNATURE_HEADER_LENGTH) {
     throw malformed(`longer than ${MAX_SIGNATURE_HEADER_LENGTH} characters`)
   }
   let timestampText: string | undefined
   const signatures: string[] = []
-  for (const rawPart of value.split(',')) {
-    const part = rawPart.trim()
-    if (part === '') continue
-    const eq = part.indexOf('=')
-    if (eq === -1) throw malformed(`"${part.slice(0, 20)}" is not key=value`)
-    const key = part.slice(0, eq).trim()
-    const val = part.slice(eq + 1).trim()
-    if (key === 't') {
+  for (let start = 0; start <= length; ) {
+    let end = value.indexOf(',', start)
+    if (end === -1) end = length
+    let from = start
+    let to = end
+    while (from < to && isSpace(value.charCodeAt(from))) from++
+    while (to > from && isSpace(value.charCodeAt(to - 1))) to--
+    start = end + 1
+    if (from === to) continue
+    const eq = value.indexOf('=', from)
+    if (eq === -1 || eq >= to)
+      throw malformed(`"${value.slice(from, Math.min(to, from + 20))}" is not key=value`)
+    let keyEnd = eq
+    while (keyEnd > from && isSpace(value.charCodeAt(keyEnd - 1))) keyEnd--
+    let valueStart = eq + 1
+    while (valueStart < to && isSpace(value.charCodeAt(valueStart))) valueStart++
+    const keyLength = keyEnd - from
+    if (keyLength === 1 && value.charCodeAt(from) === 116 /* t */) {
       if (timestampText !== undefined) throw malformed('t appears twice')
-      if (!DIGITS.test(val)) throw malformed('t is not a whole number of seconds')
-      timestampText = val
-    } else if (key === 'v1') {
-      if (!HEX.test(val)) throw malformed('a v1 value is not hex')
+      const digits = to - valueStart
+      if (digits === 0 || digits > 15 || !allDigits(value, valueStart, to)) {
+        throw malformed('t is not a whole number of seconds')
+      }
+      timestampText = value.slice(valueStart, to)
+    } else if (
+      keyLength === 2 &&
+      value.charCodeAt(from) === 118 /* v */ &&
+      value.charCodeAt(from + 1) === 49 /* 1 */
+    ) {
+      const kind = valueStart === to ? Hex.Invalid : hexKind(value, valueStart, to)
+      if (kind === Hex.Invalid) throw malformed('a v1 value is not hex')
       if (signatures.length === MAX_SIGNATURES)
         throw malformed(`more than ${MAX_SIGNATURES} v1 values`)
-      signatures.push(val.toLowerCase())
+      const signature = value.slice(valueStart, to)
+      signatures.push(kind === Hex.Mixed ? signature.toLowerCase() : signature)
     }
   }
   if (timestampText === undefined) throw malformed('no t')

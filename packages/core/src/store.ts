@@ -4,16 +4,28 @@
  */
 export interface EventStore {
   /** Decides what to do with a verified event; see {@link BeginResult}. */
-  begin(input: BeginInput): Promise<BeginResult>
+  begin(input: BeginInput): MaybePromise<BeginResult>
   /**
    * The handler succeeded: mark the event done, raise the conversion's watermark
    * to its createdAt and drop the lock. Resolves false, changing nothing, when the
    * claim's lease was lost to a newer attempt or the event is already done.
    */
-  commit(claim: Claim): Promise<boolean>
+  commit(claim: Claim): MaybePromise<boolean>
   /** The handler failed: drop the lease and the lock so the retry can run. */
-  release(claim: Claim): Promise<void>
+  release(claim: Claim): MaybePromise<void>
 }
+
+/**
+ * A store may answer synchronously (the memory store does unless it has to wait),
+ * which spares the receiver a promise per step. Asynchronous answers must be
+ * native promises, as every `async` function and ioredis return.
+ */
+export type MaybePromise<T> = T | Promise<T>
+
+// instanceof rather than a `.then` probe: the probe is a property lookup on
+// objects of many shapes, measurably slower on the per-request path.
+export const isPromiseLike = <T>(value: MaybePromise<T>): value is Promise<T> =>
+  value instanceof Promise
 
 export interface BeginInput {
   /** The signed body's `id`. */

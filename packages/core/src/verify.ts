@@ -3,6 +3,7 @@ import { getHeader, type HeadersInput } from './headers.js'
 import { parseEvent } from './parse-event.js'
 import { platform } from './platform/index.js'
 import { parseSignatureHeader } from './signature-header.js'
+import { isPromiseLike } from './store.js'
 import type { AnyWebhookEvent } from './types.js'
 
 export const SIGNATURE_HEADER = 'service-signature'
@@ -49,7 +50,9 @@ export interface VerifySettings {
 }
 
 export function resolveVerifySettings(options: VerifyOptions, caller: string): VerifySettings {
-  const secrets: unknown[] = Array.isArray(options.secret) ? options.secret : [options.secret]
+  const { secret } = options
+  const secrets: unknown[] =
+    typeof secret === 'string' ? [secret] : Array.isArray(secret) ? secret : [secret]
   if (secrets.length === 0 || !secrets.every((s) => typeof s === 'string' && s.length > 0)) {
     throw new TypeError(
       `${caller}: \`secret\` must be a non-empty string or array of strings (the endpoint's whsec_... secret); got ${describe(options.secret)}. Is AFFILIATE_WEBHOOK_SECRET set?`,
@@ -138,7 +141,7 @@ export function verifyDelivery(
   const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
   const matched = platform.verify(settings.secrets, `${timestampText}.`, input.rawBody, signatures)
   // node:crypto answers synchronously; only Web Crypto pays for a promise here.
-  return typeof matched === 'boolean'
+  return !isPromiseLike(matched)
     ? finish(matched, input, settings, timestamp)
     : matched.then((ok) => finish(ok, input, settings, timestamp))
 }
@@ -150,9 +153,13 @@ export function verifyDelivery(
  * @example
  * const event = await verifyEvent({ rawBody, headers, secret: process.env.AFFILIATE_WEBHOOK_SECRET })
  */
-export async function verifyEvent(
-  options: VerifyOptions & DeliveryInput,
-): Promise<AnyWebhookEvent> {
-  const delivery = await verifyDelivery(options, resolveVerifySettings(options, 'verifyEvent'))
-  return delivery.event
+export function verifyEvent(options: VerifyOptions & DeliveryInput): Promise<AnyWebhookEvent> {
+  // Not `async`: on node:crypto every step is synchronous, so the only promise
+  // is the one handed back.
+  try {
+    const delivery = verifyDelivery(options, resolveVerifySettings(options, 'verifyEvent'))
+    return isPromiseLike(delivery) ? delivery.then((d) => d.event) : Promise.resolve(delivery.event)
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }

@@ -1,0 +1,63 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { parseIsoTime } from './iso-time.js'
+
+describe('parseIsoTime', () => {
+  it('agrees with Date.parse on every valid time with a zone', () => {
+    const time = fc.date({
+      min: new Date('1970-01-01'),
+      max: new Date('2200-01-01'),
+      noInvalidDate: true,
+    })
+    const zone = fc.oneof(
+      fc.constant('Z'),
+      fc
+        .tuple(
+          fc.constantFrom('+', '-'),
+          fc.integer({ min: 0, max: 14 }),
+          fc.constantFrom(0, 30, 45),
+          fc.boolean(),
+        )
+        .map(
+          ([sign, h, m, colon]) =>
+            `${sign}${String(h).padStart(2, '0')}${colon ? ':' : ''}${String(m).padStart(2, '0')}`,
+        ),
+    )
+    const fraction = fc.constantFrom('', '.5', '.123', '.123456', '.123456789')
+    fc.assert(
+      fc.property(time, zone, fraction, fc.boolean(), (date, z, frac, withSeconds) => {
+        const base = date.toISOString().slice(0, withSeconds ? 19 : 16)
+        const text = `${base}${withSeconds ? frac : ''}${z}`
+        expect(parseIsoTime(text)).toBe(Date.parse(text))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it.each([
+    '2026-11-20',
+    '2026-11-20T10:00:00',
+    '2026-11-20 10:00:00Z',
+    '2026-13-01T10:00:00Z',
+    '2026-02-29T10:00:00Z',
+    '2026-04-31T10:00:00Z',
+    '2026-11-20T24:00:00Z',
+    '2026-11-20T10:60:00Z',
+    '2026-11-20T10:00:60Z',
+    '2026-11-20T10:00:00.Z',
+    '2026-11-20T10:00:00.1234567890Z',
+    '2026-11-20T10:00:00+25:00',
+    '2026-11-20T10:00:00+01:00x',
+    '2026-11-20T10:00:00Zjunk',
+    '0999-11-20T10:00:00Z',
+    'yesterday at noon, roughly',
+  ])('refuses %s', (text) => {
+    expect(parseIsoTime(text)).toBeNaN()
+  })
+
+  it('accepts a leap day and refuses anything but a string', () => {
+    expect(parseIsoTime('2028-02-29T00:00:00Z')).toBe(Date.UTC(2028, 1, 29))
+    expect(parseIsoTime(1_700_000_000_000)).toBeNaN()
+    expect(parseIsoTime(null)).toBeNaN()
+  })
+})

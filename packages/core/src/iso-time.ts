@@ -1,0 +1,88 @@
+/**
+ * Milliseconds since the epoch for an ISO 8601 time with a zone,
+ * `YYYY-MM-DDTHH:MM[:SS[.fraction]](Z|+HH:MM|-HHMM)`, or NaN for anything else,
+ * including impossible dates. Reads character codes instead of using a regex and
+ * Date.parse: it runs twice per delivery.
+ */
+export function parseIsoTime(text: unknown): number {
+  if (typeof text !== 'string') return Number.NaN
+  const length = text.length
+  if (length < 17 || length > 40) return Number.NaN
+  const year = digits(text, 0, 4)
+  const month = digits(text, 5, 2)
+  const day = digits(text, 8, 2)
+  const hour = digits(text, 11, 2)
+  const minute = digits(text, 14, 2)
+  if (
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    year < 1000 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysIn(year, month) ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59
+  ) {
+    return Number.NaN
+  }
+  let at = 16
+  let second = 0
+  let millis = 0
+  if (text.charCodeAt(at) === 58 /* : */) {
+    second = digits(text, 17, 2)
+    if (second < 0 || second > 59) return Number.NaN
+    at = 19
+    if (text.charCodeAt(at) === 46 /* . */) {
+      const from = ++at
+      while (at < length && isDigit(text.charCodeAt(at))) at++
+      const count = at - from
+      if (count === 0 || count > 9) return Number.NaN
+      millis = Math.floor(digits(text, from, Math.min(count, 3)) * 10 ** (3 - Math.min(count, 3)))
+    }
+  }
+  let offset = 0
+  const zone = text.charCodeAt(at)
+  if (zone === 90 /* Z */ && at + 1 === length) {
+    offset = 0
+  } else if (zone === 43 /* + */ || zone === 45 /* - */) {
+    const zoneHours = digits(text, at + 1, 2)
+    const colon = text.charCodeAt(at + 3) === 58 ? 1 : 0
+    const zoneMinutes = digits(text, at + 3 + colon, 2)
+    if (
+      at + 5 + colon !== length ||
+      zoneHours < 0 ||
+      zoneHours > 23 ||
+      zoneMinutes < 0 ||
+      zoneMinutes > 59
+    ) {
+      return Number.NaN
+    }
+    offset = (zone === 43 ? 1 : -1) * (zoneHours * 60 + zoneMinutes) * 60_000
+  } else {
+    return Number.NaN
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset
+}
+
+const isDigit = (code: number) => code >= 48 && code <= 57
+
+/** The number written by `count` digits at `at`, or -1. */
+function digits(text: string, at: number, count: number): number {
+  let value = 0
+  for (let i = at; i < at + count; i++) {
+    const code = text.charCodeAt(i)
+    if (!isDigit(code)) return -1
+    value = value * 10 + code - 48
+  }
+  return value
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
+}
