@@ -6,9 +6,9 @@ import {
   type Receiver,
   type ReceiverOptions,
 } from '@affiliate-webhooks/core'
-import { readRawBody } from './raw-body.js'
+import { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
-export { readRawBody } from './raw-body.js'
+export { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
 export interface NodeWebhookOptions extends ReceiverOptions {
   /** Answer only this path (query string ignored); other paths go to `next`, or 404. */
@@ -30,10 +30,11 @@ export function sendResult(res: ServerResponse, result: ReceiveResult): void {
 export async function handleNodeRequest(
   receiver: Receiver,
   req: IncomingMessage,
+  options?: ReadRawBodyOptions,
 ): Promise<ReceiveResult | undefined> {
   let rawBody: Uint8Array
   try {
-    rawBody = await readRawBody(req, receiver.maxBodyBytes)
+    rawBody = await readRawBody(req, receiver.maxBodyBytes, options)
   } catch (error) {
     // A client that went away gets no answer.
     return isWebhookError(error) ? receiver.reject(error.code, error.message) : undefined

@@ -7,6 +7,14 @@ interface ParsedRequest extends IncomingMessage {
   rawBody?: unknown
 }
 
+export interface ReadRawBodyOptions {
+  /** The raw_body_unavailable message: how to keep the bytes in the caller's framework. */
+  unavailableMessage?: string
+}
+
+const UNAVAILABLE_MESSAGE =
+  'A body parser read this request before the webhook handler, so its exact bytes are gone. Mount the webhook route before the JSON parser, or keep the bytes with express.raw({ type: "application/json" }) or express.json({ verify: rawBodySaver }).'
+
 const tooLarge = (limit: number) =>
   new WebhookError('payload_too_large', `The body is larger than ${limit} bytes.`)
 
@@ -17,7 +25,11 @@ const tooLarge = (limit: number) =>
  * kept, and rejects with `raw_body_unavailable` when it kept none (never waits on
  * a stream that was already read, never re-serialises).
  */
-export function readRawBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
+export function readRawBody(
+  req: IncomingMessage,
+  limit: number,
+  options: ReadRawBodyOptions = {},
+): Promise<Uint8Array> {
   const { rawBody, body } = req as ParsedRequest
   const kept =
     rawBody instanceof Uint8Array ? rawBody : body instanceof Uint8Array ? body : undefined
@@ -26,10 +38,7 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Uint8A
   }
   if (body !== undefined || req.readableEnded) {
     return Promise.reject(
-      new WebhookError(
-        'raw_body_unavailable',
-        'A body parser read this request before the webhook handler, so its exact bytes are gone. Mount the webhook route before the JSON parser, or keep the bytes with express.raw({ type: "application/json" }) or express.json({ verify: rawBodySaver }).',
-      ),
+      new WebhookError('raw_body_unavailable', options.unavailableMessage ?? UNAVAILABLE_MESSAGE),
     )
   }
   const declared = Number(req.headers['content-length'])
