@@ -1,0 +1,2 @@
+export { type AppRouteHandler, affiliateWebhook, type NextWebhookOptions } from './app-router.js'
+export { affiliateWebhookPages } from './pages-router.js'
