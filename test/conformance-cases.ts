@@ -1,0 +1,321 @@
+/**
+ * One list of cases every adapter must pass over real HTTP. `forEachAdapter`
+ * runs the whole list once per adapter; a case talks only to the URL it is given,
+ * so the same expectations hold for node:http, Express, Fastify and Next.
+ */
+import { request } from 'node:http'
+import type { Conversion, ConversionEvent, ReceiverOptions } from '@affiliate-webhooks/core'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Adapter, Running } from './conformance-adapters.js'
+
+export const SECRET = 'whsec_conformance_suite'
+const utf8 = new TextEncoder()
+
+export interface Answer {
+  status: number
+  headers: Headers
+  json: { received?: boolean; outcome?: string; error?: { code: string; message: string } }
+}
+
+export interface SendOptions {
+  timestamp?: number
+  attempt?: number
+  /** Changes the body after signing, as a proxy or an attacker would. */
+  tamper?: (body: string) => string
+  /** Replaces the signed headers (a header set to undefined is left out). */
+  headers?: Record<string, string | undefined>
+  method?: string
+}
+
+/** Sends one signed delivery, as the service would, and reads the answer. */
+export async function send(url: string, event: object, options: SendOptions = {}) {
+  const delivery = await signedDelivery({
+    secret: SECRET,
+    event,
+    ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+    attempt: options.attempt ?? 1,
+  })
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries({ ...delivery.headers, ...options.headers })) {
+    if (value !== undefined) headers[name] = value
+  }
+  const response = await fetch(url, {
+    method: options.method ?? 'POST',
+    headers,
+    // Bytes, so fetch adds no Content-Type of its own (the no-Content-Type case needs that).
+    body:
+      options.method === 'GET'
+        ? null
+        : utf8.encode(options.tamper?.(delivery.body) ?? delivery.body),
+    // A case that hangs fails here rather than at the test timeout.
+    signal: AbortSignal.timeout(10_000),
+  })
+  const text = await response.text()
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: (text === '' ? {} : JSON.parse(text)) as Answer['json'],
+  } satisfies Answer
+}
+
+/**
+ * Streams `chunks` chunks of 16 KiB without a Content-Length, one every few ms,
+ * and reports the answer and how many chunks were written by the time it came.
+ */
+export function streamOversize(url: string, chunks: number) {
+  const { hostname, port, pathname } = new URL(url)
+  const chunk = Buffer.alloc(16 * 1024, 'x')
+  let sent = 0
+  return new Promise<{ status: number; code: unknown; sent: number }>((resolve, reject) => {
+    const req = request({
+      host: hostname,
+      port,
+      path: pathname,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-signature': 't=1,v1=00' },
+    })
+    req.on('response', async (res) => {
+      const at = sent
+      let text = ''
+      for await (const part of res) text += String(part)
+      req.destroy()
+      resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).error?.code, sent: at })
+    })
+    // The server stops reading and closes; writes after that may fail, which is the point.
+    req.on('error', (error) => {
+      if (sent < chunks) return
+      reject(error)
+    })
+    const pump = (): void => {
+      if (req.destroyed) return
+      if (sent >= chunks) {
+        req.end()
+        return
+      }
+      sent++
+      // Paced like a slow uplink: loopback socket buffers hold megabytes, so a sender
+      // writing flat out could finish before any server had a chance to answer.
+      req.write(chunk, () => setTimeout(pump, 2))
+    }
+    pump()
+  })
+}
+
+export interface Harness {
+  url: string
+  /** The publisher's table: conversion id -> last status written by the handler. */
+  conversions: Map<number, Conversion>
+  /** Every handler call, in order, as `<event id> <status>`. */
+  calls: string[]
+}
+
+type Behaviour = (conversion: Conversion, event: ConversionEvent) => unknown
+
+/**
+ * The shared case list for one adapter. `start` builds a fresh app per case with a
+ * handler doing what a publisher's would (an upsert by conversion id); `behave`
+ * runs first and may throw or wait.
+ */
+export function conformanceCases(adapter: Adapter): void {
+  const running: Running[] = []
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((r) => r.close()))
+  })
+
+  async function start(
+    behave?: Behaviour,
+    options: Partial<ReceiverOptions> = {},
+  ): Promise<Harness> {
+    const conversions = new Map<number, Conversion>()
+    const calls: string[] = []
+    const app = await adapter.start({
+      secret: SECRET,
+      ...options,
+      onConversion: async (conversion, event) => {
+        calls.push(`${event.id} ${conversion.status}`)
+        await behave?.(conversion, event)
+        conversions.set(conversion.id, conversion)
+      },
+    })
+    running.push(app)
+    return { url: app.url, conversions, calls }
+  }
+
+  const now = () => Math.floor(Date.now() / 1000)
+
+  it('answers a valid delivery 200 processed and runs the handler once', async () => {
+    const { url, conversions, calls } = await start()
+    const event = buildConversionEvent({ conversion: { id: 501, status: 'pending' } })
+    const answer = await send(url, event)
+    expect(answer).toMatchObject({ status: 200, json: { received: true, outcome: 'processed' } })
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(calls).toEqual([`${event.id} pending`])
+    expect(conversions.get(501)).toEqual(event.data.conversion)
+  })
+
+  it('answers a second delivery of the same event 200 duplicate without the handler', async () => {
+    const { url, calls } = await start()
+    const event = buildConversionEvent()
+    expect((await send(url, event)).json.outcome).toBe('processed')
+    // The service signs each attempt afresh; only the event id makes it a duplicate.
+    expect(await send(url, event, { attempt: 2 })).toMatchObject({
+      status: 200,
+      json: { outcome: 'duplicate' },
+    })
+    expect(calls).toHaveLength(1)
+  })
+
+  it('refuses a body changed after signing with 401 signature_mismatch', async () => {
+    const { url, calls } = await start()
+    const answer = await send(url, buildConversionEvent({ conversion: { commission: '0.00' } }), {
+      tamper: (body) => body.replace('"0.00"', '"8.00"'),
+    })
+    expect(answer).toMatchObject({ status: 401, json: { error: { code: 'signature_mismatch' } } })
+    expect(calls).toEqual([])
+  })
+
+  it('refuses a delivery signed 10 minutes ago with 401 timestamp_outside_tolerance', async () => {
+    const { url, calls } = await start()
+    const answer = await send(url, buildConversionEvent(), { timestamp: now() - 600 })
+    expect(answer).toMatchObject({
+      status: 401,
+      json: { error: { code: 'timestamp_outside_tolerance' } },
+    })
+    expect(calls).toEqual([])
+  })
+
+  it('refuses a declared oversize body with 413 payload_too_large', async () => {
+    const { url, calls } = await start(undefined, { maxBodyBytes: 4096 })
+    const event = buildConversionEvent()
+    const answer = await send(url, { ...event, data: { ...event.data, pad: 'x'.repeat(8000) } })
+    expect(answer).toMatchObject({ status: 413, json: { error: { code: 'payload_too_large' } } })
+    expect(calls).toEqual([])
+  })
+
+  it('answers 413 to an undeclared (chunked) oversize body before the client has sent it all', async () => {
+    const { url, calls } = await start(undefined, { maxBodyBytes: 64 * 1024 })
+    // 3.2 MB offered against a 64 KiB limit: the answer must come long before the end.
+    const { status, code, sent } = await streamOversize(url, 200)
+    expect([status, code]).toEqual([413, 'payload_too_large'])
+    expect(sent).toBeLessThan(200)
+    expect(calls).toEqual([])
+  })
+
+  it('accepts Content-Type: application/json; charset=utf-8', async () => {
+    const { url, calls } = await start()
+    const answer = await send(url, buildConversionEvent(), {
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
+    expect(answer).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(calls).toHaveLength(1)
+  })
+
+  it('verifies a body with multi-byte UTF-8 byte for byte and hands it over intact', async () => {
+    const notes: unknown[] = []
+    const { url } = await start((_conversion, event) => {
+      notes.push((event.data as { note?: unknown }).note)
+    })
+    const event = buildConversionEvent({ conversion: { currency: 'JPY', saleAmount: '1200' } })
+    const note = 'Café 東京 — 🎉 ünïcödé'
+    const answer = await send(url, { ...event, data: { ...event.data, note } })
+    expect(answer).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(notes).toEqual([note])
+  })
+
+  it('answers 500 handler_failed when the handler throws, then 200 processed on the retry', async () => {
+    let failures = 1
+    const { url, conversions, calls } = await start(() => {
+      if (failures-- > 0) throw new Error('database is down')
+    })
+    const event = buildConversionEvent({ conversion: { id: 502 } })
+    const failed = await send(url, event)
+    expect(failed).toMatchObject({ status: 500, json: { error: { code: 'handler_failed' } } })
+    // Nothing about the failure leaks into the answer the service stores.
+    expect(JSON.stringify(failed.json)).not.toContain('database is down')
+    expect(conversions.has(502)).toBe(false)
+    expect(await send(url, event, { attempt: 2 })).toMatchObject({
+      status: 200,
+      json: { outcome: 'processed' },
+    })
+    expect(calls).toHaveLength(2)
+    expect(conversions.get(502)?.status).toBe('pending')
+  })
+
+  it('answers 409 event_in_progress to a duplicate arriving while the first is handled', async () => {
+    let entered!: () => void
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { url, calls } = await start(async () => {
+      entered()
+      await gate
+    })
+    const event = buildConversionEvent()
+    const first = send(url, event)
+    await inHandler
+    expect(await send(url, event, { attempt: 2 })).toMatchObject({
+      status: 409,
+      json: { error: { code: 'event_in_progress' } },
+    })
+    release()
+    expect(await first).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(calls).toHaveLength(1)
+  })
+
+  it('drops an older update arriving after a newer one as 200 stale', async () => {
+    const { url, conversions, calls } = await start()
+    const created = Date.now() - 3_600_000
+    const pending = buildConversionEvent({
+      createdAt: created,
+      conversion: { id: 503, status: 'pending' },
+    })
+    const approved = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: created + 60_000,
+      conversion: { id: 503, status: 'approved' },
+    })
+    expect((await send(url, approved)).json.outcome).toBe('processed')
+    expect(await send(url, pending)).toMatchObject({ status: 200, json: { outcome: 'stale' } })
+    expect(calls).toEqual([`${approved.id} approved`])
+    expect(conversions.get(503)?.status).toBe('approved')
+  })
+
+  it('refuses a delivery without the signature header with 400 missing_signature', async () => {
+    const { url, calls } = await start()
+    const event = buildConversionEvent()
+    expect(await send(url, event, { headers: { 'service-signature': undefined } })).toMatchObject({
+      status: 400,
+      json: { error: { code: 'missing_signature' } },
+    })
+    // Not even a Content-Type: still the receiver's answer, not the framework's.
+    expect(
+      await send(url, event, {
+        headers: {
+          'service-signature': undefined,
+          'service-event-id': undefined,
+          'service-delivery-attempt': undefined,
+          'content-type': undefined,
+        },
+      }),
+    ).toMatchObject({ status: 400, json: { error: { code: 'missing_signature' } } })
+    expect(calls).toEqual([])
+  })
+
+  it('answers other methods 405 method_not_allowed with Allow: POST', async () => {
+    const { url, calls } = await start()
+    const answer = await send(url, buildConversionEvent(), { method: 'GET' })
+    expect(answer).toMatchObject({ status: 405, json: { error: { code: 'method_not_allowed' } } })
+    expect(answer.headers.get('allow')).toBe('POST')
+    expect(calls).toEqual([])
+  })
+}
+
+/** Runs the shared case list against every adapter, one describe block each. */
+export function forEachAdapter(adapters: Adapter[], cases: (adapter: Adapter) => void): void {
+  for (const adapter of adapters) describe(adapter.name, () => cases(adapter))
+}
