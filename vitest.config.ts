@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
@@ -26,8 +26,22 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'main',
+          include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/next-*.test.ts'],
+        },
+      },
+      {
+        // `next build` takes every core it gets: it runs alone, after the rest.
+        extends: true,
+        test: { name: 'next', include: ['test/next-*.test.ts'], sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 })

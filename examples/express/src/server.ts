@@ -1,0 +1,7 @@
+import { createApp } from './app.js'
+import { secret } from './secret.js'
+
+const port = Number(process.env.PORT ?? 3000)
+createApp(secret).app.listen(port, () => {
+  console.log(`Express: webhooks to POST http://localhost:${port}/hooks (try: npm run send)`)
+})

@@ -1,0 +1,7 @@
+import { createApp } from './app.js'
+import { secret } from './secret.js'
+
+const port = Number(process.env.PORT ?? 3000)
+const { app } = await createApp(secret)
+await app.listen({ port })
+console.log(`Fastify: webhooks to POST http://localhost:${port}/hooks (try: npm run send)`)
