@@ -55,6 +55,35 @@ function allDigits(text: string, from: number, to: number): boolean {
  * is known about the sender.
  */
 export function parseSignatureHeader(value: string): SignatureHeader {
+  return canonical(value) ?? parseAnyOrder(value)
+}
+
+/**
+ * The header exactly as the service sends it, `t=<digits>,v1=<64 lowercase hex>`,
+ * read without the general loop; anything else returns undefined.
+ */
+function canonical(value: string): SignatureHeader | undefined {
+  const comma = value.indexOf(',')
+  const length = value.length
+  if (
+    length - comma !== 68 ||
+    comma < 3 ||
+    comma > 17 ||
+    value.charCodeAt(0) !== 116 /* t */ ||
+    value.charCodeAt(1) !== 61 /* = */ ||
+    value.charCodeAt(comma + 1) !== 118 /* v */ ||
+    value.charCodeAt(comma + 2) !== 49 /* 1 */ ||
+    value.charCodeAt(comma + 3) !== 61 /* = */ ||
+    !allDigits(value, 2, comma) ||
+    hexKind(value, comma + 4, length) !== Hex.Lower
+  ) {
+    return undefined
+  }
+  const timestampText = value.slice(2, comma)
+  return { timestamp: Number(timestampText), timestampText, signatures: [value.slice(comma + 4)] }
+}
+
+function parseAnyOrder(value: string): SignatureHeader {
   const length = value.length
   if (length > MAX_SIGNATURE_HEADER_LENGTH) {
     throw malformed(`longer than ${MAX_SIGNATURE_HEADER_LENGTH} characters`)

@@ -184,7 +184,10 @@ describe('verifyEvent', () => {
     ['status missing', buildConversionEvent({ conversion: { status: undefined as never } })],
     ['saleAmount a number', buildConversionEvent({ conversion: { saleAmount: 12.5 as never } })],
     ['programId a string', buildConversionEvent({ conversion: { programId: '1' as never } })],
-    ['occurredAt not a time', buildConversionEvent({ conversion: { occurredAt: 'soon' } })],
+    [
+      'occurredAt a number',
+      buildConversionEvent({ conversion: { occurredAt: 1700000000 as never } }),
+    ],
   ])('says invalid_payload for %s', async (_name, body) => {
     expect(await codeOf(verify(await delivery(body)))).toBe('invalid_payload')
   })
@@ -209,6 +212,11 @@ describe('verifyEvent', () => {
         },
       },
     })
+  })
+
+  it('passes occurredAt through as the network reported it', async () => {
+    const event = buildConversionEvent({ conversion: { occurredAt: '2026-11-20 09:15' } })
+    expect((await verify(await delivery(event))).data).toEqual(event.data)
   })
 
   it('accepts an unknown status and an unknown event type', async () => {

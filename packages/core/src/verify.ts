@@ -146,6 +146,33 @@ export function verifyDelivery(
     : matched.then((ok) => finish(ok, input, settings, timestamp))
 }
 
+// verifyEvent is called once per request with the same options: checking them
+// again each time is measurable, so the last answer is kept.
+let last:
+  | {
+      secret: unknown
+      tolerance: unknown
+      maxBodyBytes: unknown
+      now: unknown
+      settings: VerifySettings
+    }
+  | undefined
+function settingsFor(options: VerifyOptions): VerifySettings {
+  const { secret, tolerance, maxBodyBytes, now } = options
+  if (
+    last !== undefined &&
+    last.secret === secret &&
+    last.tolerance === tolerance &&
+    last.maxBodyBytes === maxBodyBytes &&
+    last.now === now
+  ) {
+    return last.settings
+  }
+  const settings = resolveVerifySettings(options, 'verifyEvent')
+  last = { secret, tolerance, maxBodyBytes, now, settings }
+  return settings
+}
+
 /**
  * Verifies one delivery and returns its typed event, without de-duplication or
  * dispatch. Rejects with a {@link WebhookError} whose `code` says why.
@@ -157,7 +184,7 @@ export function verifyEvent(options: VerifyOptions & DeliveryInput): Promise<Any
   // Not `async`: on node:crypto every step is synchronous, so the only promise
   // is the one handed back.
   try {
-    const delivery = verifyDelivery(options, resolveVerifySettings(options, 'verifyEvent'))
+    const delivery = verifyDelivery(options, settingsFor(options))
     return isPromiseLike(delivery) ? delivery.then((d) => d.event) : Promise.resolve(delivery.event)
   } catch (error) {
     return Promise.reject(error)
