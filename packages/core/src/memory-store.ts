@@ -8,6 +8,7 @@ import {
   STORE_DEFAULTS,
 } from './store.js'
 
+/** Options of {@link memoryStore}; every one has a default. */
 export interface MemoryStoreOptions {
   /** Most events remembered as done; the oldest are forgotten first. Default 100,000. */
   maxEvents?: number

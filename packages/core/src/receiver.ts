@@ -41,6 +41,7 @@ export type Outcome =
   /** The handler threw or the store failed: 5xx, the service retries. */
   | 'failed'
 
+/** The answer to one delivery: what to send back, and what happened. */
 export interface ReceiveResult {
   status: number
   /** Small JSON text to send back; the service keeps its first 500 characters. */
@@ -54,6 +55,7 @@ export interface ReceiveResult {
   error?: WebhookError
 }
 
+/** Facts about the delivery, handed to every handler beside the event. */
 export interface HandlerContext {
   eventId: string
   /** `Service-Delivery-Attempt` (1 to 8), or null when absent. */
@@ -71,6 +73,7 @@ export interface EventHandlers {
   'webhook.test'?: Handler<WebhookTestEvent>
 }
 
+/** Options of {@link createReceiver} and of every adapter's `affiliateWebhook`. */
 export interface ReceiverOptions extends VerifyOptions {
   /** Called for conversion.created and conversion.updated unless `on` has that type. */
   onConversion?: (conversion: Conversion, event: ConversionEvent, ctx: HandlerContext) => unknown
@@ -93,6 +96,7 @@ export interface ReceiverOptions extends VerifyOptions {
   onStale?: (event: AnyWebhookEvent, ctx: HandlerContext) => void
 }
 
+/** What {@link createReceiver} returns; adapters call it. */
 export interface Receiver {
   /** Runs the whole pipeline for one delivery. Never rejects. */
   receive(input: DeliveryInput): Promise<ReceiveResult>

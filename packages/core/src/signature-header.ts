@@ -5,6 +5,7 @@ export const MAX_SIGNATURE_HEADER_LENGTH = 4096
 /** More `v1` values than this are refused: each one costs a comparison. */
 export const MAX_SIGNATURES = 8
 
+/** A parsed `Service-Signature` header. */
 export interface SignatureHeader {
   /** `t` as a number of seconds. */
   timestamp: number

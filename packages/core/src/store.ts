@@ -27,6 +27,7 @@ export type MaybePromise<T> = T | Promise<T>
 export const isPromiseLike = <T>(value: MaybePromise<T>): value is Promise<T> =>
   value instanceof Promise
 
+/** What {@link EventStore.begin} needs to know about a verified event. */
 export interface BeginInput {
   /** The signed body's `id`. */
   eventId: string
@@ -46,6 +47,7 @@ export interface Claim {
   token: string
 }
 
+/** The store's decision about a verified event. */
 export type BeginResult =
   /** Yours to handle; commit or release it. */
   | { status: 'claimed'; claim: Claim }

@@ -36,13 +36,17 @@ interface EventEnvelope<Type extends string, Data> {
   data: Data
 }
 
+/** `data` of a conversion event: the conversion, plus any field the service adds later. */
 export interface ConversionEventData {
   conversion: Conversion
   [key: string]: unknown
 }
 
+/** Sent the first time a conversion attributed to the account is seen. */
 export type ConversionCreatedEvent = EventEnvelope<'conversion.created', ConversionEventData>
+/** Sent when a conversion's status changed. */
 export type ConversionUpdatedEvent = EventEnvelope<'conversion.updated', ConversionEventData>
+/** Either conversion event; both carry `data.conversion`. */
 export type ConversionEvent = ConversionCreatedEvent | ConversionUpdatedEvent
 /** The spec does not show the data of a test event, so it stays an open record. */
 export type WebhookTestEvent = EventEnvelope<'webhook.test', Record<string, unknown>>

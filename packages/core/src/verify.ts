@@ -6,12 +6,16 @@ import { parseSignatureHeader } from './signature-header.js'
 import { isPromiseLike } from './store.js'
 import type { AnyWebhookEvent } from './types.js'
 
+/** Name of the signature header, lowercase. */
 export const SIGNATURE_HEADER = 'service-signature'
+/** Name of the (unsigned) event id header, lowercase. */
 export const EVENT_ID_HEADER = 'service-event-id'
+/** Name of the attempt number header (1 to 8), lowercase. */
 export const ATTEMPT_HEADER = 'service-delivery-attempt'
 
-/** The spec's limits, which are also the defaults. */
+/** Default signature tolerance, seconds: the spec's five minutes. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
+/** Default body limit, bytes: the spec's 1 MB request limit. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 /** One delivery as an adapter hands it over: headers and the exact bytes received. */
@@ -20,6 +24,7 @@ export interface DeliveryInput {
   rawBody: Uint8Array
 }
 
+/** How to verify: the secret(s) and limits. Part of every receiver's options. */
 export interface VerifyOptions {
   /** The endpoint's secret, `whsec_` prefix included; several while rotating. */
   secret: string | readonly string[]

@@ -10,11 +10,13 @@ import { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
 export { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
+/** The receiver's options, plus `path` for mounting on a whole server. */
 export interface NodeWebhookOptions extends ReceiverOptions {
   /** Answer only this path (query string ignored); other paths go to `next`, or 404. */
   path?: string
 }
 
+/** A node:http request listener that is also connect-style middleware. */
 export type NodeWebhookHandler = (
   req: IncomingMessage,
   res: ServerResponse,

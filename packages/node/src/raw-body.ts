@@ -7,6 +7,7 @@ interface ParsedRequest extends IncomingMessage {
   rawBody?: unknown
 }
 
+/** Options of {@link readRawBody}. */
 export interface ReadRawBodyOptions {
   /** The raw_body_unavailable message: how to keep the bytes in the caller's framework. */
   unavailableMessage?: string

@@ -9,6 +9,7 @@ import {
 import type { Cluster, Redis } from 'ioredis'
 import { BEGIN, COMMIT, RELEASE } from './scripts.js'
 
+/** Options of {@link redisStore}; only `client` is required. */
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster`. The store never closes it. */
   client: Redis | Cluster

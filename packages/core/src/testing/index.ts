@@ -12,6 +12,7 @@ import type {
   WebhookTestEvent,
 } from '../types.js'
 
+/** Options of {@link signPayload}. */
 export interface SignPayloadOptions {
   /** The endpoint secret, `whsec_` prefix included. */
   secret: string
@@ -49,6 +50,7 @@ const toIso = (value: string | Date | number | undefined): string =>
       ? value
       : new Date(value).toISOString()
 
+/** Options of {@link buildConversionEvent}. */
 export interface BuildConversionEventOptions<
   T extends 'conversion.created' | 'conversion.updated',
 > {
@@ -84,6 +86,7 @@ export function buildConversionEvent<
   } as T extends 'conversion.updated' ? ConversionUpdatedEvent : ConversionCreatedEvent
 }
 
+/** Options of {@link buildTestEvent}. */
 export interface BuildTestEventOptions {
   id?: string
   createdAt?: string | Date | number
@@ -100,6 +103,7 @@ export function buildTestEvent(options: BuildTestEventOptions = {}): WebhookTest
   }
 }
 
+/** Options of {@link signedDelivery}. */
 export interface SignedDeliveryOptions {
   secret: string
   /** An event object (serialised with JSON.stringify) or the exact body text. */
@@ -109,6 +113,7 @@ export interface SignedDeliveryOptions {
   attempt?: number
 }
 
+/** One delivery as the service sends it: lowercase headers and the exact body text. */
 export interface SignedDelivery {
   headers: Record<string, string>
   body: string
