@@ -25,8 +25,11 @@ const admin = new Redis(REDIS_URL)
 
 type Input = { headers: Record<string, string>; rawBody: Buffer }
 
-/** Lifecycles of four events per conversion, as the service emits them. */
-async function pool(conversions: number, firstId: number): Promise<Input[]> {
+let nextConversionId = 1
+/** Lifecycles of four events per conversion, as the service emits them, on fresh conversion ids. */
+async function pool(conversions: number): Promise<Input[]> {
+  const firstId = nextConversionId
+  nextConversionId += conversions
   const statuses = ['pending', 'approved', 'available', 'ready_for_payout']
   const out: Input[] = []
   const base = Date.now() - 3_600_000
@@ -97,17 +100,12 @@ const receiverOn = (store: Core.EventStore) =>
   core.createReceiver({ secret: SECRET, store, onConversion: () => {} })
 const ROUNDS = 5
 const PER_ROUND = 2000 // events: 500 conversions x 4
-let nextId = 1
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
 // Warm-up (JIT, script cache in Redis).
-await drive(
-  receiverOn(redisStore({ client, prefix: PREFIX })),
-  await pool(250, (nextId += 250) - 250),
-  8,
-)
-await drive(receiverOn(core.memoryStore()), await pool(250, (nextId += 250) - 250), 8)
+await drive(receiverOn(redisStore({ client, prefix: PREFIX })), await pool(250), 8)
+await drive(receiverOn(core.memoryStore()), await pool(250), 8)
 
 const rows: Record<string, { perSecond: number[]; p50: number[]; p99: number[] }> = {}
 const record = (name: string, r: { perSecond: number; p50: number; p99: number }) => {
@@ -122,8 +120,8 @@ let scripts = 0
 let handled = 0
 for (let round = 0; round < ROUNDS; round++) {
   for (const concurrency of [1, 64]) {
-    const forMemory = await pool(PER_ROUND / 4, (nextId += PER_ROUND / 4) - PER_ROUND / 4)
-    const forRedis = await pool(PER_ROUND / 4, (nextId += PER_ROUND / 4) - PER_ROUND / 4)
+    const forMemory = await pool(PER_ROUND / 4)
+    const forRedis = await pool(PER_ROUND / 4)
     // Interleaved: memory then Redis in one round, so both see the same machine.
     record(
       `memoryStore, concurrency ${concurrency}`,
@@ -145,11 +143,7 @@ for (let round = 0; round < ROUNDS; round++) {
 await admin.call('MEMORY', 'PURGE').catch(() => {})
 const memoryBefore = await usedMemory()
 const MEMORY_EVENTS = 20_000
-await drive(
-  receiverOn(redisStore({ client, prefix: PREFIX })),
-  await pool(MEMORY_EVENTS / 4, nextId),
-  16,
-)
+await drive(receiverOn(redisStore({ client, prefix: PREFIX })), await pool(MEMORY_EVENTS / 4), 16)
 const bytesPerEvent = ((await usedMemory()) - memoryBefore) / MEMORY_EVENTS
 
 const fmt = (n: number, digits = 0) =>

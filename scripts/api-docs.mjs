@@ -3,7 +3,6 @@
 //   node scripts/api-docs.mjs          rewrite the sections
 //   node scripts/api-docs.mjs --check  exit 1 if a section is stale or an export has no TSDoc
 //   either one followed by package dirs: only those packages
-import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
@@ -121,14 +120,6 @@ export function packageDirs() {
   return root.workspaces.filter((w) => w.startsWith('packages/'))
 }
 
-// The repository's formatter also formats Markdown: write what it would write.
-function biomeFormat(path, text) {
-  return execFileSync('node_modules/.bin/biome', ['format', `--stdin-file-path=${path}`], {
-    input: text,
-    encoding: 'utf8',
-  })
-}
-
 function splice(readme, section) {
   const start = readme.indexOf(START)
   const end = readme.indexOf(END)
@@ -148,7 +139,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
       console.error(`no TSDoc: ${name}`)
       failed = true
     }
-    const next = biomeFormat(readmePath, splice(readme, text))
+    const next = splice(readme, text)
     if (check) {
       if (next !== readme) {
         console.error(`${readmePath}: API section is stale; run npm run docs`)
