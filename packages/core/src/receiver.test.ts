@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it, vi } from 'vitest'
 import { memoryStore } from './memory-store.js'
 import { createReceiver, type ReceiverOptions } from './receiver.js'
@@ -168,6 +169,47 @@ describe('createReceiver().receive', () => {
       outcome: 'processed',
     })
     expect(onConversion).toHaveBeenCalledTimes(2)
+  })
+
+  it('awaits a handler thenable that is not a native promise, and answers 500 when it rejects', async () => {
+    const thenable = (fail: boolean) => ({
+      // biome-ignore lint/suspicious/noThenProperty: a promise library's thenable, on purpose
+      then(resolve: () => void, reject: (error: Error) => void) {
+        setTimeout(() => (fail ? reject(new Error('late failure')) : resolve()), 10)
+      },
+    })
+    let fail = true
+    const receiver = createReceiver({ secret: SECRET, now, onConversion: () => thenable(fail) })
+    const event = buildConversionEvent()
+    expect((await receiver.receive(await input(event))).status).toBe(500)
+    fail = false
+    expect((await receiver.receive(await input(event))).outcome).toBe('processed')
+  })
+
+  it('accepts bytes and handler promises from another realm (vm context)', async () => {
+    const { headers, rawBody } = await input(buildConversionEvent())
+    const foreignBytes = runInNewContext('new Uint8Array(length)', {
+      length: rawBody.length,
+    }) as Uint8Array
+    foreignBytes.set(rawBody)
+    let finished = false
+    const foreignPromise = runInNewContext(
+      '(done) => new Promise((r) => setTimeout(() => { done(); r() }, 10))',
+      {
+        setTimeout,
+      },
+    ) as (done: () => void) => Promise<void>
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion: () =>
+        foreignPromise(() => {
+          finished = true
+        }),
+    })
+    const result = await receiver.receive({ headers, rawBody: foreignBytes })
+    expect(result.outcome).toBe('processed')
+    expect(finished).toBe(true)
   })
 
   it('answers 409 for the same event while its first attempt runs, then duplicate', async () => {

@@ -175,7 +175,7 @@ function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, 
   if (hook === undefined) return
   try {
     const returned: unknown = hook(...args)
-    if (returned instanceof Promise) returned.catch(() => {})
+    if (isPromiseLike(returned)) Promise.resolve(returned).catch(() => {})
   } catch {
     // Observers must not turn a handled event into a failure.
   }
@@ -219,7 +219,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     // release changes nothing the retry would notice.
     try {
       const released = store.release(claim)
-      return isPromiseLike(released) ? released.then(failed, failed) : failed()
+      return isPromiseLike(released) ? Promise.resolve(released).then(failed, failed) : failed()
     } catch {
       return failed()
     }
@@ -231,7 +231,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     try {
       const committed = store.commit(claim)
       return isPromiseLike(committed)
-        ? committed.then(
+        ? Promise.resolve(committed).then(
             () => ok('processed', event),
             (cause) => storeFailed(cause, event),
           )
@@ -268,7 +268,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return handlerFailed(claim, cause, event)
     }
     return isPromiseLike(returned)
-      ? returned.then(
+      ? Promise.resolve(returned).then(
           () => commit(claim, event),
           (cause) => handlerFailed(claim, cause, event),
         )
@@ -289,7 +289,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return storeFailed(cause, event)
     }
     return isPromiseLike(begun)
-      ? begun.then(
+      ? Promise.resolve(begun).then(
           (result) => dispatch(result, handler, event, ctx),
           (cause) => storeFailed(cause, event),
         )

@@ -17,15 +17,21 @@ export interface EventStore {
 
 /**
  * A store may answer synchronously (the memory store does unless it has to wait),
- * which spares the receiver a promise per step. Asynchronous answers must be
- * native promises, as every `async` function and ioredis return.
+ * which spares the receiver a promise per step.
  */
 export type MaybePromise<T> = T | Promise<T>
 
-// instanceof rather than a `.then` probe: the probe is a property lookup on
-// objects of many shapes, measurably slower on the per-request path.
+/**
+ * True for a native promise or any thenable, from this realm or another (a
+ * handler's promise from a vm context or a promise library must still be
+ * awaited, or the answer would come before the handler finished). Callers chain
+ * on `Promise.resolve(value)`, which is the value itself when it is native.
+ */
 export const isPromiseLike = <T>(value: MaybePromise<T>): value is Promise<T> =>
-  value instanceof Promise
+  value instanceof Promise ||
+  (typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function')
 
 /** What {@link EventStore.begin} needs to know about a verified event. */
 export interface BeginInput {

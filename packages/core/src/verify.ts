@@ -76,6 +76,10 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? 'an empty string' : typeof value
 }
 
+/** A Uint8Array or Buffer from any realm (instanceof fails across vm contexts). */
+const isBytes = (value: unknown): value is Uint8Array =>
+  ArrayBuffer.isView(value) && (value as Uint8Array).BYTES_PER_ELEMENT === 1
+
 function parseAttempt(value: string | undefined): number | null {
   if (value === undefined) return null
   const attempt = Number(value)
@@ -127,7 +131,7 @@ export function verifyDelivery(
   input: DeliveryInput,
   settings: VerifySettings,
 ): VerifiedDelivery | Promise<VerifiedDelivery> {
-  if (!(input.rawBody instanceof Uint8Array)) {
+  if (!isBytes(input.rawBody)) {
     throw new WebhookError(
       'raw_body_unavailable',
       'rawBody must be the exact bytes received (a Uint8Array or Buffer); a parsed or re-serialised body cannot be verified.',
