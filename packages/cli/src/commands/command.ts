@@ -1,0 +1,27 @@
+import type { ParseArgsConfig } from 'node:util'
+import type { Io } from './io.js'
+
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>
+export type Values = Record<string, string | boolean | undefined>
+
+export interface Command {
+  name: string
+  /** One line for the command list. */
+  summary: string
+  /** Full `--help` text. */
+  help: string
+  options: OptionsConfig
+  /** Returns the exit code; throws UsageError for wrong input. */
+  run(values: Values, io: Io): Promise<number>
+}
+
+/** Flags several commands share, with the same meaning everywhere. */
+export const COMMON = {
+  secret: { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies OptionsConfig
+
+export const str = (values: Values, name: string): string | undefined => {
+  const value = values[name]
+  return typeof value === 'string' ? value : undefined
+}

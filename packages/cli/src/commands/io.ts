@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises'
+
+/** What a command may touch: streams and environment, so tests can run it in-process. */
+export interface Io {
+  stdout: { write(text: string): unknown; isTTY?: boolean }
+  stderr: { write(text: string): unknown; isTTY?: boolean }
+  stdin: AsyncIterable<Uint8Array | string> & { isTTY?: boolean }
+  env: Readonly<Record<string, string | undefined>>
+  /** Fires on Ctrl-C while a long command runs. */
+  onInterrupt?: (listener: () => void) => () => void
+}
+
+/** Wrong flags or inputs: exit code 2, with the command's usage hint. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+export const EXIT = {
+  /** It verified, it was acknowledged, every delivery succeeded. */
+  ok: 0,
+  /** The answer is no: does not verify, not acknowledged, a delivery failed. */
+  failed: 1,
+  /** The command could not run as given. */
+  usage: 2,
+  /** Stopped with Ctrl-C. */
+  interrupted: 130,
+} as const
+
+export const SECRET_ENV = 'AFFILIATE_WEBHOOK_SECRET'
+
+export function requireSecret(flag: string | undefined, io: Io): string {
+  const secret = flag ?? io.env[SECRET_ENV]
+  if (secret === undefined || secret === '') {
+    throw new UsageError(`no secret: pass --secret whsec_... or set ${SECRET_ENV}`)
+  }
+  return secret
+}
+
+/** A note on stderr when a secret does not look like an endpoint secret. */
+export function checkSecretShape(secret: string, io: Io): void {
+  if (!secret.startsWith('whsec_')) {
+    io.stderr.write(
+      'note: endpoint secrets start with whsec_; the whole string, prefix included, is the HMAC key.\n',
+    )
+  }
+}
+
+export function requireUrl(flag: string | undefined): string {
+  if (flag === undefined || flag === '') {
+    throw new UsageError(
+      '--url is required: the webhook URL of your receiver, e.g. http://localhost:3000/hooks',
+    )
+  }
+  let url: URL
+  try {
+    url = new URL(flag)
+  } catch {
+    throw new UsageError(`--url ${flag} is not an absolute URL (e.g. http://localhost:3000/hooks)`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--url must be http:// or https://, not ${url.protocol}`)
+  }
+  return url.href
+}
+
+export function parseNumber(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  rule: { min?: number; max?: number; integer?: boolean } = {},
+): number {
+  if (value === undefined) return fallback
+  const number = Number(value)
+  const { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = false } = rule
+  if (
+    value.trim() === '' ||
+    !Number.isFinite(number) ||
+    number < min ||
+    number > max ||
+    (integer && !Number.isInteger(number))
+  ) {
+    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`
+    throw new UsageError(
+      `--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}, not "${value}"`,
+    )
+  }
+  return number
+}
+
+/** Reads `--body FILE`, or stdin for `-` or no flag. Exact bytes: nothing trimmed or decoded. */
+export async function readBody(path: string | undefined, io: Io): Promise<Uint8Array> {
+  if (path !== undefined && path !== '-') {
+    try {
+      return new Uint8Array(await readFile(path))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      throw new UsageError(
+        `cannot read --body ${path}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      )
+    }
+  }
+  if (io.stdin.isTTY) {
+    throw new UsageError('no body: pass --body FILE, or pipe the body in (--body - reads stdin)')
+  }
+  const chunks: Uint8Array[] = []
+  for await (const chunk of io.stdin) {
+    chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk)
+  }
+  return new Uint8Array(Buffer.concat(chunks))
+}
+
+export const writeJson = (io: Io, value: unknown): void => {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+}

@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util'
+import type { Command } from './command.js'
+import { EXIT, type Io, UsageError } from './io.js'
+import { send } from './send.js'
+import { sign } from './sign.js'
+import { simulate } from './simulate.js'
+import { verify } from './verify.js'
+
+export const COMMANDS: readonly Command[] = [sign, send, verify, simulate]
+
+export const VERSION = '0.1.0'
+
+const BIN = 'affiliate-webhooks'
+
+export const HELP = `Usage: ${BIN} <command> [options]
+
+Test a Publisher Affiliate API webhook endpoint before the service does.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(10)}${c.summary}`).join('\n')}
+
+Run "${BIN} <command> --help" for a command's options.
+
+Common options:
+  --secret SECRET   the endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET,
+                    which keeps it out of your shell history
+  --url URL         the receiver's webhook URL
+  --body FILE       a body file; "-" or no flag reads stdin (sign, verify)
+  --json            machine-readable output
+  --help, -h        help
+  --version         the version
+
+Exit codes: 0 success, 1 the answer is no (does not verify, not acknowledged,
+a delivery failed), 2 wrong usage, 130 interrupted.`
+
+function parseError(error: unknown): UsageError {
+  const { code, message } = error as { code?: string; message: string }
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const option = /'([^']+)'/.exec(message)?.[1]
+    return new UsageError(`unknown option ${option ?? ''}`.trim())
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const argument = /'([^']+)'/.exec(message)?.[1]
+    return new UsageError(`unexpected argument ${argument ?? ''}`.trim())
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new UsageError(message.replace(/^Option '([^']+)'/, '$1').replace(/\.$/, ''))
+  }
+  return new UsageError(message)
+}
+
+/** Runs the CLI with these arguments; resolves to the exit code. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const [first, ...rest] = argv
+  if (first === undefined || first === '--help' || first === '-h') {
+    io.stdout.write(`${HELP}\n`)
+    return first === undefined ? EXIT.usage : EXIT.ok
+  }
+  if (first === '--version' || first === '-v') {
+    io.stdout.write(`${VERSION}\n`)
+    return EXIT.ok
+  }
+  if (first === 'help') {
+    const command = COMMANDS.find((c) => c.name === rest[0])
+    io.stdout.write(`${command ? command.help : HELP}\n`)
+    return rest[0] === undefined || command ? EXIT.ok : EXIT.usage
+  }
+  const command = COMMANDS.find((c) => c.name === first)
+  if (!command) {
+    io.stderr.write(
+      `${BIN}: unknown command "${first}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}\nRun "${BIN} --help" for usage.\n`,
+    )
+    return EXIT.usage
+  }
+  try {
+    let values: Record<string, string | boolean | undefined>
+    try {
+      values = parseArgs({
+        args: [...rest],
+        options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+        strict: true,
+        allowPositionals: false,
+      }).values as Record<string, string | boolean | undefined>
+    } catch (error) {
+      throw parseError(error)
+    }
+    if (values.help) {
+      io.stdout.write(`${command.help}\n`)
+      return EXIT.ok
+    }
+    return await command.run(values, io)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(
+        `${BIN} ${command.name}: ${error.message}\nRun "${BIN} ${command.name} --help" for usage.\n`,
+      )
+      return EXIT.usage
+    }
+    throw error
+  }
+}

@@ -1,0 +1,203 @@
+import { ANSWER_TIMEOUT_MS } from '../delivery-rules.js'
+import { formatProgress, formatSummary } from '../report.js'
+import { runSimulation, type SimulationReport } from '../run-simulation.js'
+import { COMMON, type Command, str } from './command.js'
+import {
+  checkSecretShape,
+  EXIT,
+  type Io,
+  parseNumber,
+  requireSecret,
+  requireUrl,
+  writeJson,
+} from './io.js'
+
+const DEFAULTS = {
+  conversions: 20,
+  duplicates: 0.1,
+  reorder: 0.1,
+  concurrency: 10,
+  timeScale: 3600,
+} as const
+
+/** The machine-readable summary: everything but the per-event lists. */
+export function reportJson(report: SimulationReport) {
+  return {
+    ok: report.ok,
+    aborted: report.aborted,
+    url: report.url,
+    settings: report.settings,
+    events: report.stats.events,
+    notQueued: report.stats.notQueued,
+    deliveries: report.stats.deliveries,
+    replays: report.stats.replays,
+    heldBack: report.heldBack,
+    attempts: report.stats.attempts,
+    statusCodes: report.stats.statusCodes,
+    outcomes: report.stats.outcomes,
+    endpoint: report.stats.endpoint,
+    realElapsedMs: Math.round(report.stats.realElapsedMs),
+    serviceElapsedMs: Math.round(report.stats.serviceElapsedMs),
+    failed: report.failed.map((delivery) => ({
+      id: delivery.id,
+      eventId: delivery.eventId,
+      eventType: delivery.eventType,
+      conversionId: delivery.conversionId,
+      failedBecause: delivery.failedBecause,
+      attempts: delivery.attempts.map(
+        ({ attempt, responseStatus, responseBody, errorMessage, durationMs }) => ({
+          attempt,
+          responseStatus,
+          responseBody,
+          errorMessage,
+          durationMs,
+        }),
+      ),
+    })),
+  }
+}
+
+function progressWriter(io: Io) {
+  if (io.stderr.isTTY) {
+    return {
+      intervalMs: 100,
+      write: (line: string) => io.stderr.write(`\r${line}\x1b[K`),
+      end: () => io.stderr.write('\n'),
+    }
+  }
+  // Logs and CI: a line now and then instead of a line rewritten in place.
+  return { intervalMs: 2000, write: (line: string) => io.stderr.write(`${line}\n`), end: () => {} }
+}
+
+export const simulate: Command = {
+  name: 'simulate',
+  summary: 'run conversion lifecycles at a URL under the service delivery rules',
+  help: `Usage: affiliate-webhooks simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
+                                   [--concurrency C] [--time-scale S] [--secret SECRET] [--json]
+
+Sends a stream of conversion lifecycles (created -> approved -> available ->
+ready_for_payout, about one in five rejected on the way) to your endpoint the way
+the service does: deliveries go out in batches every minute, each attempt is
+signed afresh, anything but a 2xx within 10 s is retried at +1 min, +5 min,
++30 min, +2 h, +6 h, +12 h, +24 h (8 attempts, then the delivery failed), and 20
+failed attempts in a row disable the endpoint. Some events arrive twice
+(replays) and some after a newer event of their conversion (reordered).
+
+  --url URL            the receiver's webhook URL (required)
+  --conversions N      conversion lifecycles to run (default ${DEFAULTS.conversions})
+  --duplicates RATE    share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})
+  --reorder RATE       share of events held back until after the next event of
+                       their conversion, 0 to 1 (default ${DEFAULTS.reorder})
+  --concurrency C      attempts in flight at once (default ${DEFAULTS.concurrency})
+  --time-scale S       service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of
+                       schedule takes a second; 1 is the service's own pace)
+  --timeout MS         real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)
+  --reject-rate RATE   share of conversions rejected on the way (default 0.2)
+  --window MIN         conversions start spread over MIN minutes of service time
+                       (default half a minute per conversion, at least 10)
+  --seed N             repeat a run exactly (the summary prints each run's seed)
+  --secret SECRET      endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
+  --quiet              no progress line
+  --json               print the summary as JSON
+
+While it runs a progress line is written to stderr; the summary table goes to stdout.
+
+Example:
+  affiliate-webhooks simulate --url http://localhost:3000/hooks --conversions 200 \\
+    --duplicates 0.2 --reorder 0.2 --concurrency 16 --time-scale 3600
+
+Exit codes: 0 every delivery succeeded, 1 a delivery failed or the endpoint was
+disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
+  options: {
+    ...COMMON,
+    url: { type: 'string' },
+    conversions: { type: 'string' },
+    duplicates: { type: 'string' },
+    reorder: { type: 'string' },
+    concurrency: { type: 'string' },
+    'time-scale': { type: 'string' },
+    timeout: { type: 'string' },
+    'reject-rate': { type: 'string' },
+    window: { type: 'string' },
+    seed: { type: 'string' },
+    quiet: { type: 'boolean' },
+  },
+  async run(values, io) {
+    const url = requireUrl(str(values, 'url'))
+    const secret = requireSecret(str(values, 'secret'), io)
+    const rate = { min: 0, max: 1 }
+    const conversions = parseNumber(
+      'conversions',
+      str(values, 'conversions'),
+      DEFAULTS.conversions,
+      {
+        min: 1,
+        integer: true,
+      },
+    )
+    const duplicates = parseNumber(
+      'duplicates',
+      str(values, 'duplicates'),
+      DEFAULTS.duplicates,
+      rate,
+    )
+    const reorder = parseNumber('reorder', str(values, 'reorder'), DEFAULTS.reorder, rate)
+    const rejectRate = parseNumber('reject-rate', str(values, 'reject-rate'), 0.2, rate)
+    const concurrency = parseNumber(
+      'concurrency',
+      str(values, 'concurrency'),
+      DEFAULTS.concurrency,
+      {
+        min: 1,
+        max: 1000,
+        integer: true,
+      },
+    )
+    const timeScale = parseNumber('time-scale', str(values, 'time-scale'), DEFAULTS.timeScale, {
+      min: Number.MIN_VALUE,
+    })
+    const timeoutMs = parseNumber('timeout', str(values, 'timeout'), ANSWER_TIMEOUT_MS, { min: 1 })
+    const windowFlag = str(values, 'window')
+    const seedFlag = str(values, 'seed')
+    checkSecretShape(secret, io)
+
+    const controller = new AbortController()
+    const stopListening = io.onInterrupt?.(() => controller.abort())
+    const progress = values.quiet ? undefined : progressWriter(io)
+    let report: SimulationReport
+    try {
+      report = await runSimulation({
+        url,
+        secret,
+        conversions,
+        duplicates,
+        reorder,
+        rejectRate,
+        concurrency,
+        timeScale,
+        timeoutMs,
+        signal: controller.signal,
+        ...(windowFlag === undefined
+          ? {}
+          : { windowMs: parseNumber('window', windowFlag, 0, { min: 0 }) * 60_000 }),
+        ...(seedFlag === undefined
+          ? {}
+          : {
+              seed: parseNumber('seed', seedFlag, 0, { min: 0, max: 2 ** 32 - 1, integer: true }),
+            }),
+        ...(progress
+          ? {
+              progressIntervalMs: progress.intervalMs,
+              onProgress: (p) => progress.write(formatProgress(p)),
+            }
+          : {}),
+      })
+    } finally {
+      stopListening?.()
+    }
+    progress?.end()
+    if (values.json) writeJson(io, reportJson(report))
+    else io.stdout.write(`${formatSummary(report)}\n`)
+    return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
+  },
+}

@@ -1,0 +1,15 @@
+/** A seeded generator (mulberry32), so a simulated run can be repeated exactly. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** A random 31-bit seed. */
+export const randomSeed = (): number =>
+  (crypto.getRandomValues(new Uint32Array(1))[0] as number) >>> 1

@@ -1,0 +1,221 @@
+import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './delivery-rules.js'
+import { type PlannedEvent, planLifecycles } from './lifecycles.js'
+import { randomSeed, seededRandom } from './random.js'
+import {
+  createDeliverySimulator,
+  type Delivery,
+  type DeliverySimulatorOptions,
+  type SimulatorStats,
+} from './simulator.js'
+
+export interface SimulationOptions
+  extends Omit<DeliverySimulatorOptions, 'onDeliveryChange' | 'onEndpointChange'> {
+  /** Conversion lifecycles to run. */
+  conversions: number
+  /** Share of events delivered again after they succeeded (a replay). 0 to 1, default 0. */
+  duplicates?: number
+  /** Share of events held back until after the next event of their conversion went out. 0 to 1, default 0. */
+  reorder?: number
+  /** Share of conversions rejected on the way. Default 0.2. */
+  rejectRate?: number
+  /** Seed of every random choice, so a run can be repeated. Default random. */
+  seed?: number
+  /**
+   * Conversions start spread over this many ms of service time. Default half a
+   * minute per conversion, at least ten minutes.
+   */
+  windowMs?: number
+  /** Id of the first conversion. Default random, so runs do not collide in a persistent store. */
+  firstConversionId?: number
+  /** Called every `progressIntervalMs` of real time while the run lasts, and once at the end. */
+  onProgress?: (progress: SimulationProgress) => void
+  /** Default 100. */
+  progressIntervalMs?: number
+  /** Stops the run early; the report then has `aborted: true`. */
+  signal?: AbortSignal
+}
+
+export interface SimulationProgress extends SimulatorStats {
+  /** Events the run will emit in all. */
+  plannedEvents: number
+}
+
+/** The last event of a conversion: the status a receiver must end with. */
+export interface ExpectedConversion {
+  conversionId: number
+  status: string
+  eventId: string
+  createdAt: string
+}
+
+export interface SimulationReport {
+  /** The URL, or `(several)` when a function picked one per attempt. */
+  url: string
+  settings: {
+    conversions: number
+    duplicates: number
+    reorder: number
+    concurrency: number
+    timeScale: number
+    timeoutMs: number
+    disableAfterFailures: number
+    seed: number
+  }
+  stats: SimulatorStats
+  /** Events held back to arrive after a newer one of their conversion. */
+  heldBack: number
+  /** Every event, in the order they occurred. */
+  events: ConversionEvent[]
+  expected: ExpectedConversion[]
+  deliveries: readonly Delivery[]
+  failed: readonly Delivery[]
+  /** Every delivery succeeded, every event was queued and the endpoint stayed active. */
+  ok: boolean
+  aborted: boolean
+}
+
+/**
+ * Runs a stream of conversion lifecycles through a {@link createDeliverySimulator}:
+ * events occur over time, some are held back (reordered), some are replayed after
+ * they succeeded (duplicates); resolves when every delivery has ended.
+ */
+export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
+  const {
+    conversions,
+    duplicates = 0,
+    reorder = 0,
+    rejectRate = 0.2,
+    onProgress,
+    progressIntervalMs = 100,
+    signal,
+    ...simulatorOptions
+  } = options
+  if (!Number.isSafeInteger(conversions) || conversions < 0) {
+    throw new TypeError('runSimulation: `conversions` must be a whole number >= 0')
+  }
+  for (const [name, rate] of [
+    ['duplicates', duplicates],
+    ['reorder', reorder],
+    ['rejectRate', rejectRate],
+  ] as const) {
+    if (!(rate >= 0 && rate <= 1)) throw new TypeError(`runSimulation: \`${name}\` must be 0 to 1`)
+  }
+  const seed = options.seed ?? randomSeed()
+  const random = seededRandom(seed)
+  const batchInterval = options.batchIntervalMs ?? BATCH_INTERVAL_MS
+  const windowMs = options.windowMs ?? Math.max(10 * 60_000, conversions * 30_000)
+  const firstConversionId = options.firstConversionId ?? 100_000 + Math.floor(Math.random() * 8e8)
+
+  const replayAfterSuccess = new Set<string>()
+  const simulator = createDeliverySimulator({
+    ...simulatorOptions,
+    onDeliveryChange(delivery) {
+      // A duplicate: the service sends an event again after the receiver acknowledged it.
+      if (delivery.status === 'succeeded' && replayAfterSuccess.delete(delivery.eventId)) {
+        simulator.replay(delivery.id, {
+          notBefore: simulator.now() + random() * 3 * batchInterval,
+        })
+      }
+    },
+  })
+
+  const plans = planLifecycles({
+    conversions,
+    random,
+    startAt: simulator.now(),
+    windowMs,
+    rejectRate,
+    firstConversionId,
+    minStepGapMs: batchInterval,
+  })
+  let heldBack = 0
+  const schedule: { planned: PlannedEvent; notBefore: number | undefined }[] = []
+  for (const plan of plans) {
+    for (const [step, planned] of plan.entries()) {
+      const next = plan[step + 1]
+      let notBefore: number | undefined
+      // Held until a batch after the next event of the same conversion occurred.
+      if (next !== undefined && random() < reorder) {
+        notBefore = next.at + batchInterval * (1 + random())
+        heldBack++
+      }
+      if (random() < duplicates) replayAfterSuccess.add(planned.event.id)
+      schedule.push({ planned, notBefore })
+    }
+  }
+  schedule.sort((a, b) => a.planned.at - b.planned.at)
+  for (const { planned, notBefore } of schedule) {
+    simulator.emit(planned.event, {
+      at: planned.at,
+      ...(notBefore === undefined ? {} : { notBefore }),
+    })
+  }
+
+  const progress = (): SimulationProgress => ({
+    ...simulator.stats(),
+    plannedEvents: schedule.length,
+  })
+  const ticker = onProgress
+    ? setInterval(() => onProgress(progress()), progressIntervalMs).unref()
+    : undefined
+
+  let aborted = false
+  const stopped = new Promise<void>((resolve) => {
+    if (!signal) return
+    const stop = () => {
+      aborted = true
+      resolve()
+    }
+    if (signal.aborted) stop()
+    else signal.addEventListener('abort', stop, { once: true })
+  })
+  try {
+    await Promise.race([simulator.idle(), stopped])
+  } finally {
+    if (ticker) clearInterval(ticker)
+    await simulator.close()
+  }
+  onProgress?.(progress())
+
+  const stats = simulator.stats()
+  const deliveries = simulator.deliveries()
+  const failed = deliveries.filter((d) => d.status === 'failed')
+  const events = schedule.map(({ planned }) => planned.event)
+  const expected = plans
+    .map((plan) => plan.at(-1)?.event)
+    .filter((event): event is ConversionEvent => event !== undefined)
+    .map((event) => ({
+      conversionId: event.data.conversion.id,
+      status: event.data.conversion.status,
+      eventId: event.id,
+      createdAt: event.createdAt,
+    }))
+  const url = typeof options.url === 'string' ? options.url : '(several)'
+  return {
+    url,
+    settings: {
+      conversions,
+      duplicates,
+      reorder,
+      concurrency: options.concurrency ?? 10,
+      timeScale: simulator.timeScale,
+      timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
+      disableAfterFailures: options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,
+      seed,
+    },
+    stats,
+    heldBack,
+    events,
+    expected,
+    deliveries,
+    failed,
+    ok:
+      !aborted &&
+      failed.length === 0 &&
+      stats.notQueued === 0 &&
+      stats.deliveries.succeeded === stats.deliveries.total &&
+      stats.endpoint.status === 'active',
+    aborted,
+  }
+}
