@@ -153,6 +153,26 @@ describe.each([
     expect(String(log.mock.calls[0]?.[0])).toMatch(/@affiliate-webhooks\/express: .*rawBodySaver/)
   })
 
+  it('reads the intact stream of a request express.json() skipped (Express 4 still sets req.body = {})', async () => {
+    const onConversion = vi.fn()
+    const app = express()
+    app.use(express.json())
+    app.post('/hooks', affiliateWebhook({ secret: SECRET, onConversion }))
+    const url = await listen(app)
+    const { headers, body } = await signedDelivery({
+      secret: SECRET,
+      event: buildConversionEvent(),
+    })
+    const response = await fetch(`${url}/hooks`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      body,
+      signal: AbortSignal.timeout(5000),
+    })
+    expect(response.status).toBe(200)
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
   it('answers other methods 405 when mounted with app.all', async () => {
     const app = express()
     app.all('/hooks', affiliateWebhook({ secret: SECRET, onConversion: () => {} }))

@@ -3,6 +3,7 @@ import { createReceiver, type ReceiverOptions } from '@affiliate-webhooks/core'
 import { handleNodeRequest, sendResult } from '@affiliate-webhooks/node'
 import type { RequestHandler } from 'express'
 
+/** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type ExpressWebhookOptions = ReceiverOptions
 
 const UNAVAILABLE_MESSAGE =

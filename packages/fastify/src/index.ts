@@ -6,11 +6,13 @@ import {
 } from '@affiliate-webhooks/core'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
+/** Options of the {@link affiliateWebhook} plugin: the receiver's, plus the route's path. */
 export interface FastifyWebhookOptions extends ReceiverOptions {
   /** The route the plugin adds, e.g. '/hooks' (under the register prefix, if any). */
   path: string
 }
 
+/** A Fastify route handler, as {@link affiliateWebhookHandler} returns it. */
 export type FastifyWebhookHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
 const UNAVAILABLE_MESSAGE =

@@ -1,6 +1,7 @@
 import type { ReceiveResult, Receiver, ReceiverOptions } from '@affiliate-webhooks/core'
 import { lazyReceiver } from './lazy-receiver.js'
 
+/** Options of both Next handlers: the receiver's (secret, handlers, store, limits). */
 export type NextWebhookOptions = ReceiverOptions
 
 /** An App Router route handler: `export const POST = affiliateWebhook(opts)`. */

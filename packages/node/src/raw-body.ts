@@ -37,7 +37,9 @@ export function readRawBody(
   if (kept !== undefined) {
     return kept.byteLength > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(kept)
   }
-  if (body !== undefined || req.readableEnded) {
+  // Judge by the stream, not by req.body: Express 4's json() sets req.body = {} on
+  // requests it skips (another Content-Type), leaving their bytes unread and intact.
+  if (req.readableDidRead || req.readableEnded) {
     return Promise.reject(
       new WebhookError('raw_body_unavailable', options.unavailableMessage ?? UNAVAILABLE_MESSAGE),
     )
