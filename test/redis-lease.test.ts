@@ -48,7 +48,8 @@ describe('redisStore lease expiry', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect((await receiver.receive(await input(event, 2))).outcome).toBe('processed')
     const doneTtlBefore = await client.pttl(`${tag}:done:${event.id}`)
-    expect(await client.get(`${tag}:wm`)).toBe('5000')
+    // The watermark is the ordering key: createdAt in µs, times two, +1 for updated.
+    expect(await client.get(`${tag}:wm`)).toBe(String(5_000 * 1000 * 2))
 
     // A newer event of the same conversion is handled before the slow attempt ends.
     const newer = buildConversionEvent({
@@ -61,7 +62,7 @@ describe('redisStore lease expiry', () => {
     releaseSlow()
     await slow
     expect(calls).toEqual([1, 2, 1])
-    expect(await client.get(`${tag}:wm`)).toBe('9000')
+    expect(await client.get(`${tag}:wm`)).toBe(String(9_000 * 1000 * 2 + 1))
     expect(await client.pttl(`${tag}:done:${event.id}`)).toBeLessThanOrEqual(doneTtlBefore)
     expect(await client.exists(`${tag}:lock`, `${tag}:lease:${event.id}`)).toBe(0)
     expect((await receiver.receive(await input(event, 3))).outcome).toBe('duplicate')

@@ -81,7 +81,7 @@ describe('three receiver processes sharing one Redis', () => {
     const processed = answers.filter((a) => a.outcome === 'processed').map((a) => a.eventId)
     expect(new Set(processed)).toEqual(new Set(handled))
     const statuses = new Set(answers.map((a) => a.status))
-    // The stream really exercised retries: flaky handlers (500) and in-flight duplicates (409).
+    // The stream really exercised retries (flaky handlers answered 500), stale and duplicate events.
     expect(statuses.has(500)).toBe(true)
     expect(answers.some((a) => a.outcome === 'stale')).toBe(true)
     expect(answers.some((a) => a.outcome === 'duplicate')).toBe(true)

@@ -28,6 +28,15 @@ function ids() {
   }
 }
 
+/** A begin() still pending or not, observable without waiting for it. */
+function track(result: BeginResult | Promise<BeginResult>) {
+  const state = { settled: false, promise: Promise.resolve(result) }
+  state.promise.then(() => {
+    state.settled = true
+  })
+  return state
+}
+
 function claimed(result: BeginResult): Claim {
   if (result.status !== 'claimed') throw new Error(`expected claimed, got ${result.status}`)
   return result.claim
@@ -189,15 +198,13 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const first = claimed(
         await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
       )
-      const second = store.begin({
-        eventId: id.event(),
-        conversionId,
-        createdAt: 1000,
-        leaseMs: LEASE,
-      })
+      const second = track(
+        store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+      )
       await sleep(50)
+      expect(second.settled).toBe(false)
       await store.release(first)
-      expect((await second).status).toBe('claimed')
+      expect((await second.promise).status).toBe('claimed')
     })
 
     it('gives up waiting after lockWaitMs with in_progress', async () => {
@@ -234,22 +241,20 @@ export function storeContract(name: string, factory: StoreFactory): void {
       expect(await store.commit(slow)).toBe(false)
       await store.release(slow)
       // Its release did not free the retry's lock: another event of the conversion still waits.
-      const other = store.begin({
-        eventId: id.event(),
-        conversionId,
-        createdAt: 2000,
-        leaseMs: LEASE,
-      })
+      const other = track(
+        store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
       await sleep(50)
+      expect(other.settled).toBe(false)
       expect(await store.commit(retry)).toBe(true)
-      expect((await other).status).toBe('claimed')
+      expect((await other.promise).status).toBe('claimed')
       expect(
         (await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE })).status,
       ).toBe('duplicate')
     })
 
     it('keeps a late commit after the retry committed from changing anything', async () => {
-      const store = await factory({})
+      const store = await factory({ lockWaitMs: 100 })
       const id = ids()
       const eventId = id.event()
       const conversionId = id.conversion()
@@ -261,7 +266,20 @@ export function storeContract(name: string, factory: StoreFactory): void {
         await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
       )
       expect(await store.commit(retry)).toBe(true)
+      // A newer event of the conversion now holds the lock...
+      claimed(
+        await store.begin({ eventId: id.event(), conversionId, createdAt: 5000, leaseMs: LEASE }),
+      )
+      // ...and the slow attempt's late commit and release leave it held.
       expect(await store.commit(slow)).toBe(false)
+      await store.release(slow)
+      const blocked = await store.begin({
+        eventId: id.event(),
+        conversionId,
+        createdAt: 9000,
+        leaseMs: LEASE,
+      })
+      expect(blocked.status).toBe('in_progress')
     })
 
     it('de-duplicates events without a conversion (webhook.test) and does not order them', async () => {

@@ -22,7 +22,10 @@ export {
   type BeginResult,
   type Claim,
   type EventStore,
+  type MaybePromise,
+  resolveStoreTimings,
   STORE_DEFAULTS,
+  type StoreTimings,
 } from './store.js'
 export {
   type AnyWebhookEvent,

@@ -5,25 +5,18 @@ import {
   type Claim,
   type EventStore,
   type MaybePromise,
-  STORE_DEFAULTS,
+  resolveStoreTimings,
+  type StoreTimings,
 } from './store.js'
 
 /** Options of {@link memoryStore}; every one has a default. */
-export interface MemoryStoreOptions {
+export interface MemoryStoreOptions extends StoreTimings {
   /** Most events remembered as done; the oldest are forgotten first. Default 100,000. */
-  maxEvents?: number
+  maxEvents?: number | undefined
   /** Most conversions whose watermark is kept. Default 100,000. */
-  maxConversions?: number
-  /** How long a handled event id is remembered, ms. Default 72 h. */
-  dedupeTtl?: number
-  /** How long a conversion's watermark is kept, ms. Default 90 days. */
-  orderingTtl?: number
-  /** How long one attempt holds its event when `begin` names no lease, ms. Default 30 s. */
-  leaseMs?: number
-  /** How long an event waits for another in-flight event of its conversion, ms. Default 2 s. */
-  lockWaitMs?: number
+  maxConversions?: number | undefined
   /** Clock in ms, for tests. Default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
 }
 
 interface Hold {
@@ -43,19 +36,19 @@ const IN_PROGRESS = { status: 'in_progress' } as const
  */
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
-  const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
-  const defaultLeaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
+  const timings = resolveStoreTimings(options, 'memoryStore')
+  const { lockWaitMs, leaseMs: defaultLeaseMs } = timings
   // An injected clock must be read on every check (ttlResolution 0); lru-cache's
   // own clock may be cached for a millisecond, which is cheaper.
   const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
   const done = new LRUCache<string, true>({
     max: options.maxEvents ?? 100_000,
-    ttl: options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl,
+    ttl: timings.dedupeTtl,
     ...timing,
   })
   const watermarks = new LRUCache<number, number>({
     max: options.maxConversions ?? 100_000,
-    ttl: options.orderingTtl ?? STORE_DEFAULTS.orderingTtl,
+    ttl: timings.orderingTtl,
     ...timing,
   })
   // Leases and locks live only as long as an attempt runs, so their count is
@@ -94,6 +87,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
       const wake = () => {
         clearTimeout(timer)
         set.delete(wake)
+        if (set.size === 0 && waiters.get(conversionId) === set) waiters.delete(conversionId)
         resolve()
       }
       const timer = setTimeout(wake, ms)

@@ -1,11 +1,15 @@
 import { WebhookError } from './errors.js'
-import { parseIsoTime } from './iso-time.js'
+import { isoTimeMicros } from './iso-time.js'
 import type { AnyWebhookEvent, Conversion } from './types.js'
 
 export interface ParsedEvent {
   event: AnyWebhookEvent
-  /** createdAt in milliseconds since the epoch; orders events of one conversion. */
-  createdAtMs: number
+  /**
+   * Where the event stands in its conversion's order: createdAt in microseconds,
+   * times two, plus one for conversion.updated. A created and an updated event
+   * stamped in the same microsecond then still order created first.
+   */
+  order: number
   /** The conversion id of conversion.created/updated; undefined for the rest. */
   conversionId: number | undefined
 }
@@ -73,15 +77,21 @@ export function parseEvent(text: string): ParsedEvent {
     throw invalid('id must be a string starting with evt_')
   }
   if (typeof type !== 'string' || type === '') throw invalid('type must be a non-empty string')
-  const createdAtMs = parseIsoTime(value.createdAt)
-  if (Number.isNaN(createdAtMs)) throw invalid('createdAt must be an ISO 8601 time')
-  if (!isObject(data)) throw invalid('data must be an object')
+  const createdAt = isoTimeMicros(value.createdAt)
+  if (Number.isNaN(createdAt)) throw invalid('createdAt must be an ISO 8601 time')
   let conversionId: number | undefined
   // Only the types the spec defines are ordered; a future type is de-duplicated
   // alone, so a shape we cannot know yet is never refused.
   if (type === 'conversion.created' || type === 'conversion.updated') {
+    if (!isObject(data)) throw invalid('data must be an object')
     checkConversion(data.conversion)
     conversionId = data.conversion.id
+  } else if (data === undefined || data === null) {
+    // The spec does not show webhook.test's data; a test event without it is still one.
+    value.data = {}
+  } else if (!isObject(data)) {
+    throw invalid('data must be an object')
   }
-  return { event: value as unknown as AnyWebhookEvent, createdAtMs, conversionId }
+  const order = createdAt * 2 + (type === 'conversion.updated' ? 1 : 0)
+  return { event: value as unknown as AnyWebhookEvent, order, conversionId }
 }

@@ -410,8 +410,68 @@ describe('createReceiver().receive', () => {
     }
   })
 
+  it('orders a created and an updated event stamped in the same instant: created first', async () => {
+    const { receiver, seen } = receiverWith()
+    const createdAt = at(30)
+    const created = buildConversionEvent({ createdAt, conversion: { id: 21, status: 'pending' } })
+    const updated = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt,
+      conversion: { id: 21, status: 'approved' },
+    })
+    expect((await receiver.receive(await input(created))).outcome).toBe('processed')
+    expect((await receiver.receive(await input(updated))).outcome).toBe('processed')
+    // The other way round, the created event is the older one.
+    const again = receiverWith()
+    expect((await again.receiver.receive(await input(updated))).outcome).toBe('processed')
+    expect((await again.receiver.receive(await input(created))).outcome).toBe('stale')
+    expect(seen.map((c) => c.status)).toEqual(['pending', 'approved'])
+  })
+
+  it('orders two updates less than a millisecond apart', async () => {
+    const { receiver, seen } = receiverWith()
+    const first = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: '2026-11-20T10:00:01.1231Z',
+      conversion: { id: 22, status: 'approved' },
+    })
+    const second = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: '2026-11-20T10:00:01.1239Z',
+      conversion: { id: 22, status: 'available' },
+    })
+    expect((await receiver.receive(await input(first))).outcome).toBe('processed')
+    expect((await receiver.receive(await input(second))).outcome).toBe('processed')
+    expect(seen.map((c) => c.status)).toEqual(['approved', 'available'])
+  })
+
+  it('keeps every error body under 500 characters, even with a long adapter message', () => {
+    const { receiver } = receiverWith()
+    const result = receiver.reject('raw_body_unavailable', 'x'.repeat(2000))
+    expect(result.body.length).toBeLessThan(500)
+    expect(JSON.parse(result.body).error.code).toBe('raw_body_unavailable')
+  })
+
+  it('refuses to start with no handler at all, which would ignore every event', () => {
+    expect(() => createReceiver({ secret: SECRET })).toThrow(/no handler/)
+    expect(() => createReceiver({ secret: SECRET, onConversions: () => {} } as never)).toThrow(
+      /no handler/,
+    )
+  })
+
+  it('refuses a lease that is not a whole number of milliseconds', () => {
+    expect(() => createReceiver({ secret: SECRET, onConversion() {}, leaseMs: 0 })).toThrow(
+      TypeError,
+    )
+    expect(() => createReceiver({ secret: SECRET, onConversion() {}, leaseMs: 1.5 })).toThrow(
+      TypeError,
+    )
+  })
+
   it('refuses to start without a secret, naming the variable', () => {
-    expect(() => createReceiver({ secret: undefined as never })).toThrow(/AFFILIATE_WEBHOOK_SECRET/)
-    expect(() => createReceiver({ secret: '' })).toThrow(TypeError)
+    expect(() =>
+      createReceiver({ secret: process.env.NO_SUCH_VARIABLE, onConversion() {} }),
+    ).toThrow(/AFFILIATE_WEBHOOK_SECRET/)
+    expect(() => createReceiver({ secret: '', onConversion() {} })).toThrow(TypeError)
   })
 })

@@ -6,6 +6,7 @@ import {
   type EventStore,
   isPromiseLike,
   type MaybePromise,
+  resolveStoreTimings,
 } from './store.js'
 import type {
   AnyWebhookEvent,
@@ -68,32 +69,34 @@ type Handler<E> = (event: E, ctx: HandlerContext) => unknown
 
 /** Handlers for the event types the spec defines. */
 export interface EventHandlers {
-  'conversion.created'?: Handler<ConversionCreatedEvent>
-  'conversion.updated'?: Handler<ConversionUpdatedEvent>
-  'webhook.test'?: Handler<WebhookTestEvent>
+  'conversion.created'?: Handler<ConversionCreatedEvent> | undefined
+  'conversion.updated'?: Handler<ConversionUpdatedEvent> | undefined
+  'webhook.test'?: Handler<WebhookTestEvent> | undefined
 }
 
 /** Options of {@link createReceiver} and of every adapter's `affiliateWebhook`. */
 export interface ReceiverOptions extends VerifyOptions {
   /** Called for conversion.created and conversion.updated unless `on` has that type. */
-  onConversion?: (conversion: Conversion, event: ConversionEvent, ctx: HandlerContext) => unknown
+  onConversion?:
+    | ((conversion: Conversion, event: ConversionEvent, ctx: HandlerContext) => unknown)
+    | undefined
   /** One handler per event type; wins over `onConversion` for its type. */
-  on?: EventHandlers
+  on?: EventHandlers | undefined
   /** Called for event types this version does not know; without it they are `ignored`. */
-  onUnknownEvent?: Handler<UnknownWebhookEvent>
+  onUnknownEvent?: Handler<UnknownWebhookEvent> | undefined
   /** De-duplication and ordering state. Default: a new {@link memoryStore}. */
-  store?: EventStore
+  store?: EventStore | undefined
   /**
    * How long one attempt holds its event before a retry may take over, ms.
    * Default: the store's own (30 s).
    */
-  leaseMs?: number
+  leaseMs?: number | undefined
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
-  onError?: (error: WebhookError, event: AnyWebhookEvent | undefined) => void
+  onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
   /** A delivery of an event already handled. Observes only. */
-  onDuplicate?: (event: AnyWebhookEvent, ctx: HandlerContext) => void
+  onDuplicate?: ((event: AnyWebhookEvent, ctx: HandlerContext) => void) | undefined
   /** An event older than one already handled for its conversion. Observes only. */
-  onStale?: (event: AnyWebhookEvent, ctx: HandlerContext) => void
+  onStale?: ((event: AnyWebhookEvent, ctx: HandlerContext) => void) | undefined
 }
 
 /** What {@link createReceiver} returns; adapters call it. */
@@ -101,7 +104,7 @@ export interface Receiver {
   /** Runs the whole pipeline for one delivery. Never rejects. */
   receive(input: DeliveryInput): Promise<ReceiveResult>
   /** The answer for a delivery an adapter refuses before the pipeline (405, 413 while reading...). */
-  reject(code: WebhookErrorCode, message?: string): ReceiveResult
+  reject(code: WebhookErrorCode, message?: string | undefined): ReceiveResult
   /** Adapters stop reading a body past this many bytes. */
   readonly maxBodyBytes: number
 }
@@ -135,6 +138,11 @@ const DEFAULT_MESSAGES: Partial<Record<WebhookErrorCode, string>> = {
   internal_error: 'The receiver failed unexpectedly; the delivery will be retried.',
 }
 
+/** Keeps every body inside the 500 characters the service stores; the code comes first. */
+const MAX_MESSAGE = 300
+const clip = (message: string) =>
+  message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message
+
 function errorResult(error: WebhookError, event?: AnyWebhookEvent): ReceiveResult {
   const headers: Record<string, string> = { ...JSON_HEADERS }
   if (error.code === 'method_not_allowed') headers.allow = 'POST'
@@ -142,7 +150,7 @@ function errorResult(error: WebhookError, event?: AnyWebhookEvent): ReceiveResul
   if (error.code === 'payload_too_large') headers.connection = 'close'
   const result: ReceiveResult = {
     status: error.status,
-    body: JSON.stringify({ error: { code: error.code, message: error.message } }),
+    body: JSON.stringify({ error: { code: error.code, message: clip(error.message) } }),
     headers,
     outcome: error.status === 409 ? 'in_progress' : error.status >= 500 ? 'failed' : 'rejected',
     error,
@@ -189,7 +197,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const settings = resolveVerifySettings(options, 'createReceiver')
   const store = options.store ?? memoryStore()
   const { leaseMs } = options
+  // Checked here, once: stores trust the lease the receiver hands them.
+  if (leaseMs !== undefined) resolveStoreTimings({ leaseMs }, 'createReceiver')
   const handlers = handlerTable(options)
+  if (handlers.size === 0 && options.onUnknownEvent === undefined) {
+    // Every event would be answered 200 ignored and lost: almost surely a typo.
+    throw new TypeError(
+      'createReceiver: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
+    )
+  }
   const { onUnknownEvent, onError, onDuplicate, onStale } = options
   const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
 
@@ -276,7 +292,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
 
   const afterVerify = (delivery: VerifiedDelivery): MaybePromise<ReceiveResult> => {
-    const { event, signedAt, attempt, createdAtMs, conversionId } = delivery
+    const { event, signedAt, attempt, order, conversionId } = delivery
     const handler =
       handlers.get(event.type) ??
       (known.has(event.type) ? undefined : (onUnknownEvent as AnyHandler | undefined))
@@ -284,7 +300,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
     let begun: MaybePromise<BeginResult>
     try {
-      begun = store.begin({ eventId: event.id, conversionId, createdAt: createdAtMs, leaseMs })
+      begun = store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs })
     } catch (cause) {
       return storeFailed(cause, event)
     }

@@ -39,7 +39,12 @@ export interface BeginInput {
   eventId: string
   /** Set for conversion events, which are ordered per conversion. */
   conversionId?: number | undefined
-  /** The event's createdAt, in milliseconds since the epoch. */
+  /**
+   * Where the event stands in its conversion's order; larger is newer. The
+   * receiver passes createdAt in microseconds since the epoch, times two, plus one
+   * for conversion.updated, so a created and an updated event stamped in the same
+   * instant still order. Stores only compare it.
+   */
   createdAt: number
   /** How long the claim holds before another attempt may take over. Default: the store's `leaseMs`. */
   leaseMs?: number | undefined
@@ -75,3 +80,70 @@ export const STORE_DEFAULTS = {
   /** How long an event waits for another event of the same conversion in flight. */
   lockWaitMs: 2_000,
 } as const
+
+/** Durations every store takes, in milliseconds. */
+export interface StoreTimings {
+  /** How long a handled event id is remembered. Default 72 h. */
+  dedupeTtl?: number | undefined
+  /** How long a conversion's watermark is kept. Default 90 days. */
+  orderingTtl?: number | undefined
+  /** How long one attempt holds its event when `begin` names no lease. Default 30 s. */
+  leaseMs?: number | undefined
+  /** How long an event waits for another in-flight event of its conversion. Default 2 s. */
+  lockWaitMs?: number | undefined
+}
+
+/** Longest delay a timer can wait (setTimeout's limit), ms. */
+const MAX_TIMER = 2 ** 31 - 1
+
+function duration(
+  caller: string,
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback
+  // Redis refuses a fractional or zero expiry on every call, which would turn into a 503 for
+  // every delivery; refusing it here, once, names the mistake instead.
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new TypeError(
+      `${caller}: \`${name}\` must be a whole number of milliseconds from 1 to ${max}; got ${value}`,
+    )
+  }
+  return value
+}
+
+/**
+ * Checks a store's durations once, at start-up, and fills in the defaults. For
+ * authors of other stores as well.
+ */
+export function resolveStoreTimings(
+  options: StoreTimings,
+  caller: string,
+): Required<{ [K in keyof StoreTimings]: number }> {
+  return {
+    dedupeTtl: duration(
+      caller,
+      'dedupeTtl',
+      options.dedupeTtl,
+      STORE_DEFAULTS.dedupeTtl,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    orderingTtl: duration(
+      caller,
+      'orderingTtl',
+      options.orderingTtl,
+      STORE_DEFAULTS.orderingTtl,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    leaseMs: duration(caller, 'leaseMs', options.leaseMs, STORE_DEFAULTS.leaseMs, MAX_TIMER),
+    lockWaitMs: duration(
+      caller,
+      'lockWaitMs',
+      options.lockWaitMs,
+      STORE_DEFAULTS.lockWaitMs,
+      MAX_TIMER,
+    ),
+  }
+}

@@ -177,7 +177,8 @@ describe('verifyEvent', () => {
     ['createdAt not a time', { ...buildTestEvent(), createdAt: 'yesterday' }],
     ['createdAt without zone', { ...buildTestEvent(), createdAt: '2026-11-20T10:00:00' }],
     ['createdAt impossible date', { ...buildTestEvent(), createdAt: '2026-13-45T10:00:00Z' }],
-    ['data missing', { ...buildTestEvent(), data: undefined }],
+    ['data a string', { ...buildTestEvent(), data: 'x' }],
+    ['conversion event without data', { ...buildConversionEvent(), data: undefined }],
     ['conversion missing', { ...buildConversionEvent(), data: {} }],
     ['conversion id a string', buildConversionEvent({ conversion: { id: '5' as never } })],
     ['conversion id fractional', buildConversionEvent({ conversion: { id: 5.5 } })],
@@ -212,6 +213,34 @@ describe('verifyEvent', () => {
         },
       },
     })
+  })
+
+  it('accepts a webhook.test without data, whose shape the spec does not show', async () => {
+    const { data: _data, ...bare } = buildTestEvent()
+    expect((await verify(await delivery(bare))).data).toEqual({})
+  })
+
+  it('refuses t at 300.4 s off a 300 s tolerance: the check does not round', async () => {
+    const d = await delivery(buildConversionEvent(), { timestamp: NOW })
+    const code = await codeOf(
+      verifyEvent({ ...d, secret: SECRET, now: () => (NOW + 300.4) * 1000 }),
+    )
+    expect(code).toBe('timestamp_outside_tolerance')
+  })
+
+  it('reads Service-Delivery-Attempt only when it is a plain number', async () => {
+    const { createReceiver } = await import('./receiver.js')
+    const attempts: (number | null)[] = []
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion: (_c, _e, ctx) => void attempts.push(ctx.attempt),
+    })
+    for (const [n, value] of ['3', '0x3', '1e0', ' 3 ', '0'].entries()) {
+      const d = await delivery(buildConversionEvent({ conversion: { id: 500 + n } }))
+      await receiver.receive({ ...d, headers: { ...d.headers, 'service-delivery-attempt': value } })
+    }
+    expect(attempts).toEqual([3, null, null, null, null])
   })
 
   it('passes occurredAt through as the network reported it', async () => {

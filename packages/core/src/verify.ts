@@ -26,14 +26,17 @@ export interface DeliveryInput {
 
 /** How to verify: the secret(s) and limits. Part of every receiver's options. */
 export interface VerifyOptions {
-  /** The endpoint's secret, `whsec_` prefix included; several while rotating. */
-  secret: string | readonly string[]
+  /**
+   * The endpoint's secret, `whsec_` prefix included; several while rotating.
+   * Typed to take `process.env.X` as it is: a missing secret throws at start-up.
+   */
+  secret: string | readonly string[] | undefined
   /** Largest accepted |now - t|, in seconds. Default 300 (the spec's five minutes). */
-  tolerance?: number
+  tolerance?: number | undefined
   /** Largest accepted body, in bytes. Default 1 MiB. */
-  maxBodyBytes?: number
+  maxBodyBytes?: number | undefined
   /** Clock in milliseconds, for tests. Default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
 }
 
 export interface VerifiedDelivery {
@@ -42,7 +45,8 @@ export interface VerifiedDelivery {
   signedAt: number
   /** `Service-Delivery-Attempt` (1 to 8), or null when absent or not a number. */
   attempt: number | null
-  createdAtMs: number
+  /** Where the event stands in its conversion's order (see ParsedEvent.order). */
+  order: number
   conversionId: number | undefined
 }
 
@@ -67,7 +71,13 @@ export function resolveVerifySettings(options: VerifyOptions, caller: string): V
   if (!(tolerance >= 0)) throw new TypeError(`${caller}: \`tolerance\` must be seconds >= 0`)
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   if (!(maxBodyBytes > 0)) throw new TypeError(`${caller}: \`maxBodyBytes\` must be > 0`)
-  return { secrets: secrets as string[], tolerance, maxBodyBytes, now: options.now ?? Date.now }
+  // A copy: a caller changing its array later must not skip the checks above.
+  return {
+    secrets: Object.freeze([...(secrets as string[])]),
+    tolerance,
+    maxBodyBytes,
+    now: options.now ?? Date.now,
+  }
 }
 
 function describe(value: unknown): string {
@@ -80,16 +90,18 @@ function describe(value: unknown): string {
 const isBytes = (value: unknown): value is Uint8Array =>
   ArrayBuffer.isView(value) && (value as Uint8Array).BYTES_PER_ELEMENT === 1
 
+const ATTEMPT = /^[1-9]\d{0,5}$/
+
 function parseAttempt(value: string | undefined): number | null {
-  if (value === undefined) return null
-  const attempt = Number(value)
-  return Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null
+  return value !== undefined && ATTEMPT.test(value) ? Number(value) : null
 }
 
 function checkTimestamp(signedAt: number, settings: VerifySettings): void {
-  const skew = Math.round(settings.now() / 1000 - signedAt)
+  const skew = settings.now() / 1000 - signedAt
+  // Compared unrounded: 300.4 s is outside a 300 s tolerance. Rounded for the message only.
   if (Math.abs(skew) > settings.tolerance) {
-    const when = skew > 0 ? `${skew} s in the past` : `${-skew} s in the future`
+    const seconds = Math.round(Math.abs(skew))
+    const when = skew > 0 ? `${seconds} s in the past` : `${seconds} s in the future`
     throw new WebhookError(
       'timestamp_outside_tolerance',
       `The signature was made ${when}; tolerance is ${settings.tolerance} s. Check this server's clock.`,
@@ -110,7 +122,7 @@ function finish(
     )
   }
   checkTimestamp(signedAt, settings)
-  const { event, createdAtMs, conversionId } = parseEvent(platform.utf8Decode(input.rawBody))
+  const { event, order, conversionId } = parseEvent(platform.utf8Decode(input.rawBody))
   const headerId = getHeader(input.headers, EVENT_ID_HEADER)
   // The body is signed and the header is not, so the body's id is the one we trust.
   if (headerId !== undefined && headerId.trim() !== event.id) {
@@ -120,7 +132,7 @@ function finish(
     )
   }
   const attempt = parseAttempt(getHeader(input.headers, ATTEMPT_HEADER))
-  return { event, signedAt, attempt, createdAtMs, conversionId }
+  return { event, signedAt, attempt, order, conversionId }
 }
 
 /**

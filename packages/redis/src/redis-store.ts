@@ -4,31 +4,24 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
-  STORE_DEFAULTS,
+  resolveStoreTimings,
+  type StoreTimings,
 } from '@affiliate-webhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { BEGIN, COMMIT, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}; only `client` is required. */
-export interface RedisStoreOptions {
+export interface RedisStoreOptions extends StoreTimings {
   /** An ioredis `Redis` or `Cluster`. The store never closes it. */
   client: Redis | Cluster
   /** Prefix of every key; no braces (they would change Cluster slots). Default `aw:`. */
-  prefix?: string
-  /** How long a handled event id is remembered, ms. Default 72 h. */
-  dedupeTtl?: number
-  /** How long a conversion's watermark is kept, ms. Default 90 days. */
-  orderingTtl?: number
-  /** How long one attempt holds its event when `begin` names no lease, ms. Default 30 s. */
-  leaseMs?: number
-  /** How long an event waits for another in-flight event of its conversion, ms. Default 2 s. */
-  lockWaitMs?: number
+  prefix?: string | undefined
   /**
    * Longest wait for one Redis round trip, ms, whatever the client's own settings.
    * Past it the operation fails and the receiver answers 503, well inside the
    * service's 10 s. Default 2000.
    */
-  operationTimeoutMs?: number
+  operationTimeoutMs?: number | undefined
 }
 
 /**
@@ -69,12 +62,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export function redisStore(options: RedisStoreOptions): EventStore {
   const { client } = options
   const prefix = options.prefix ?? 'aw:'
-  if (/[{}]/.test(prefix)) throw new TypeError('redisStore: `prefix` must not contain { or }')
-  const dedupeTtl = String(options.dedupeTtl ?? STORE_DEFAULTS.dedupeTtl)
-  const orderingTtl = String(options.orderingTtl ?? STORE_DEFAULTS.orderingTtl)
-  const defaultLeaseMs = options.leaseMs ?? STORE_DEFAULTS.leaseMs
-  const lockWaitMs = options.lockWaitMs ?? STORE_DEFAULTS.lockWaitMs
+  // A brace in either prefix would pin every key to one Cluster slot.
+  const clientPrefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix ?? ''
+  if (/[{}]/.test(prefix + clientPrefix)) {
+    throw new TypeError('redisStore: `prefix` (and the client\'s keyPrefix) must not contain { or }')
+  }
+  const timings = resolveStoreTimings(options, 'redisStore')
+  const dedupeTtl = String(timings.dedupeTtl)
+  const orderingTtl = String(timings.orderingTtl)
+  const { leaseMs: defaultLeaseMs, lockWaitMs } = timings
   const timeoutMs = options.operationTimeoutMs ?? 2000
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) {
+    throw new TypeError(`redisStore: \`operationTimeoutMs\` must be a whole number of milliseconds >= 1; got ${timeoutMs}`)
+  }
 
   const keys = (eventId: string, conversionId: number | undefined): string[] => {
     const tag =
