@@ -1,0 +1,92 @@
+/**
+ * One framework per process, serving its adapter on /hooks and the bare route on
+ * /bare side by side: `node --import tsx bench/http-servers.ts <framework>`.
+ * Prints `{"port":N}` once listening. The packages are the built ones, by name.
+ */
+import { once } from 'node:events'
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { affiliateWebhook as expressWebhook } from '@affiliate-webhooks/express'
+import { affiliateWebhook as fastifyWebhook } from '@affiliate-webhooks/fastify'
+import { affiliateWebhook as nodeWebhook } from '@affiliate-webhooks/node'
+import express5 from 'express'
+import express4 from 'express4'
+import Fastify from 'fastify'
+import { BARE_ANSWER, bareVerify, readBody, signatureOf } from './http-bare.js'
+
+const secret = process.env.BENCH_SECRET as string
+const rows = new Map<number, string>()
+const options = {
+  secret,
+  onConversion: (conversion: { id: number; status: string }) => {
+    rows.set(conversion.id, conversion.status)
+  },
+}
+
+/** CPU time of this process so far, µs: the bench divides its growth by the requests served. */
+const cpu = () => {
+  const { user, system } = process.cpuUsage()
+  return JSON.stringify({ cpu: user + system })
+}
+
+const bareNode: RequestListener = (req, res) => {
+  readBody(req).then((body) => {
+    const ok = bareVerify(secret, signatureOf(req.headers), body)
+    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end(BARE_ANSWER)
+  })
+}
+
+async function listen(listener: RequestListener): Promise<number> {
+  const server = createServer(listener)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return (server.address() as AddressInfo).port
+}
+
+function expressApp(createApp: typeof express5): RequestListener {
+  const app = createApp()
+  app.post('/hooks', expressWebhook(options))
+  app.post('/bare', (req, res) => bareNode(req, res))
+  app.get('/cpu', (_req, res) => {
+    res.end(cpu())
+  })
+  return app
+}
+
+const servers: Record<string, () => Promise<number>> = {
+  node: () => {
+    const hooks = nodeWebhook({ ...options, path: '/hooks' })
+    return listen((req, res) =>
+      hooks(req, res, () => {
+        if (req.url === '/cpu') res.end(cpu())
+        else bareNode(req, res)
+      }),
+    )
+  },
+  'express 4': () => listen(expressApp(express4 as unknown as typeof express5)),
+  'express 5': () => listen(expressApp(express5)),
+  fastify: async () => {
+    const app = Fastify()
+    await app.register(fastifyWebhook, { ...options, path: '/hooks' })
+    // The bare route gets what the plugin gets: the raw bytes as a Buffer.
+    await app.register(async (bare) => {
+      bare.removeAllContentTypeParsers()
+      bare.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+      bare.post('/bare', async (request, reply) => {
+        const ok = bareVerify(secret, signatureOf(request.headers), request.body as Buffer)
+        reply
+          .code(ok ? 200 : 401)
+          .header('content-type', 'application/json')
+          .send(BARE_ANSWER)
+      })
+    })
+    app.get('/cpu', async (_request, reply) => reply.type('application/json').send(cpu()))
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return (app.server.address() as AddressInfo).port
+  },
+}
+
+const framework = process.argv[2] ?? ''
+const start = servers[framework]
+if (start === undefined) throw new Error(`unknown framework ${framework}`)
+console.log(JSON.stringify({ port: await start() }))
