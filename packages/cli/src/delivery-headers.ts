@@ -2,6 +2,7 @@ import { signPayload } from '@affiliate-webhooks/core/testing'
 
 export const USER_AGENT = 'affiliate-webhooks-cli/0.1'
 
+/** What {@link deliveryHeaders} signs and sends. */
 export interface DeliveryHeadersOptions {
   secret: string
   /** The exact body. */

@@ -27,6 +27,7 @@ export type DiagnosisCode =
   | 'event_id_mismatch'
   | 'wrong_secret'
 
+/** A captured delivery to check, as {@link diagnoseSignature} takes it. */
 export interface DiagnoseOptions {
   /** The `Service-Signature` value as captured. */
   header: string | undefined
@@ -41,6 +42,7 @@ export interface DiagnoseOptions {
   eventId?: string
 }
 
+/** The answer of {@link diagnoseSignature}: verifies or not, and the likely reason. */
 export interface Diagnosis {
   verified: boolean
   /** The main reason; `verified` when it verifies. */

@@ -1,4 +1,3 @@
-export { main } from './commands/main.js'
 export { type DeliveryHeadersOptions, deliveryHeaders } from './delivery-headers.js'
 export {
   ANSWER_TIMEOUT_MS,

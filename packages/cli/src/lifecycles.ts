@@ -10,6 +10,7 @@ export const LIFECYCLE: readonly ConversionStatus[] = [
   'ready_for_payout',
 ]
 
+/** How many conversion lifecycles {@link planLifecycles} makes, and when they start. */
 export interface PlanLifecyclesOptions {
   conversions: number
   random: () => number

@@ -9,6 +9,7 @@ import {
   type SimulatorStats,
 } from './simulator.js'
 
+/** A run of conversion lifecycles: the simulator's options plus the stream's shape. */
 export interface SimulationOptions
   extends Omit<DeliverySimulatorOptions, 'onDeliveryChange' | 'onEndpointChange'> {
   /** Conversion lifecycles to run. */
@@ -36,6 +37,7 @@ export interface SimulationOptions
   signal?: AbortSignal
 }
 
+/** What `onProgress` gets while a run lasts: the simulator's counters and the planned total. */
 export interface SimulationProgress extends SimulatorStats {
   /** Events the run will emit in all. */
   plannedEvents: number
@@ -49,6 +51,7 @@ export interface ExpectedConversion {
   createdAt: string
 }
 
+/** Everything a finished (or stopped) run did, for a summary, a test or a script. */
 export interface SimulationReport {
   /** The URL, or `(several)` when a function picked one per attempt. */
   url: string
@@ -132,14 +135,18 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   let heldBack = 0
   const schedule: { planned: PlannedEvent; notBefore: number | undefined }[] = []
   for (const plan of plans) {
-    for (const [step, planned] of plan.entries()) {
+    // Newest first, so a held event is released after its successor's own release:
+    // it then goes out at least one batch after the next event of its conversion.
+    const released: (number | undefined)[] = []
+    for (let step = plan.length - 1; step >= 0; step--) {
+      const planned = plan[step] as PlannedEvent
       const next = plan[step + 1]
       let notBefore: number | undefined
-      // Held until a batch after the next event of the same conversion occurred.
       if (next !== undefined && random() < reorder) {
-        notBefore = next.at + batchInterval * (1 + random())
+        notBefore = (released[step + 1] ?? next.at) + batchInterval * (1 + random())
         heldBack++
       }
+      released[step] = notBefore
       if (random() < duplicates) replayAfterSuccess.add(planned.event.id)
       schedule.push({ planned, notBefore })
     }

@@ -11,6 +11,7 @@ import {
 import { type AttemptResult, createAgents, sendAttempt } from './send-attempt.js'
 import { SimulatorError } from './simulator-error.js'
 
+/** Where and how {@link createDeliverySimulator} delivers. */
 export interface DeliverySimulatorOptions {
   /** The receiver, or a function that picks one per attempt (a load balancer, in tests). */
   url: string | (() => string)
@@ -61,10 +62,13 @@ export interface AttemptRecord extends AttemptResult {
   dueAt: number
   /** Service time of the batch that sent it (batches go out every minute). */
   batchAt: number
+  /** 1 for the first attempt the simulator sent, 2 for the next, across all deliveries. */
+  sequence: number
   /** The `Service-Signature` sent. */
   signature: string
 }
 
+/** One delivery of one event, as the service's delivery history shows it. */
 export interface Delivery {
   readonly id: string
   readonly eventId: string
@@ -83,6 +87,7 @@ export interface Delivery {
   readonly failedBecause: 'attempts_exhausted' | 'endpoint_disabled' | undefined
 }
 
+/** The endpoint as the service sees it: active or disabled, and its failure streak. */
 export interface EndpointState {
   status: EndpointStatus
   /** Failed attempts in a row across all deliveries. */
@@ -93,6 +98,7 @@ export interface EndpointState {
   lastDeliveryAt: number | null
 }
 
+/** Counters of a simulator so far: deliveries by status, attempts, answers, the endpoint. */
 export interface SimulatorStats {
   /** Events that occurred (emitted or enqueued). */
   events: number
@@ -115,16 +121,19 @@ export interface SimulatorStats {
   realElapsedMs: number
 }
 
+/** Options of {@link DeliverySimulator.enqueue} and {@link DeliverySimulator.replay}. */
 export interface EnqueueOptions {
   /** Earliest service time of the first attempt (holding an event back reorders it). */
   notBefore?: number
 }
 
+/** Options of {@link DeliverySimulator.emit}: when the event occurs. */
 export interface EmitOptions extends EnqueueOptions {
   /** Service time the event occurs, epoch ms. Default now. */
   at?: number
 }
 
+/** The sender side of the service, made by {@link createDeliverySimulator}. */
 export interface DeliverySimulator {
   /** Service time now, epoch ms. */
   now(): number
@@ -238,6 +247,7 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
   const ready: DeliveryState[] = []
   const upcoming: Upcoming[] = []
   let inFlight = 0
+  let sent = 0
   let closed = false
   let timer: NodeJS.Timeout | undefined
   let timerAt = Number.POSITIVE_INFINITY
@@ -392,6 +402,7 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
     const number = delivery.made
     const dueAt = delivery.nextAttemptAt as number
     const at = now()
+    const sequence = ++sent
     const url = pickUrl()
     // Signed at the moment of sending, so a retry carries a fresh timestamp.
     const headers = await deliveryHeaders({
@@ -418,6 +429,7 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
       at,
       dueAt,
       batchAt: delivery.batchAt,
+      sequence,
       signature,
       ...result,
     }
