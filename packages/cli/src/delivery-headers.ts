@@ -4,6 +4,7 @@ export const USER_AGENT = 'affiliate-webhooks-cli/0.1'
 
 /** What {@link deliveryHeaders} signs and sends. */
 export interface DeliveryHeadersOptions {
+  /** The endpoint secret, `whsec_` prefix included. */
   secret: string
   /** The exact body. */
   body: string | Uint8Array

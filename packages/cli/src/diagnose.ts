@@ -33,6 +33,7 @@ export interface DiagnoseOptions {
   header: string | undefined
   /** The body exactly as captured. */
   body: Uint8Array
+  /** The endpoint secret to check with, `whsec_` prefix included. */
   secret: string
   /** Seconds. Default 300, the spec's five minutes. */
   tolerance?: number
@@ -44,6 +45,7 @@ export interface DiagnoseOptions {
 
 /** The answer of {@link diagnoseSignature}: verifies or not, and the likely reason. */
 export interface Diagnosis {
+  /** True when a receiver with this secret would accept the delivery now. */
   verified: boolean
   /** The main reason; `verified` when it verifies. */
   code: DiagnosisCode
@@ -57,6 +59,7 @@ export interface Diagnosis {
   signedAt?: number
   /** now - t, seconds: positive when the signature is older than now. */
   ageSeconds?: number
+  /** The tolerance checked against, seconds. */
   tolerance: number
   event?: { id: string; type: string }
 }

@@ -12,7 +12,9 @@ export const LIFECYCLE: readonly ConversionStatus[] = [
 
 /** How many conversion lifecycles {@link planLifecycles} makes, and when they start. */
 export interface PlanLifecyclesOptions {
+  /** How many conversions. */
   conversions: number
+  /** Source of every random choice, in [0, 1): {@link seededRandom} to repeat a plan. */
   random: () => number
   /** Service time the first conversion may start, epoch ms. */
   startAt: number
@@ -28,7 +30,9 @@ export interface PlanLifecyclesOptions {
 
 /** One event of a plan: what occurs, and when (service time). */
 export interface PlannedEvent {
+  /** The event, its createdAt being `at`. */
   event: ConversionEvent
+  /** Service time it occurs, epoch ms. */
   at: number
 }
 

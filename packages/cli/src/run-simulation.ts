@@ -45,9 +45,13 @@ export interface SimulationProgress extends SimulatorStats {
 
 /** The last event of a conversion: the status a receiver must end with. */
 export interface ExpectedConversion {
+  /** The conversion's id. */
   conversionId: number
+  /** Status of its newest event. */
   status: string
+  /** Id of its newest event. */
   eventId: string
+  /** createdAt of its newest event. */
   createdAt: string
 }
 
@@ -55,6 +59,7 @@ export interface ExpectedConversion {
 export interface SimulationReport {
   /** The URL, or `(several)` when a function picked one per attempt. */
   url: string
+  /** What the run was asked to do, the seed included, so it can be repeated. */
   settings: {
     conversions: number
     duplicates: number
@@ -65,16 +70,21 @@ export interface SimulationReport {
     disableAfterFailures: number
     seed: number
   }
+  /** The simulator's counters at the end. */
   stats: SimulatorStats
   /** Events held back to arrive after a newer one of their conversion. */
   heldBack: number
   /** Every event, in the order they occurred. */
   events: ConversionEvent[]
+  /** Per conversion, the newest event: the status a receiver must end with. */
   expected: ExpectedConversion[]
+  /** Every delivery with its attempts. */
   deliveries: readonly Delivery[]
+  /** The deliveries that ended failed. */
   failed: readonly Delivery[]
   /** Every delivery succeeded, every event was queued and the endpoint stayed active. */
   ok: boolean
+  /** Stopped by the signal before every delivery ended. */
   aborted: boolean
 }
 

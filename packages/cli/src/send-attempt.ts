@@ -5,7 +5,9 @@ import { ANSWER_TIMEOUT_MS, RESPONSE_BODY_CHARS } from './delivery-rules.js'
 
 /** One HTTP attempt of a delivery. */
 export interface AttemptRequest {
+  /** http:// or https:// URL of the receiver. */
   url: string
+  /** Request headers, e.g. from `deliveryHeaders`. */
   headers: Readonly<Record<string, string>>
   body: string | Uint8Array
   /** Real ms before the attempt counts as timed out. Default 10 000 (the spec's limit). */
@@ -26,9 +28,11 @@ export interface AttemptResult {
   errorMessage?: string
   /** `timeout` or `connection_error` when there was no answer. */
   errorKind?: 'timeout' | 'connection_error'
+  /** Real time from sending to the last byte of the answer (or the failure), ms. */
   durationMs: number
 }
 
+/** Keep-alive connection pools for http and https. */
 export interface Agents {
   http: HttpAgent
   https: HttpsAgent

@@ -49,12 +49,15 @@ export interface DeliverySimulatorOptions {
 
 /** One attempt in the delivery history. */
 export interface AttemptRecord extends AttemptResult {
+  /** The delivery it belongs to. */
   deliveryId: string
+  /** `Service-Event-Id`: the body's id. */
   eventId: string
   /** `Service-Delivery-Attempt`: 1 to 8, starting at 1 again on a replay. */
   attempt: number
   /** 0 for the first set of attempts, n for the n-th replay. */
   round: number
+  /** Where it was sent. */
   url: string
   /** Service time the attempt was sent, epoch ms. */
   at: number
@@ -70,16 +73,21 @@ export interface AttemptRecord extends AttemptResult {
 
 /** One delivery of one event, as the service's delivery history shows it. */
 export interface Delivery {
+  /** `dlv_...`, the deliveryId of the service's paths. */
   readonly id: string
+  /** The event's id, the same on every attempt and replay. */
   readonly eventId: string
+  /** The event's type. */
   readonly eventType: string
   /** `data.conversion.id` of a conversion event. */
   readonly conversionId: number | undefined
   /** The exact body sent on every attempt. */
   readonly body: string
+  /** pending, retrying, succeeded or failed. */
   readonly status: DeliveryStatus
   /** Every attempt, replays included, oldest first. */
   readonly attempts: readonly AttemptRecord[]
+  /** How many times it was replayed. */
   readonly replays: number
   /** Service time of the next attempt while pending or retrying. */
   readonly nextAttemptAt: number | undefined
@@ -89,6 +97,7 @@ export interface Delivery {
 
 /** The endpoint as the service sees it: active or disabled, and its failure streak. */
 export interface EndpointState {
+  /** active or disabled. */
   status: EndpointStatus
   /** Failed attempts in a row across all deliveries. */
   consecutiveFailures: number
@@ -106,18 +115,23 @@ export interface SimulatorStats {
   upcoming: number
   /** Events that occurred while the endpoint was disabled, so were never queued. */
   notQueued: number
+  /** Deliveries by status. */
   deliveries: Record<DeliveryStatus, number> & { total: number }
+  /** Attempts made, and how they ended. */
   attempts: { total: number; succeeded: number; failed: number }
   /** Attempts in flight now. */
   inFlight: number
+  /** Replays requested. */
   replays: number
   /** Per attempt: the HTTP status, or `timeout` / `connection_error` when there was no answer. */
   statusCodes: Record<string, number>
   /** Per answered attempt: the receiver's `outcome` or `error.code`, when its answer says. */
   outcomes: Record<string, number>
+  /** The endpoint now. */
   endpoint: EndpointState
   /** Service time since the start, ms. */
   serviceElapsedMs: number
+  /** Real time since the start, ms. */
   realElapsedMs: number
 }
 
@@ -137,7 +151,9 @@ export interface EmitOptions extends EnqueueOptions {
 export interface DeliverySimulator {
   /** Service time now, epoch ms. */
   now(): number
+  /** Service ms per real ms. */
   readonly timeScale: number
+  /** The endpoint's state, live. */
   readonly endpoint: Readonly<EndpointState>
   /**
    * The event occurs now: the service queues a delivery, which goes out with the
@@ -155,8 +171,11 @@ export interface DeliverySimulator {
   disable(): void
   /** PATCH status `active`: deliveries resume, consecutiveFailures back to 0. */
   enable(): void
+  /** One delivery by id. */
   get(deliveryId: string): Delivery | undefined
+  /** Every delivery so far, in the order they were queued. */
   deliveries(): readonly Delivery[]
+  /** Counters so far. */
   stats(): SimulatorStats
   /** Resolves once no event is upcoming, no delivery is pending or retrying, and nothing is in flight. */
   idle(): Promise<void>
@@ -389,6 +408,7 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
         (error: unknown) => {
           // Only a throwing callback gets here; keep the simulator consistent and report it.
           inFlight--
+          checkIdle()
           process.nextTick(() => {
             throw error
           })

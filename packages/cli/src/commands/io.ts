@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 /** What a command may touch: streams and environment, so tests can run it in-process. */
 export interface Io {
   stdout: { write(text: string): unknown; isTTY?: boolean }
-  stderr: { write(text: string): unknown; isTTY?: boolean }
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number }
   stdin: AsyncIterable<Uint8Array | string> & { isTTY?: boolean }
   env: Readonly<Record<string, string | undefined>>
   /** Fires on Ctrl-C while a long command runs. */

@@ -61,7 +61,9 @@ function progressWriter(io: Io) {
   if (io.stderr.isTTY) {
     return {
       intervalMs: 100,
-      write: (line: string) => io.stderr.write(`\r${line}\x1b[K`),
+      // Cut to the terminal's width: a wrapped line cannot be rewritten in place.
+      write: (line: string) =>
+        io.stderr.write(`\r${line.slice(0, (io.stderr.columns ?? 200) - 1)}\x1b[K`),
       end: () => io.stderr.write('\n'),
     }
   }
