@@ -494,7 +494,7 @@ describe('simulate', () => {
       '--quiet',
     ])
     expect(result.code).toBe(1)
-    expect(result.stdout).toMatch(/^endpoint +DISABLED: 20 failed attempts in a row/m)
+    expect(result.stdout).toMatch(/^endpoint +DISABLED after 20 failed attempts in a row/m)
     expect(result.stdout).toMatch(/^status codes +404 x \d+/m)
     expect(result.stdout).toMatch(/Failed deliveries:/)
   })

@@ -52,7 +52,7 @@ export function formatSummary(report: SimulationReport): string {
   const { deliveries, attempts, endpoint } = stats
   const endpointText =
     endpoint.status === 'disabled'
-      ? `DISABLED: ${settings.disableAfterFailures} failed attempts in a row (${endpoint.consecutiveFailures} by the end)`
+      ? `DISABLED after ${settings.disableAfterFailures} failed attempts in a row${endpoint.consecutiveFailures > settings.disableAfterFailures ? ` (${endpoint.consecutiveFailures} by the end)` : ''}`
       : `active, never disabled (${endpoint.consecutiveFailures} failed attempts in a row at the end)`
   const rows: [string, string][] = [
     [
@@ -91,13 +91,17 @@ export function formatSummary(report: SimulationReport): string {
       const last = delivery.attempts.at(-1)
       const answer = last
         ? (last.errorMessage ?? `${last.responseStatus} ${last.responseBody ?? ''}`)
-        : ''
+        : '-'
+      const count = delivery.attempts.length
+      const disabled = delivery.failedBecause === 'endpoint_disabled'
       const because =
-        delivery.failedBecause === 'endpoint_disabled'
-          ? 'endpoint disabled'
-          : `${delivery.attempts.length} attempts`
+        count === 0
+          ? 'never sent: the endpoint was disabled'
+          : `${count} attempt${count === 1 ? '' : 's'}${disabled ? ', then the endpoint was disabled' : ''}`
+      // One line each: an HTML error page would otherwise fill the screen.
+      const oneLine = answer.replace(/\s+/g, ' ').trim()
       lines.push(
-        `  ${delivery.id} ${delivery.eventId} ${delivery.eventType} (${because}) last: ${answer.slice(0, 120)}`,
+        `  ${delivery.id} ${delivery.eventType} ${delivery.eventId} (${because}); last answer: ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
       )
     }
     if (report.failed.length > 10) lines.push(`  ... and ${report.failed.length - 10} more`)
