@@ -282,6 +282,43 @@ describe('send', () => {
     expect(table.get(5151)?.status).toBe('available')
   })
 
+  it('sends a body file byte for byte, signed over those bytes', async () => {
+    const bytes = new Uint8Array([
+      0xef,
+      0xbb,
+      0xbf,
+      ...new TextEncoder().encode('{"id":"evt_bom","x":"\u00e9"}\n'),
+    ])
+    let received: Buffer | undefined
+    let signature = ''
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (chunk: Buffer) => chunks.push(chunk))
+      req.on('end', () => {
+        received = Buffer.concat(chunks)
+        signature = String(req.headers['service-signature'])
+        res.writeHead(204).end()
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    const result = await cli([
+      'send',
+      '--url',
+      `http://127.0.0.1:${port}/`,
+      '--secret',
+      SECRET,
+      '--body',
+      file('bom.json', bytes),
+    ])
+    server.close()
+    expect(result.code).toBe(0)
+    expect(new Uint8Array(received ?? [])).toEqual(bytes)
+    const t = Number(/t=(\d+)/.exec(signature)?.[1])
+    expect(signature).toBe(await signPayload({ secret: SECRET, payload: bytes, timestamp: t }))
+  })
+
   it('exits 1 on an answer that is not 2xx, and shows it', async () => {
     const result = await cli(['send', '--url', receiverUrl, '--secret', 'whsec_not_this_one'])
     expect(result.code).toBe(1)

@@ -7,8 +7,15 @@ main(process.argv.slice(2), {
   stdin: process.stdin,
   env: process.env,
   onInterrupt(listener) {
-    process.on('SIGINT', listener)
-    return () => process.off('SIGINT', listener)
+    // The first Ctrl-C stops the run and prints the summary; a second one does not wait.
+    let count = 0
+    const onSigint = () => {
+      count++
+      if (count > 1) process.exit(130)
+      listener()
+    }
+    process.on('SIGINT', onSigint)
+    return () => process.off('SIGINT', onSigint)
   },
 }).then(
   (code) => {

@@ -122,12 +122,12 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
         '--body sends a body as is; leave out --type, --status and --conversion-id',
       )
     }
-    const body =
-      bodyPath === undefined
-        ? buildBody(values, io)
-        : new TextDecoder().decode(await readBody(bodyPath, io))
+    // A body file is sent byte for byte, BOM or odd encoding included.
+    const body: string | Uint8Array =
+      bodyPath === undefined ? buildBody(values, io) : await readBody(bodyPath, io)
     checkSecretShape(secret, io)
-    const event = describeEvent(body)
+    const text = typeof body === 'string' ? body : new TextDecoder().decode(body)
+    const event = describeEvent(text)
     const headers = await deliveryHeaders({
       secret,
       body,
@@ -137,7 +137,7 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
     })
     const result = await sendAttempt({ url, headers, body, timeoutMs })
     if (values.json) {
-      writeJson(io, { url, ...event, attempt, request: { headers, body }, ...result })
+      writeJson(io, { url, ...event, attempt, request: { headers, body: text }, ...result })
     } else {
       const what = event.eventType
         ? `${event.eventType} ${event.eventId}${event.conversionId === undefined ? '' : ` (conversion ${event.conversionId})`}`
