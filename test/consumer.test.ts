@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runInNewContext } from 'node:vm'
 import { promisify } from 'node:util'
+import { runInNewContext } from 'node:vm'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -36,7 +36,17 @@ async function project(name: string, type: 'module' | 'commonjs', tarballs: stri
   // Offline: every registry package is already in npm's cache from `npm ci`.
   await run(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs, 'express@^5', '@types/express@^5', '@types/node@^20'],
+    [
+      'install',
+      '--offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      ...tarballs,
+      'express@^5',
+      '@types/express@^5',
+      '@types/node@^20',
+    ],
     { cwd: dir },
   )
   return dir
@@ -162,7 +172,9 @@ affiliateWebhook({
 `,
       )
       writeFileSync(join(esm, `tsconfig.wrong.${resolution}.json`), config(['wrong.ts']))
-      const failure = await run('node', [tsc, '-p', `tsconfig.wrong.${resolution}.json`], { cwd: esm }).then(
+      const failure = await run('node', [tsc, '-p', `tsconfig.wrong.${resolution}.json`], {
+        cwd: esm,
+      }).then(
         () => '',
         (error: { stdout: string }) => error.stdout,
       )
