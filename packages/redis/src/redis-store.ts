@@ -65,7 +65,7 @@ export function redisStore(options: RedisStoreOptions): EventStore {
   // A brace in either prefix would pin every key to one Cluster slot.
   const clientPrefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix ?? ''
   if (/[{}]/.test(prefix + clientPrefix)) {
-    throw new TypeError('redisStore: `prefix` (and the client\'s keyPrefix) must not contain { or }')
+    throw new TypeError("redisStore: `prefix` (and the client's keyPrefix) must not contain { or }")
   }
   const timings = resolveStoreTimings(options, 'redisStore')
   const dedupeTtl = String(timings.dedupeTtl)
@@ -73,7 +73,9 @@ export function redisStore(options: RedisStoreOptions): EventStore {
   const { leaseMs: defaultLeaseMs, lockWaitMs } = timings
   const timeoutMs = options.operationTimeoutMs ?? 2000
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) {
-    throw new TypeError(`redisStore: \`operationTimeoutMs\` must be a whole number of milliseconds >= 1; got ${timeoutMs}`)
+    throw new TypeError(
+      `redisStore: \`operationTimeoutMs\` must be a whole number of milliseconds >= 1; got ${timeoutMs}`,
+    )
   }
 
   const keys = (eventId: string, conversionId: number | undefined): string[] => {
