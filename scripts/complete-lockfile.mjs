@@ -24,13 +24,25 @@ function resolves(from, name) {
 // These packages are named after the platform they are built for
 // (@biomejs/cli-darwin-arm64, @rollup/rollup-linux-arm-musleabihf,
 // @next/swc-win32-x64-msvc...), which is also what their own os/cpu/libc say.
-const OS = ['aix', 'android', 'darwin', 'freebsd', 'linux', 'netbsd', 'openbsd', 'openharmony', 'sunos', 'win32']
+const OS = [
+  'aix',
+  'android',
+  'darwin',
+  'freebsd',
+  'linux',
+  'netbsd',
+  'openbsd',
+  'openharmony',
+  'sunos',
+  'win32',
+]
 const CPU = ['arm64', 'arm', 'ia32', 'loong64', 'mips64el', 'ppc64', 'riscv64', 's390x', 'x64']
 function platformOf(name) {
   const parts = name.split('/').pop().split('-')
   const os = parts.find((part) => OS.includes(part))
   const cpu = parts.find((part) => CPU.includes(part))
-  if (!os || !cpu) throw new Error(`complete-lockfile: cannot tell the platform of ${name}; add it by hand`)
+  if (!os || !cpu)
+    throw new Error(`complete-lockfile: cannot tell the platform of ${name}; add it by hand`)
   const libc = parts.some((part) => part.startsWith('musl'))
     ? 'musl'
     : os === 'linux' && parts.some((part) => part.startsWith('gnu'))

@@ -26,7 +26,7 @@ export default defineConfig([
     target: 'node20',
     dts: true,
     clean: true,
-    sourcemap: true,
+    sourcemap: false,
     removeNodeProtocol: false,
   },
   {
@@ -36,7 +36,7 @@ export default defineConfig([
     platform: 'neutral',
     target: 'es2022',
     clean: true,
-    sourcemap: true,
+    sourcemap: false,
     removeNodeProtocol: false,
     esbuildPlugins: [webPlatform],
   },
