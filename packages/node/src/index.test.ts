@@ -182,6 +182,35 @@ describe('@affiliate-webhooks/node affiliateWebhook', () => {
     expect(onConversion).not.toHaveBeenCalled()
   })
 
+  it('settles, without answering, for a client gone before the handler ran', async () => {
+    const { readRawBody } = await import('./raw-body.js')
+    const outcome = new Promise<string>((resolve) => {
+      const server = createServer((req) => {
+        // A slow middleware in front: the client disconnects meanwhile.
+        req.socket.destroy()
+        setTimeout(() => {
+          readRawBody(req, 1024).then(
+            () => resolve('resolved'),
+            () => resolve('rejected'),
+          )
+        }, 50)
+      })
+      servers.push(server)
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          headers: { 'content-length': '100' },
+        })
+        req.on('error', () => {})
+        req.write('{"partial":')
+      })
+    })
+    expect(await outcome).toBe('rejected')
+  })
+
   it('survives a client that disconnects mid-body', async () => {
     const { url, onConversion } = await start()
     const { port } = new URL(url)

@@ -46,6 +46,9 @@ export function readRawBody(
   }
   const declared = Number(req.headers['content-length'])
   if (declared > limit) return Promise.reject(tooLarge(limit))
+  // The client went away before we started (a slow middleware in front): no
+  // 'end' or 'close' will come any more, so waiting would never settle.
+  if (req.destroyed) return Promise.reject(new Error('request closed before its body was read'))
 
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -54,7 +57,7 @@ export function readRawBody(
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
-      req.off('aborted', onError)
+      req.off('close', onClose)
     }
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength
@@ -71,13 +74,17 @@ export function readRawBody(
       cleanup()
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
     }
-    const onError = (error?: unknown) => {
+    const onError = (error: unknown) => {
       cleanup()
-      reject(error ?? new Error('request aborted'))
+      reject(error)
+    }
+    // 'close' before 'end': the client disconnected mid-body.
+    const onClose = () => {
+      if (!req.readableEnded) onError(new Error('request closed before its body was read'))
     }
     req.on('data', onData)
     req.on('end', onEnd)
     req.on('error', onError)
-    req.on('aborted', onError)
+    req.on('close', onClose)
   })
 }
