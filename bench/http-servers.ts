@@ -1,11 +1,14 @@
 /**
- * One framework per process, serving its adapter on /hooks and the bare route on
- * /bare side by side: `node --import tsx bench/http-servers.ts <framework>`.
+ * One framework per process, serving side by side its adapter on /hooks, the bare
+ * route on /bare, and on /core the bare route handing its bytes to the core's
+ * receive() (what the adapter costs beyond the core is /hooks minus /core):
+ * `node --import tsx bench/http-servers.ts <framework>`.
  * Prints `{"port":N}` once listening. The packages are the built ones, by name.
  */
 import { once } from 'node:events'
 import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { createReceiver } from '@affiliate-webhooks/core'
 import { affiliateWebhook as expressWebhook } from '@affiliate-webhooks/express'
 import { affiliateWebhook as fastifyWebhook } from '@affiliate-webhooks/fastify'
 import { affiliateWebhook as nodeWebhook } from '@affiliate-webhooks/node'
@@ -29,6 +32,15 @@ const cpu = () => {
   return JSON.stringify({ cpu: user + system })
 }
 
+const core = createReceiver(options)
+const coreNode: RequestListener = (req, res) => {
+  readBody(req)
+    .then((rawBody) => core.receive({ headers: req.headers, rawBody }))
+    .then((result) => {
+      res.writeHead(result.status, result.headers).end(result.body)
+    })
+}
+
 const bareNode: RequestListener = (req, res) => {
   readBody(req).then((body) => {
     const ok = bareVerify(secret, signatureOf(req.headers), body)
@@ -47,6 +59,7 @@ function expressApp(createApp: typeof express5): RequestListener {
   const app = createApp()
   app.post('/hooks', expressWebhook(options))
   app.post('/bare', (req, res) => bareNode(req, res))
+  app.post('/core', (req, res) => coreNode(req, res))
   app.get('/cpu', (_req, res) => {
     res.end(cpu())
   })
@@ -59,6 +72,7 @@ const servers: Record<string, () => Promise<number>> = {
     return listen((req, res) =>
       hooks(req, res, () => {
         if (req.url === '/cpu') res.end(cpu())
+        else if (req.url === '/core') coreNode(req, res)
         else bareNode(req, res)
       }),
     )
@@ -78,6 +92,13 @@ const servers: Record<string, () => Promise<number>> = {
           .code(ok ? 200 : 401)
           .header('content-type', 'application/json')
           .send(BARE_ANSWER)
+      })
+      bare.post('/core', async (request, reply) => {
+        const result = await core.receive({
+          headers: request.headers,
+          rawBody: request.body as Buffer,
+        })
+        reply.code(result.status).headers(result.headers).send(result.body)
       })
     })
     app.get('/cpu', async (_request, reply) => reply.type('application/json').send(cpu()))
