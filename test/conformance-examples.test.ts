@@ -3,15 +3,20 @@
  * delivery lands in the conversions table, and an older update arriving after a
  * newer one does not overwrite it. examples/next runs in test/next-build.test.ts.
  */
+
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import { redisStore } from '@affiliate-webhooks/redis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createApp as expressApp } from '../examples/express/src/app.js'
 import { createApp as fastifyApp } from '../examples/fastify/src/app.js'
 import { createApp as nodeApp } from '../examples/node/src/app.js'
 import { SECRET, send } from './conformance-cases.js'
+import { REDIS_URL } from './redis-servers.js'
 
 interface Started {
   base: string
@@ -32,13 +37,13 @@ async function listen(server: Server): Promise<Started> {
   }
 }
 
-const examples: [string, () => Promise<Started>][] = [
-  ['examples/node', () => listen(nodeApp(SECRET).server)],
-  ['examples/express', () => listen(createServer(expressApp(SECRET).app))],
+const examples: [string, (store?: EventStore) => Promise<Started>][] = [
+  ['examples/node', (store) => listen(nodeApp(SECRET, store).server)],
+  ['examples/express', (store) => listen(createServer(expressApp(SECRET, store).app))],
   [
     'examples/fastify',
-    async () => {
-      const { app } = await fastifyApp(SECRET)
+    async (store) => {
+      const { app } = await fastifyApp(SECRET, store)
       return { base: await app.listen({ port: 0, host: '127.0.0.1' }), close: () => app.close() }
     },
   ],
@@ -50,6 +55,20 @@ afterEach(async () => {
 })
 
 describe.each(examples)('%s', (_name, start) => {
+  it('with the Redis store its server.ts picks for REDIS_URL, two instances share de-duplication', async () => {
+    // What src/store.ts builds when REDIS_URL is set, on a prefix of this run's own.
+    const prefix = `aw-example-${randomUUID().slice(0, 8)}:`
+    const stores = [redisStore({ url: REDIS_URL, prefix }), redisStore({ url: REDIS_URL, prefix })]
+    const [a, b] = [await start(stores[0]), await start(stores[1])] as [Started, Started]
+    started.push(a, b, {
+      base: '',
+      close: async () => stores.forEach((s) => s.client.disconnect()),
+    })
+    const event = buildConversionEvent({ conversion: { id: 7100 } })
+    expect((await send(`${a.base}/hooks`, event)).json.outcome).toBe('processed')
+    expect((await send(`${b.base}/hooks`, event, { attempt: 2 })).json.outcome).toBe('duplicate')
+  })
+
   it('upserts delivered conversions by id, keeping the newest status', async () => {
     const app = await start()
     started.push(app)

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SECRET, send, streamOversize } from './conformance-cases.js'
+import { type RedisServer, startRedis } from './redis-servers.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const nextBin = join(root, 'node_modules/next/dist/bin/next')
@@ -26,7 +27,7 @@ const app = mkdtempSync(join(root, '.tmp', 'next-example-'))
 const offline = spawnSync('unshare', ['-n', 'true']).status === 0
 
 const env = (extra: Record<string, string>): NodeJS.ProcessEnv => {
-  const { AFFILIATE_WEBHOOK_SECRET: _ignored, ...rest } = process.env
+  const { AFFILIATE_WEBHOOK_SECRET: _ignored, REDIS_URL: _chosenBelow, ...rest } = process.env
   return { ...rest, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1', ...extra }
 }
 
@@ -50,7 +51,11 @@ async function start(): Promise<{ server: ChildProcess; base: string }> {
   const server = spawn(
     process.execPath,
     [nextBin, 'start', '--port', '0', '--hostname', '127.0.0.1'],
-    { cwd: app, env: env({ AFFILIATE_WEBHOOK_SECRET: SECRET }), stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: app,
+      env: env({ AFFILIATE_WEBHOOK_SECRET: SECRET, REDIS_URL: redis.url }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   )
   let log = ''
   server.stderr?.on('data', (chunk) => {
@@ -71,8 +76,11 @@ async function start(): Promise<{ server: ChildProcess; base: string }> {
 
 let server: ChildProcess | undefined
 let base = ''
+// The app runs with REDIS_URL set, on a Redis of its own so runs never share state.
+let redis: RedisServer
 
 beforeAll(async () => {
+  redis = await startRedis()
   cpSync(join(root, 'examples/next'), app, {
     recursive: true,
     filter: (source) => !/[\\/](\.next|node_modules|next-env\.d\.ts)$/.test(source),
@@ -93,6 +101,7 @@ afterAll(async () => {
     await exited
   }
   rmSync(app, { recursive: true, force: true })
+  await redis?.stop()
 })
 
 describe(`examples/next built with next build${offline ? ' (no network)' : ''} and run with next start`, () => {
@@ -145,6 +154,25 @@ describe(`examples/next built with next build${offline ? ' (no network)' : ''} a
       const response = await fetch(`${base}${path}`)
       expect(response.status).toBe(405)
     })
+  })
+
+  it('with REDIS_URL set, shares de-duplication between routes (separate bundles) through Redis', async () => {
+    const event = buildConversionEvent({
+      conversion: { id: 870_000 + Math.floor(Math.random() * 10_000) },
+    })
+    expect((await send(`${base}/api/hooks`, event)).json.outcome).toBe('processed')
+    // The Pages route is another bundle with its own memory; only Redis knows the event.
+    expect((await send(`${base}/api/pages-hooks`, event, { attempt: 2 })).json.outcome).toBe(
+      'duplicate',
+    )
+    const keys = spawnSync(
+      'redis-cli',
+      ['-p', String(redis.port), '--scan', '--pattern', 'aw:*done*'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(keys.stdout).toContain(event.id)
   })
 
   it('upserts into the conversions table, and an older update arriving late is stale', async () => {

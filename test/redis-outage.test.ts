@@ -31,7 +31,9 @@ beforeAll(async () => {
       // The real service retries after a minute, past the default 30 s lease; this
       // sender retries within milliseconds, so a lease taken just before the crash
       // must run out sooner.
-      store: redisStore({ client, operationTimeoutMs: 1000, leaseMs: 1000 }),
+      // The outage (600 ms) outlasts an operation's wait for the reconnect (200 ms),
+      // so requests in the middle of it must answer 503.
+      store: redisStore({ client, operationTimeoutMs: 200, leaseMs: 1000 }),
       onConversion: async (_conversion, event) => {
         await new Promise((resolve) => setTimeout(resolve, 2))
         handled.push(event.id)
@@ -89,6 +91,24 @@ describe('Redis outage', () => {
     const acked = new Set(answers.filter((a) => a.status === 200).map((a) => a.eventId))
     expect(acked.size).toBe(events.length)
     expect(answers.some((a) => a.status === 200 && a.startedAt > restartedAt)).toBe(true)
+  })
+})
+
+describe('a short Redis restart', () => {
+  it('is ridden out: requests wait for the reconnect within operationTimeoutMs', async () => {
+    const own = await startRedis()
+    const client = new Redis(own.url, { ...recommendedRedisOptions, retryStrategy: () => 20 })
+    client.on('error', () => {})
+    const store = redisStore({ client, operationTimeoutMs: 3000 })
+    await store.begin({ eventId: 'evt_warm', createdAt: 1 })
+    await own.kill()
+    const restarting = new Promise((resolve) => setTimeout(resolve, 300)).then(() => own.restart())
+    // Sent while Redis is down: it waits for the reconnect instead of failing.
+    const begun = await store.begin({ eventId: 'evt_during_restart', createdAt: 1 })
+    expect(begun.status).toBe('claimed')
+    await restarting
+    client.disconnect()
+    await own.stop()
   })
 })
 

@@ -65,6 +65,22 @@ describe('redisStore on a 3-master Redis Cluster', () => {
 })
 
 describe('redisStore details', () => {
+  it('connects by itself from a url, with the recommended client options', async () => {
+    const store = redisStore({ url: REDIS_URL, prefix })
+    const begun = await store.begin({ eventId: `evt_url_${prefix}`, createdAt: 1 })
+    expect(begun.status).toBe('claimed')
+    if (begun.status === 'claimed') expect(await store.commit(begun.claim)).toBe(true)
+    expect((await store.begin({ eventId: `evt_url_${prefix}`, createdAt: 1 })).status).toBe(
+      'duplicate',
+    )
+    store.client.disconnect()
+  })
+
+  it('wants exactly one of client and url', () => {
+    expect(() => redisStore({} as never)).toThrow(/client.*url/)
+    expect(() => redisStore({ client: single, url: REDIS_URL })).toThrow(/not both/)
+  })
+
   it('refuses a prefix with braces, which would pin every key to one slot', () => {
     expect(() => redisStore({ client: single, prefix: '{app}:' })).toThrow(TypeError)
   })

@@ -1,9 +1,11 @@
+import type { EventStore } from '@affiliate-webhooks/core'
 import { affiliateWebhook } from '@affiliate-webhooks/fastify'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { type ConversionsTable, conversionsTable } from './conversions.js'
 
 export async function createApp(
   secret: string,
+  store?: EventStore,
 ): Promise<{ app: FastifyInstance; conversions: ConversionsTable }> {
   const conversions = conversionsTable()
   const app = Fastify({ logger: process.env.NODE_ENV !== 'test' })
@@ -11,6 +13,7 @@ export async function createApp(
   await app.register(affiliateWebhook, {
     path: '/hooks',
     secret,
+    store,
     onConversion: (conversion) => conversions.upsert(conversion),
   })
   app.get('/conversions', async () => conversions.list())

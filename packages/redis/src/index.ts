@@ -1,1 +1,6 @@
-export { type RedisStoreOptions, recommendedRedisOptions, redisStore } from './redis-store.js'
+export {
+  type RedisEventStore,
+  type RedisStoreOptions,
+  recommendedRedisOptions,
+  redisStore,
+} from './redis-store.js'

@@ -7,13 +7,19 @@ import {
   resolveStoreTimings,
   type StoreTimings,
 } from '@affiliate-webhooks/core'
-import type { Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { BEGIN, COMMIT, RELEASE } from './scripts.js'
 
-/** Options of {@link redisStore}; only `client` is required. */
+/** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
-  /** An ioredis `Redis` or `Cluster`. The store never closes it. */
-  client: Redis | Cluster
+  /** An ioredis `Redis` or `Cluster` you created. The store never closes it. */
+  client?: Redis | Cluster | undefined
+  /**
+   * Instead of `client`: a `redis://` or `rediss://` URL. The store then creates
+   * the client itself with {@link recommendedRedisOptions} and logs its connection
+   * errors (once per outage) through `console.error`.
+   */
+  url?: string | undefined
   /** Prefix of every key; no braces (they would change Cluster slots). Default `aw:`. */
   prefix?: string | undefined
   /**
@@ -37,6 +43,28 @@ export const recommendedRedisOptions = {
   commandTimeout: 1000,
 } as const
 
+function clientFor({ client, url }: RedisStoreOptions): Redis | Cluster {
+  if (client !== undefined && url !== undefined) {
+    throw new TypeError('redisStore: pass `client` or `url`, not both')
+  }
+  if (client !== undefined) return client
+  if (typeof url !== 'string' || url === '') {
+    throw new TypeError('redisStore: `client` (an ioredis Redis or Cluster) or `url` is required')
+  }
+  const created = new Redis(url, { ...recommendedRedisOptions })
+  // ioredis reports a lost connection as an event; say so once per outage, not per retry.
+  let reported = false
+  created.on('error', (error: Error) => {
+    if (!reported)
+      console.error(`redisStore: Redis at ${new URL(url).host} unreachable: ${error.message}`)
+    reported = true
+  })
+  created.on('ready', () => {
+    reported = false
+  })
+  return created
+}
+
 class Script {
   readonly sha: string
   constructor(readonly lua: string) {
@@ -54,13 +82,18 @@ const isNoScript = (error: unknown) =>
   error instanceof Error && error.message.startsWith('NOSCRIPT')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The Redis store, with the client it uses (to close it at shutdown, or check its health). */
+export interface RedisEventStore extends EventStore {
+  readonly client: Redis | Cluster
+}
+
 /**
  * An {@link EventStore} on Redis, shared by every process that uses the same
  * Redis and prefix. Each operation is one Lua script in one round trip
  * (EVALSHA; the script is sent once more only after Redis lost it).
  */
-export function redisStore(options: RedisStoreOptions): EventStore {
-  const { client } = options
+export function redisStore(options: RedisStoreOptions): RedisEventStore {
+  const client = clientFor(options)
   const prefix = options.prefix ?? 'aw:'
   // A brace in either prefix would pin every key to one Cluster slot.
   const clientPrefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix ?? ''
@@ -85,13 +118,25 @@ export function redisStore(options: RedisStoreOptions): EventStore {
     return conversionId === undefined ? own : [...own, `${tag}:wm`, `${tag}:lock`]
   }
 
+  // While the client is (re)connecting, wait for it within the operation's time
+  // rather than fail at once: the first request after start-up, or a failover
+  // that completes within the timeout, still gets an answer.
+  const CONNECTING = new Set(['wait', 'connecting', 'connect', 'reconnecting'])
+
   async function run(
     script: Script,
     keyList: string[],
     args: (string | number)[],
   ): Promise<unknown> {
     let timer: ReturnType<typeof setTimeout> | undefined
+    let onReady: (() => void) | undefined
     const call = async () => {
+      if (CONNECTING.has((client as { status?: string }).status ?? '')) {
+        await new Promise<void>((resolve) => {
+          onReady = resolve
+          client.once('ready', onReady)
+        })
+      }
       try {
         return await client.evalsha(script.sha, keyList.length, ...keyList, ...args)
       } catch (error) {
@@ -109,10 +154,12 @@ export function redisStore(options: RedisStoreOptions): EventStore {
       return await Promise.race([call(), timeout])
     } finally {
       clearTimeout(timer)
+      if (onReady) client.off('ready', onReady)
     }
   }
 
   return {
+    client,
     async begin({
       eventId,
       conversionId,
