@@ -62,7 +62,9 @@ describe.each(examples)('%s', (_name, start) => {
     const [a, b] = [await start(stores[0]), await start(stores[1])] as [Started, Started]
     started.push(a, b, {
       base: '',
-      close: async () => stores.forEach((s) => s.client.disconnect()),
+      close: async () => {
+        for (const store of stores) store.client.disconnect()
+      },
     })
     const event = buildConversionEvent({ conversion: { id: 7100 } })
     expect((await send(`${a.base}/hooks`, event)).json.outcome).toBe('processed')
