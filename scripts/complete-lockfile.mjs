@@ -10,12 +10,14 @@ const path = 'package-lock.json'
 const lock = JSON.parse(readFileSync(path, 'utf8'))
 const { packages } = lock
 
-function resolves(from, name) {
+/** The lockfile location npm would resolve `name` to from `from`, if any. */
+function resolved(from, name) {
   // npm looks for a dependency in the dependent's own node_modules, then upward.
   let base = from
   for (;;) {
-    if (packages[`${base ? `${base}/` : ''}node_modules/${name}`]) return true
-    if (!base) return false
+    const location = `${base ? `${base}/` : ''}node_modules/${name}`
+    if (packages[location]) return location
+    if (!base) return undefined
     const cut = base.lastIndexOf('/node_modules/')
     base = cut === -1 ? '' : base.slice(0, cut)
   }
@@ -54,7 +56,11 @@ function platformOf(name) {
 let added = 0
 for (const [location, entry] of Object.entries(packages)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
-    if (resolves(location, name)) continue
+    const found = resolved(location, name)
+    // Platform binaries are pinned to one exact version; another version found
+    // upward (hoisted for a sibling) does not satisfy this dependent.
+    const exact = /^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version)
+    if (found && (!exact || packages[found].version === version)) continue
     const { os, cpu, libc } = platformOf(name)
     const record = { version }
     if (cpu) record.cpu = Array.isArray(cpu) ? cpu : [cpu]
@@ -62,7 +68,9 @@ for (const [location, entry] of Object.entries(packages)) {
     if (libc) record.libc = Array.isArray(libc) ? libc : [libc]
     record.optional = true
     if (os) record.os = Array.isArray(os) ? os : [os]
-    packages[`node_modules/${name}`] = record
+    // Hoisted when the place is free, else beside the dependent, as npm would.
+    const place = found ? `${location}/node_modules/${name}` : `node_modules/${name}`
+    packages[place] = record
     added++
   }
 }
