@@ -90,6 +90,47 @@ if (report.expected.length > rows.length) {
   console.log(`  ... ${report.expected.length - rows.length} more, all at their newest status`)
 }
 
+// Attempt by attempt, what the receiver answered for three telling conversions: one
+// with a replayed duplicate, one whose older event arrived late, one whose handler
+// failed once. Every attempt is in the simulator's delivery history.
+const answerOf = (responseBody: string | undefined) => {
+  try {
+    const json = JSON.parse(responseBody ?? '') as { outcome?: string; error?: { code?: string } }
+    return json.outcome ?? json.error?.code ?? ''
+  } catch {
+    return ''
+  }
+}
+const attempts = report.deliveries.flatMap((delivery) =>
+  delivery.attempts.map((attempt) => ({
+    delivery,
+    attempt,
+    answer: answerOf(attempt.responseBody),
+  })),
+)
+const picked = new Set<number>()
+for (const wanted of [
+  (a: (typeof attempts)[number]) => a.attempt.round > 0,
+  (a: (typeof attempts)[number]) => a.answer === 'stale',
+  (a: (typeof attempts)[number]) => a.answer === 'handler_failed',
+]) {
+  const found = attempts.find((a) => wanted(a) && !picked.has(a.delivery.conversionId ?? -1))
+  if (found?.delivery.conversionId !== undefined) picked.add(found.delivery.conversionId)
+}
+console.log('\nEvery attempt for three of the conversions, in the order sent:\n')
+console.log('  #    conversion  event                       attempt     HTTP  answer')
+for (const { delivery, attempt, answer } of attempts
+  .filter((a) => picked.has(a.delivery.conversionId ?? -1))
+  .sort((a, b) => a.attempt.sequence - b.attempt.sequence)) {
+  const { status } = (JSON.parse(delivery.body) as { data: { conversion: Conversion } }).data
+    .conversion
+  const label = `${delivery.eventType.replace('conversion.', '')} (${status})`
+  const which = attempt.round > 0 ? `${attempt.attempt} (replay)` : String(attempt.attempt)
+  console.log(
+    `  ${String(attempt.sequence).padEnd(4)} ${String(delivery.conversionId).padEnd(11)} ${label.padEnd(27)} ${which.padEnd(11)} ${String(attempt.responseStatus ?? '-').padEnd(5)} ${answer}`,
+  )
+}
+
 // Two deliveries the receiver must refuse, and what `verify` says about each.
 const event = buildConversionEvent({
   conversion: { id: 1003, status: 'rejected', commission: '0.00' },
