@@ -9,6 +9,6 @@ export default defineConfig({
   target: 'node20',
   dts: { entry: { index: 'src/index.ts' } },
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   removeNodeProtocol: false,
 })

@@ -7,6 +7,6 @@ export default defineConfig({
   target: 'node20',
   dts: true,
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   removeNodeProtocol: false,
 })

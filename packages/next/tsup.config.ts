@@ -8,6 +8,6 @@ export default defineConfig({
   target: 'es2022',
   dts: true,
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   removeNodeProtocol: false,
 })
