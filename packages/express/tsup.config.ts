@@ -1,12 +1,3 @@
-import { defineConfig } from 'tsup'
+import { packageConfig } from '../../tsup.package.js'
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  platform: 'node',
-  target: 'node20',
-  dts: true,
-  clean: true,
-  sourcemap: false,
-  removeNodeProtocol: false,
-})
+export default packageConfig()

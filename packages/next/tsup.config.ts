@@ -1,13 +1,4 @@
-import { defineConfig } from 'tsup'
+import { packageConfig } from '../../tsup.package.js'
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  // Edge routes import this too: nothing here may assume Node.
-  platform: 'neutral',
-  target: 'es2022',
-  dts: true,
-  clean: true,
-  sourcemap: false,
-  removeNodeProtocol: false,
-})
+// Edge routes import this too: nothing here may assume Node.
+export default packageConfig({ platform: 'neutral', target: 'es2022' })
