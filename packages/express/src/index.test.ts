@@ -5,9 +5,9 @@ import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/t
 import express5 from 'express'
 import express4 from 'express4'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SECRET, send } from '../../../test/conformance-cases.js'
 import { affiliateWebhook, rawBodySaver } from './index.js'
 
-const SECRET = 'whsec_express_adapter_test'
 const servers: Server[] = []
 
 afterEach(async () => {
@@ -30,24 +30,6 @@ async function listen(app: ReturnType<typeof express5>): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
-async function deliver(url: string, event: object = buildConversionEvent()) {
-  const { headers, body } = await signedDelivery({ secret: SECRET, event })
-  const response = await fetch(url, {
-    method: 'POST',
-    headers,
-    body,
-    // "Never hangs" is part of the contract: a hang fails here, not at the test timeout.
-    signal: AbortSignal.timeout(5000),
-  })
-  return {
-    status: response.status,
-    json: (await response.json()) as {
-      outcome?: string
-      error?: { code: string; message: string }
-    },
-  }
-}
-
 const postJson = async (url: string, value: unknown) =>
   (
     await fetch(url, {
@@ -66,7 +48,7 @@ describe.each([
     const app = express()
     app.post('/hooks', affiliateWebhook({ secret: SECRET, onConversion }))
     const url = await listen(app)
-    expect(await deliver(`${url}/hooks`)).toMatchObject({
+    expect(await send(`${url}/hooks`, buildConversionEvent())).toMatchObject({
       status: 200,
       json: { outcome: 'processed' },
     })
@@ -81,7 +63,7 @@ describe.each([
       res.json({ parsed: req.body })
     })
     const url = await listen(app)
-    expect((await deliver(`${url}/hooks`)).status).toBe(200)
+    expect((await send(`${url}/hooks`, buildConversionEvent())).status).toBe(200)
     expect(await postJson(`${url}/api/echo`, { a: 1 })).toEqual({ parsed: { a: 1 } })
   })
 
@@ -96,7 +78,7 @@ describe.each([
     const url = await listen(app)
     const event = buildConversionEvent()
     const body = { ...event, data: { ...event.data, note: 'Café 東京 🎉' } }
-    expect((await deliver(`${url}/hooks`, body)).status).toBe(200)
+    expect((await send(`${url}/hooks`, body)).status).toBe(200)
     expect(onConversion).toHaveBeenCalledTimes(1)
   })
 
@@ -110,7 +92,7 @@ describe.each([
     const url = await listen(app)
     const event = buildConversionEvent()
     const padded = { ...event, data: { ...event.data, pad: 'x'.repeat(5000) } }
-    expect(await deliver(`${url}/hooks`, padded)).toMatchObject({
+    expect(await send(`${url}/hooks`, padded)).toMatchObject({
       status: 413,
       json: { error: { code: 'payload_too_large' } },
     })
@@ -126,8 +108,8 @@ describe.each([
     })
     const url = await listen(app)
     const event = buildConversionEvent()
-    expect((await deliver(`${url}/hooks`, event)).status).toBe(200)
-    expect((await deliver(`${url}/hooks`, event)).json.outcome).toBe('duplicate')
+    expect((await send(`${url}/hooks`, event)).status).toBe(200)
+    expect((await send(`${url}/hooks`, event)).json.outcome).toBe('duplicate')
     expect(onConversion).toHaveBeenCalledTimes(1)
     expect(await postJson(`${url}/api/echo`, { b: [2] })).toEqual({ parsed: { b: [2] } })
   })
@@ -140,7 +122,7 @@ describe.each([
     app.post('/hooks', affiliateWebhook({ secret: SECRET, onConversion }))
     const url = await listen(app)
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const answer = await deliver(`${url}/hooks`)
+      const answer = await send(`${url}/hooks`, buildConversionEvent())
       expect(answer).toMatchObject({
         status: 500,
         json: { error: { code: 'raw_body_unavailable' } },

@@ -3,9 +3,9 @@ import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/t
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyRawBody from 'fastify-raw-body'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SECRET, send } from '../../../test/conformance-cases.js'
 import { affiliateWebhook, affiliateWebhookHandler } from './index.js'
 
-const SECRET = 'whsec_fastify_adapter_test'
 const apps: FastifyInstance[] = []
 
 afterEach(async () => {
@@ -15,23 +15,6 @@ afterEach(async () => {
 async function listen(app: FastifyInstance): Promise<string> {
   apps.push(app)
   return app.listen({ port: 0, host: '127.0.0.1' })
-}
-
-async function deliver(url: string, event: object = buildConversionEvent()) {
-  const { headers, body } = await signedDelivery({ secret: SECRET, event })
-  const response = await fetch(url, {
-    method: 'POST',
-    headers,
-    body,
-    signal: AbortSignal.timeout(5000),
-  })
-  return {
-    status: response.status,
-    json: (await response.json()) as {
-      outcome?: string
-      error?: { code: string; message: string }
-    },
-  }
 }
 
 const postJson = async (url: string, value: unknown) => {
@@ -67,7 +50,7 @@ describe('app.register(affiliateWebhook, { path, ...opts })', () => {
     await app.register(affiliateWebhook, { path: '/hooks', secret: SECRET, onConversion })
     app.post('/api/items', async (request) => ({ parsed: request.body }))
     const url = await listen(app)
-    expect(await deliver(`${url}/hooks`)).toMatchObject({
+    expect(await send(`${url}/hooks`, buildConversionEvent())).toMatchObject({
       status: 200,
       json: { outcome: 'processed' },
     })
@@ -94,7 +77,7 @@ describe('app.register(affiliateWebhook, { path, ...opts })', () => {
       onConversion: () => {},
     })
     const url = await listen(app)
-    expect((await deliver(`${url}/webhooks/affiliate`)).status).toBe(200)
+    expect((await send(`${url}/webhooks/affiliate`, buildConversionEvent())).status).toBe(200)
   })
 
   it('takes its body limit from maxBodyBytes, not the app bodyLimit', async () => {
@@ -107,8 +90,8 @@ describe('app.register(affiliateWebhook, { path, ...opts })', () => {
     })
     const url = await listen(app)
     // 3 KB: above the app's limit, within the webhook's.
-    expect((await deliver(`${url}/hooks`, withNote('x'.repeat(3000)))).status).toBe(200)
-    expect(await deliver(`${url}/hooks`, withNote('x'.repeat(9000)))).toMatchObject({
+    expect((await send(`${url}/hooks`, withNote('x'.repeat(3000)))).status).toBe(200)
+    expect(await send(`${url}/hooks`, withNote('x'.repeat(9000)))).toMatchObject({
       status: 413,
       json: { error: { code: 'payload_too_large' } },
     })
@@ -131,8 +114,8 @@ describe('affiliateWebhookHandler(opts) on a route with fastify-raw-body', () =>
     app.post('/api/items', async (request) => ({ parsed: request.body }))
     const url = await listen(app)
     const event = withNote('Café 東京 — 🎉')
-    expect((await deliver(`${url}/hooks`, event)).json.outcome).toBe('processed')
-    expect((await deliver(`${url}/hooks`, event)).json.outcome).toBe('duplicate')
+    expect((await send(`${url}/hooks`, event)).json.outcome).toBe('processed')
+    expect((await send(`${url}/hooks`, event)).json.outcome).toBe('duplicate')
     expect(onConversion).toHaveBeenCalledTimes(1)
     expect((await postJson(`${url}/api/items`, { n: 1 })).json).toEqual({ parsed: { n: 1 } })
   })
@@ -145,7 +128,7 @@ describe('affiliateWebhookHandler(opts) on a route with fastify-raw-body', () =>
     app.post('/hooks', affiliateWebhookHandler({ secret: SECRET, onConversion }))
     const url = await listen(app)
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const answer = await deliver(`${url}/hooks`)
+      const answer = await send(`${url}/hooks`, buildConversionEvent())
       expect(answer).toMatchObject({
         status: 500,
         json: { error: { code: 'raw_body_unavailable' } },

@@ -7,9 +7,8 @@ import type { NextApiRequest, NextApiResponse } from 'next'
 // The parser Next runs on a Pages API route unless `config.api.bodyParser` is false.
 import { parseBody } from 'next/dist/server/api-utils/node/parse-body.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SECRET, send } from '../../../test/conformance-cases.js'
 import { affiliateWebhook, affiliateWebhookPages } from './index.js'
-
-const SECRET = 'whsec_next_adapter_test'
 
 async function signedRequest(event: object = buildConversionEvent(), init: RequestInit = {}) {
   const { headers, body } = await signedDelivery({ secret: SECRET, event })
@@ -101,30 +100,13 @@ describe('Pages Router: affiliateWebhookPages(opts)', () => {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/hooks`
   }
 
-  async function deliver(url: string) {
-    const { headers, body } = await signedDelivery({
-      secret: SECRET,
-      event: buildConversionEvent(),
-    })
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(5000),
-    })
-    return {
-      status: response.status,
-      json: (await response.json()) as {
-        outcome?: string
-        error?: { code: string; message: string }
-      },
-    }
-  }
-
   it('with bodyParser: false, reads the untouched stream', async () => {
     const onConversion = vi.fn()
     const url = await serve(affiliateWebhookPages({ secret: SECRET, onConversion }), false)
-    expect(await deliver(url)).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(await send(url, buildConversionEvent())).toMatchObject({
+      status: 200,
+      json: { outcome: 'processed' },
+    })
     expect(onConversion).toHaveBeenCalledTimes(1)
   })
 
@@ -133,7 +115,7 @@ describe('Pages Router: affiliateWebhookPages(opts)', () => {
     const onConversion = vi.fn()
     const url = await serve(affiliateWebhookPages({ secret: SECRET, onConversion }), true)
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const answer = await deliver(url)
+      const answer = await send(url, buildConversionEvent())
       expect(answer).toMatchObject({
         status: 500,
         json: { error: { code: 'raw_body_unavailable' } },
