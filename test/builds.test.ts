@@ -3,11 +3,14 @@
  * default (Web Crypto). Same cases, same answers, on the files users get.
  * `npm test` builds first, so these are the current sources.
  */
+import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import type * as Core from '../packages/core/src/index.js'
 import type * as Testing from '../packages/core/src/testing/index.js'
 
+const run = promisify(execFile)
 const dist = new URL('../packages/core/dist/', import.meta.url)
 const load = async (flavour: 'node' | 'web') => ({
   core: (await import(new URL(`${flavour}/index.js`, dist).href)) as typeof Core,
@@ -114,4 +117,45 @@ describe('built packages', () => {
     expect(web.core.isWebhookError(error)).toBe(true)
     expect(error instanceof web.core.WebhookError).toBe(false)
   })
+})
+
+describe('CommonJS builds seen from ESM', () => {
+  const packages = new URL('../packages/', import.meta.url)
+  // Every CommonJS file a package's exports map offers `require`, with its ESM twin.
+  const pairs = readdirSync(packages).flatMap((name) => {
+    const manifest = JSON.parse(readFileSync(new URL(`${name}/package.json`, packages), 'utf8'))
+    const files = new Set<string>()
+    const collect = (value: unknown): void => {
+      if (typeof value === 'string') {
+        if (value.endsWith('.cjs')) files.add(value)
+      } else if (value && typeof value === 'object') Object.values(value).forEach(collect)
+    }
+    collect(manifest.exports)
+    return [...files].map((file): [string, URL, URL] => [
+      `${name}: ${file}`,
+      new URL(`${name}/${file}`, packages),
+      new URL(`${name}/${file.replace(/\.cjs$/, '.js')}`, packages),
+    ])
+  })
+
+  it('cover every package', () => {
+    expect(pairs.map(([label]) => label.split(':')[0])).toEqual(
+      expect.arrayContaining(['core', 'next', 'express', 'node']),
+    )
+  })
+
+  it.each(pairs)(
+    '%s shows the same named exports to import() as its ESM build',
+    async (_, cjs, esm) => {
+      // A plain Node process: vitest's own loader would paper over what Node does.
+      const names = async (url: URL) => {
+        const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default').sort()))`
+        const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script])
+        return JSON.parse(stdout) as string[]
+      }
+      const expected = await names(esm)
+      expect(expected.length).toBeGreaterThan(0)
+      expect(await names(cjs)).toEqual(expected)
+    },
+  )
 })

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import type { Plugin } from 'esbuild'
 import { defineConfig } from 'tsup'
+import { cjsForNode } from '../../tsup.package.js'
 
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' }
 
@@ -39,5 +40,6 @@ export default defineConfig([
     sourcemap: false,
     removeNodeProtocol: false,
     esbuildPlugins: [webPlatform],
+    esbuildOptions: cjsForNode,
   },
 ])
