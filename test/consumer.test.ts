@@ -1,6 +1,7 @@
 /**
  * What a user installs: every package packed as npm would publish it, installed
- * from the tarballs (offline, no workspace links) into fresh projects, and used
+ * from the tarballs (`npm run pack`, no workspace links; registry packages from
+ * the registry) into fresh projects, and used
  * the way users write code: ESM, CommonJS, TypeScript under node16 and bundler
  * resolution, and the core's Web Crypto build bundled for an Edge runtime.
  * `npm test` builds first, so the tarballs hold the current sources.
@@ -23,22 +24,15 @@ let work: string
 let esm: string
 let cjs: string
 
-const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-  workspaces: string[]
-  devDependencies: Record<string, string>
-}
-const packageDirs = rootManifest.workspaces.filter((w) => w.startsWith('packages/'))
-
 async function project(name: string, type: 'module' | 'commonjs', tarballs: string[]) {
   const dir = join(work, name)
   mkdirSync(dir)
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type }, null, 2))
-  // Offline: every registry package is already in npm's cache from `npm ci`.
+  // From the registry: nothing here may lean on what an earlier install cached.
   await run(
     'npm',
     [
       'install',
-      '--offline',
       '--no-audit',
       '--no-fund',
       '--ignore-scripts',
@@ -56,9 +50,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'aw-consumer-'))
   const packs = join(work, 'tarballs')
   mkdirSync(packs)
-  for (const dir of packageDirs) {
-    await run('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: join(root, dir) })
-  }
+  await run('node', ['scripts/pack.mjs', '--out', packs], { cwd: root })
   const tarballs = readdirSync(packs).map((file) => join(packs, file))
   esm = await project('esm-app', 'module', tarballs)
   cjs = await project('cjs-app', 'commonjs', tarballs)
