@@ -52,7 +52,11 @@ await once(server, 'listening')
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
 
 const settings = { conversions: 25, duplicates: 0.2, reorder: 0.2, concurrency: 8, timeScale: 3600 }
-console.log(`Receiver: node adapter + memory store at ${url}\n`)
+console.log(`Receiver: node adapter + memory store at ${url}`)
+console.log(
+  'On purpose, its handler fails the first try of about one event in eight (a "downstream\n' +
+    'timeout"): the receiver answers 500 and you can watch the service retry it.\n',
+)
 console.log(
   `$ affiliate-webhooks simulate --url ${url} --conversions ${settings.conversions} --duplicates ${settings.duplicates} --reorder ${settings.reorder} --concurrency ${settings.concurrency} --time-scale ${settings.timeScale}\n`,
 )
