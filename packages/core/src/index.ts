@@ -10,6 +10,7 @@ export {
   type Receiver,
   type ReceiverOptions,
 } from './receiver.js'
+export { DEFAULT_SECRET_REFRESH_MS, type SecretSource } from './secret-source.js'
 export {
   formatSignatureHeader,
   MAX_SIGNATURE_HEADER_LENGTH,

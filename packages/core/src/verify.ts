@@ -2,6 +2,7 @@ import { WebhookError } from './errors.js'
 import { getHeader, type HeadersInput } from './headers.js'
 import { parseEvent } from './parse-event.js'
 import { platform } from './platform/index.js'
+import { isSecretSource, SecretKeeper, type SecretSource } from './secret-source.js'
 import { parseSignatureHeader } from './signature-header.js'
 import { isPromiseLike } from './store.js'
 import type { AnyWebhookEvent } from './types.js'
@@ -27,10 +28,12 @@ export interface DeliveryInput {
 /** How to verify: the secret(s) and limits. Part of every receiver's options. */
 export interface VerifyOptions {
   /**
-   * The endpoint's secret, `whsec_` prefix included; several while rotating.
-   * Typed to take `process.env.X` as it is: a missing secret throws at start-up.
+   * The endpoint's secret, `whsec_` prefix included; several while rotating; or
+   * a {@link SecretSource} the receiver asks again when no secret matches, so a
+   * rotation needs no restart. Typed to take `process.env.X` as it is: a missing
+   * secret throws at start-up.
    */
-  secret: string | readonly string[] | undefined
+  secret: string | readonly string[] | SecretSource | undefined
   /** Largest accepted |now - t|, in seconds. Default 300 (the spec's five minutes). */
   tolerance?: number | undefined
   /** Largest accepted body, in bytes. Default 1 MiB. */
@@ -52,7 +55,9 @@ export interface VerifiedDelivery {
 
 /** Options checked once, so the per-request path does no validation of its own. */
 export interface VerifySettings {
+  /** The fixed secrets; empty when they come from `source`. */
   secrets: readonly string[]
+  source: SecretKeeper | undefined
   tolerance: number
   maxBodyBytes: number
   now: () => number
@@ -60,24 +65,38 @@ export interface VerifySettings {
 
 export function resolveVerifySettings(options: VerifyOptions, caller: string): VerifySettings {
   const { secret } = options
-  const secrets: unknown[] =
-    typeof secret === 'string' ? [secret] : Array.isArray(secret) ? secret : [secret]
-  if (secrets.length === 0 || !secrets.every((s) => typeof s === 'string' && s.length > 0)) {
-    throw new TypeError(
-      `${caller}: \`secret\` must be a non-empty string or array of strings (the endpoint's whsec_... secret); got ${describe(options.secret)}. Is AFFILIATE_WEBHOOK_SECRET set?`,
-    )
-  }
   const tolerance = options.tolerance ?? DEFAULT_TOLERANCE_SECONDS
   if (!(tolerance >= 0)) throw new TypeError(`${caller}: \`tolerance\` must be seconds >= 0`)
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   if (!(maxBodyBytes > 0)) throw new TypeError(`${caller}: \`maxBodyBytes\` must be > 0`)
-  // A copy: a caller changing its array later must not skip the checks above.
+  const now = options.now ?? Date.now
+  if (isSecretSource(secret)) {
+    const source = new SecretKeeper(secret, (secrets) => checkSecrets(secrets, secret, caller))
+    return { secrets: [], source, tolerance, maxBodyBytes, now }
+  }
+  const secrets: unknown[] =
+    typeof secret === 'string' ? [secret] : Array.isArray(secret) ? secret : [secret]
   return {
-    secrets: Object.freeze([...(secrets as string[])]),
+    secrets: checkSecrets(secrets, secret, caller),
+    source: undefined,
     tolerance,
     maxBodyBytes,
-    now: options.now ?? Date.now,
+    now,
   }
+}
+
+/** The secrets, checked; a copy, so a caller changing its array later skips no check. */
+function checkSecrets(
+  secrets: readonly unknown[],
+  given: unknown,
+  caller: string,
+): readonly string[] {
+  if (secrets.length === 0 || !secrets.every((s) => typeof s === 'string' && s.length > 0)) {
+    throw new TypeError(
+      `${caller}: \`secret\` must be a non-empty string or array of strings (the endpoint's whsec_... secret); got ${describe(given)}. Is AFFILIATE_WEBHOOK_SECRET set?`,
+    )
+  }
+  return Object.freeze([...(secrets as string[])])
 }
 
 function describe(value: unknown): string {
@@ -160,11 +179,36 @@ export function verifyDelivery(
     throw new WebhookError('missing_signature', 'The Service-Signature header is missing.')
   }
   const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
-  const matched = platform.verify(settings.secrets, `${timestampText}.`, input.rawBody, signatures)
-  // node:crypto answers synchronously; only Web Crypto pays for a promise here.
-  return !isPromiseLike(matched)
-    ? finish(matched, input, settings, timestamp)
-    : matched.then((ok) => finish(ok, input, settings, timestamp))
+  const prefix = `${timestampText}.`
+  const check = (secrets: readonly string[]) =>
+    platform.verify(secrets, prefix, input.rawBody, signatures)
+  const done = (matched: boolean) => finish(matched, input, settings, timestamp)
+  const { source } = settings
+  if (source === undefined) {
+    const matched = check(settings.secrets)
+    // node:crypto answers synchronously; only Web Crypto pays for a promise here.
+    return !isPromiseLike(matched) ? done(matched) : matched.then(done)
+  }
+  return verifyFromSource(source, settings.now(), check, done)
+}
+
+/**
+ * Verification against a secret source: the secrets it last gave, and when none
+ * matches, the secrets it gives when asked again (rate-limited), so a delivery
+ * signed with a secret rotated a moment ago is accepted without a restart.
+ */
+async function verifyFromSource(
+  source: SecretKeeper,
+  now: number,
+  check: (secrets: readonly string[]) => boolean | Promise<boolean>,
+  done: (matched: boolean) => VerifiedDelivery,
+): Promise<VerifiedDelivery> {
+  const known = await source.load()
+  if (await check(known)) return done(true)
+  const asking = source.refresh(now)
+  if (asking === undefined) return done(false)
+  const fresh = await asking
+  return done(fresh !== known && (await check(fresh)))
 }
 
 // verifyEvent is called once per request with the same options: checking them
