@@ -4,3 +4,8 @@ export {
   recommendedRedisOptions,
   redisStore,
 } from './redis-store.js'
+export {
+  type RedisSecretSource,
+  type RedisSecretSourceOptions,
+  redisSecretSource,
+} from './secret-source.js'

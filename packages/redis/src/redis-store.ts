@@ -43,20 +43,26 @@ export const recommendedRedisOptions = {
   commandTimeout: 1000,
 } as const
 
-function clientFor({ client, url }: RedisStoreOptions): Redis | Cluster {
+/** The client given, or one made from `url` with the recommended options. */
+export function clientFor(
+  { client, url }: { client?: Redis | Cluster | undefined; url?: string | undefined },
+  caller: string,
+): Redis | Cluster {
   if (client !== undefined && url !== undefined) {
-    throw new TypeError('redisStore: pass `client` or `url`, not both')
+    throw new TypeError(`${caller}: pass \`client\` or \`url\`, not both`)
   }
   if (client !== undefined) return client
   if (typeof url !== 'string' || url === '') {
-    throw new TypeError('redisStore: `client` (an ioredis Redis or Cluster) or `url` is required')
+    throw new TypeError(
+      `${caller}: \`client\` (an ioredis Redis or Cluster) or \`url\` is required`,
+    )
   }
   const created = new Redis(url, { ...recommendedRedisOptions })
   // ioredis reports a lost connection as an event; say so once per outage, not per retry.
   let reported = false
   created.on('error', (error: Error) => {
     if (!reported)
-      console.error(`redisStore: Redis at ${new URL(url).host} unreachable: ${error.message}`)
+      console.error(`${caller}: Redis at ${new URL(url).host} unreachable: ${error.message}`)
     reported = true
   })
   created.on('ready', () => {
@@ -93,7 +99,7 @@ export interface RedisEventStore extends EventStore {
  * (EVALSHA; the script is sent once more only after Redis lost it).
  */
 export function redisStore(options: RedisStoreOptions): RedisEventStore {
-  const client = clientFor(options)
+  const client = clientFor(options, 'redisStore')
   const prefix = options.prefix ?? 'aw:'
   // A brace in either prefix would pin every key to one Cluster slot.
   const clientPrefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix ?? ''

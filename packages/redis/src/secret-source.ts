@@ -1,0 +1,101 @@
+import type { SecretSource } from '@affiliate-webhooks/core'
+import type { Cluster, Redis } from 'ioredis'
+import { clientFor } from './redis-store.js'
+
+/** Options of {@link redisSecretSource}. */
+export interface RedisSecretSourceOptions {
+  /** An ioredis `Redis` or `Cluster` you created. The source never closes it. */
+  client?: Redis | Cluster | undefined
+  /** Instead of `client`: a `redis://` URL; the source creates the client. */
+  url?: string | undefined
+  /** The webhook endpoint whose secrets these are (the service's endpoint id). */
+  endpointId: string
+  /** Prefix of the key; default `aw:`. The key is `<prefix>secrets:{<endpointId>}`. */
+  prefix?: string | undefined
+  /** Least time between two asks after a signature matched none, ms. Default 5000. */
+  refreshIntervalMs?: number | undefined
+  /** Clock in ms, for tests. Default `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/** A {@link SecretSource} on Redis, with the writes `rotate` needs. */
+export interface RedisSecretSource extends SecretSource {
+  /** The key the secrets live in. */
+  readonly key: string
+  readonly client: Redis | Cluster
+  /** The secrets in force now, newest first. */
+  getSecrets(): Promise<string[]>
+  /**
+   * Puts `secret` first and keeps every other secret for at most `graceMs` more
+   * (an earlier expiry is never extended), so deliveries signed before the
+   * switch still verify. One atomic step.
+   */
+  rotate(secret: string, options?: { graceMs?: number }): Promise<void>
+  /** Replaces the list: these secrets, newest first, none expiring. */
+  set(secrets: readonly string[]): Promise<void>
+}
+
+/** One stored secret: expiresAt (ms) is absent for the current one. */
+interface Entry {
+  secret: string
+  expiresAt?: number
+}
+
+// Atomic read-modify-write: a rotation racing another can't drop either secret.
+const ROTATE = `
+local raw = redis.call('GET', KEYS[1])
+local list = {}
+if raw then list = cjson.decode(raw) end
+local now = tonumber(ARGV[2])
+local until_ms = now + tonumber(ARGV[3])
+local out = { { secret = ARGV[1] } }
+for _, entry in ipairs(list) do
+  if type(entry) == 'table' and entry.secret ~= ARGV[1] then
+    local expires = entry.expiresAt
+    if type(expires) ~= 'number' or expires > until_ms then expires = until_ms end
+    if expires > now then table.insert(out, { secret = entry.secret, expiresAt = expires }) end
+  end
+end
+redis.call('SET', KEYS[1], cjson.encode(out))
+return #out
+`
+
+/**
+ * The endpoint's signing secrets in one Redis key, newest first, shared by every
+ * receiver process: pass it as `secret` and each process picks up a rotation at
+ * its next delivery signed with the new secret, without a restart.
+ * `affiliate-webhooks rotate` writes it.
+ */
+export function redisSecretSource(options: RedisSecretSourceOptions): RedisSecretSource {
+  if (typeof options.endpointId !== 'string' || options.endpointId === '') {
+    throw new TypeError('redisSecretSource: `endpointId` is required (the webhook endpoint id)')
+  }
+  if (/[{}]/.test(options.endpointId)) {
+    throw new TypeError('redisSecretSource: `endpointId` may not contain braces')
+  }
+  const client = clientFor(options, 'redisSecretSource')
+  const key = `${options.prefix ?? 'aw:'}secrets:{${options.endpointId}}`
+  const now = options.now ?? Date.now
+  return {
+    key,
+    client,
+    refreshIntervalMs: options.refreshIntervalMs,
+    async getSecrets() {
+      const raw = await client.get(key)
+      if (raw === null) return []
+      const at = now()
+      return (JSON.parse(raw) as Entry[])
+        .filter((entry) => entry.expiresAt === undefined || entry.expiresAt > at)
+        .map((entry) => entry.secret)
+    },
+    async rotate(secret, { graceMs = 10 * 60_000 } = {}) {
+      if (!secret.startsWith('whsec_'))
+        throw new TypeError('redisSecretSource.rotate: not a whsec_ secret')
+      await client.eval(ROTATE, 1, key, secret, String(now()), String(Math.max(0, graceMs)))
+    },
+    async set(secrets) {
+      const entries: Entry[] = secrets.map((secret) => ({ secret }))
+      await client.set(key, JSON.stringify(entries))
+    },
+  }
+}
