@@ -274,6 +274,7 @@ function explain(code: string, details: ServiceErrorDetails): string {
 function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`
+  if (cause?.message) return cause.message
   return error instanceof Error ? error.message : String(error)
 }
 

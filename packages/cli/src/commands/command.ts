@@ -11,8 +11,10 @@ export interface Command {
   /** Full `--help` text. */
   help: string
   options: OptionsConfig
+  /** Takes arguments besides options (an endpoint id, a sub-command). */
+  positionals?: boolean
   /** Returns the exit code; throws UsageError for wrong input. */
-  run(values: Values, io: Io): Promise<number>
+  run(values: Values, io: Io, positionals: readonly string[]): Promise<number>
 }
 
 /** Flags several commands share, with the same meaning everywhere. */

@@ -1,12 +1,31 @@
 import { parseArgs } from 'node:util'
 import type { Command } from './command.js'
+import { deliveries } from './deliveries.js'
+import { doctor } from './doctor.js'
+import { endpoints } from './endpoints.js'
 import { EXIT, type Io, UsageError } from './io.js'
+import { recover } from './recover.js'
+import { replay } from './replay.js'
+import { rotate } from './rotate.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
+import { test } from './test-event.js'
 import { verify } from './verify.js'
 
-export const COMMANDS: readonly Command[] = [sign, send, verify, simulate]
+export const COMMANDS: readonly Command[] = [
+  sign,
+  send,
+  verify,
+  simulate,
+  endpoints,
+  test,
+  deliveries,
+  replay,
+  recover,
+  doctor,
+  rotate,
+]
 
 export const VERSION = '0.1.0'
 
@@ -14,10 +33,11 @@ const BIN = 'affiliate-webhooks'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 
-Test a Publisher Affiliate API webhook endpoint before the service does.
+Test a Publisher Affiliate API webhook endpoint before the service does, and
+manage the endpoints the service delivers to.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(10)}${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
 Run "${BIN} <command> --help" for a command's options.
 
@@ -27,6 +47,8 @@ Common options:
   --url URL         the receiver's webhook URL
   --body FILE       a body file; "-" or no flag reads stdin (sign, verify)
   --json            machine-readable output
+  --api-url URL     the service's address (management commands); default $AFFILIATE_API_URL,
+                    with the API key from $AFFILIATE_API_KEY or --api-key-file
   --help, -h        help
   --version         the version
 
@@ -74,13 +96,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   try {
     let values: Record<string, string | boolean | undefined>
+    let positionals: string[]
     try {
-      values = parseArgs({
+      const parsed = parseArgs({
         args: [...rest],
         options: { ...command.options, help: { type: 'boolean', short: 'h' } },
         strict: true,
-        allowPositionals: false,
-      }).values as Record<string, string | boolean | undefined>
+        allowPositionals: command.positionals ?? false,
+      })
+      values = parsed.values as Record<string, string | boolean | undefined>
+      positionals = parsed.positionals
     } catch (error) {
       throw parseError(error)
     }
@@ -88,7 +113,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.stdout.write(`${command.help}\n`)
       return EXIT.ok
     }
-    return await command.run(values, io)
+    return await command.run(values, io, positionals)
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(

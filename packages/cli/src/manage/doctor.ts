@@ -57,7 +57,8 @@ export function causeOf(delivery: Delivery, id: string): Cause {
     return {
       key: 'redirect',
       title: `redirects (${status})`,
-      detail: 'The service does not follow redirects: a 3xx is a failure. Often http -> https or a missing or extra trailing slash.',
+      detail:
+        'The service does not follow redirects: a 3xx is a failure. Often http -> https or a missing or extra trailing slash.',
       fix: `register the final URL: affiliate-webhooks endpoints update ${id} --url <final url>`,
     }
   }
@@ -73,8 +74,9 @@ export function causeOf(delivery: Delivery, id: string): Cause {
     case 'timestamp_outside_tolerance':
       return {
         key: code,
-        title: '401 timestamp_outside_tolerance: the receiver\'s clock is off',
-        detail: 'The signature time is more than the tolerance (5 minutes) from the receiver\'s clock.',
+        title: "401 timestamp_outside_tolerance: the receiver's clock is off",
+        detail:
+          "The signature time is more than the tolerance (5 minutes) from the receiver's clock.",
         fix: 'sync the server clock (NTP)',
       }
     case 'event_in_progress':
@@ -89,29 +91,32 @@ export function causeOf(delivery: Delivery, id: string): Cause {
       return {
         key: code,
         title: '500 handler_failed: your handler threw',
-        detail: 'The receiver verified the event and your code threw; the receiver logs each one with its event id and stack.',
-        fix: 'look for the event ids below in the receiver\'s log',
+        detail:
+          'The receiver verified the event and your code threw; the receiver logs each one with its event id and stack.',
+        fix: "look for the event ids below in the receiver's log",
       }
     case 'store_unavailable':
       return {
         key: code,
         title: '503 store_unavailable: the receiver could not reach its store (Redis)',
-        detail: 'De-duplication state was unreachable, so the receiver refused rather than risk a double run.',
-        fix: 'check Redis and the receiver\'s REDIS_URL',
+        detail:
+          'De-duplication state was unreachable, so the receiver refused rather than risk a double run.',
+        fix: "check Redis and the receiver's REDIS_URL",
       }
     case 'raw_body_unavailable':
       return {
         key: code,
         title: '500 raw_body_unavailable: a body parser ran before the webhook',
-        detail: 'The exact bytes were consumed before the webhook handler, so nothing can be verified.',
+        detail:
+          'The exact bytes were consumed before the webhook handler, so nothing can be verified.',
         fix: 'mount the webhook before express.json(), or keep the bytes (see the error message in the response body)',
       }
     case 'payload_too_large':
       return {
         key: code,
         title: '413 payload_too_large',
-        detail: 'The body was larger than the receiver\'s maxBodyBytes.',
-        fix: 'raise maxBodyBytes to at least the service\'s 1 MB',
+        detail: "The body was larger than the receiver's maxBodyBytes.",
+        fix: "raise maxBodyBytes to at least the service's 1 MB",
       }
     case 'missing_signature':
     case 'malformed_signature':
@@ -121,7 +126,8 @@ export function causeOf(delivery: Delivery, id: string): Cause {
       return {
         key: code,
         title: `${status} ${code}: the request was changed on the way`,
-        detail: 'Headers or body did not arrive as the service sent them: a proxy, gateway or middleware altered them.',
+        detail:
+          'Headers or body did not arrive as the service sent them: a proxy, gateway or middleware altered them.',
         fix: 'capture a delivery with affiliate-webhooks listen --save and diagnose it with verify --from',
       }
   }
@@ -155,7 +161,10 @@ const failedAttempt = (delivery: Delivery) =>
  * Explains in words what is wrong with an endpoint, from the endpoint and its
  * recent deliveries (newest first), and which command fixes each thing.
  */
-export function diagnoseEndpoint(endpoint: WebhookEndpoint, deliveries: readonly Delivery[]): Finding[] {
+export function diagnoseEndpoint(
+  endpoint: WebhookEndpoint,
+  deliveries: readonly Delivery[],
+): Finding[] {
   const findings: Finding[] = []
   const id = endpoint.id
   if (endpoint.status === 'disabled') {
@@ -185,8 +194,13 @@ export function diagnoseEndpoint(endpoint: WebhookEndpoint, deliveries: readonly
     entry.deliveries.push(delivery)
     causes.set(cause.key, entry)
   }
-  for (const { cause, deliveries: hit } of [...causes.values()].sort((a, b) => b.deliveries.length - a.deliveries.length)) {
-    const events = hit.slice(0, 3).map((d) => d.eventId ?? d.id).join(', ')
+  for (const { cause, deliveries: hit } of [...causes.values()].sort(
+    (a, b) => b.deliveries.length - a.deliveries.length,
+  )) {
+    const events = hit
+      .slice(0, 3)
+      .map((d) => d.eventId ?? d.id)
+      .join(', ')
     const body = hit.find((d) => d.responseBody)?.responseBody
     findings.push({
       level: 'problem',

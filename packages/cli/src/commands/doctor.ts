@@ -1,0 +1,41 @@
+import type { Delivery } from '@affiliate-webhooks/client'
+import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { diagnoseEndpoint, formatFindings } from '../manage/doctor.js'
+import type { Command } from './command.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+
+/** How many recent deliveries doctor reads. */
+const RECENT = 100
+
+export const doctor: Command = {
+  name: 'doctor',
+  summary: 'explain in words what is wrong with an endpoint, and the command that fixes it',
+  positionals: true,
+  help: `Usage: affiliate-webhooks doctor <endpointId>
+
+Reads the endpoint and its ${RECENT} most recent deliveries and explains: disabled
+and why, the failure streak and how close it is to the service's limit of 20, what
+the receiver's answers mean (401 signature_mismatch: the secret or the body
+changed; 409: still in flight; timeouts: a handler slower than 10 s; refused
+connections: URL or firewall), and which command fixes each. Exit code 1 when it
+found a problem.
+${MANAGE_HELP}`,
+  options: { ...MANAGE_OPTIONS },
+  async run(values, io, positionals) {
+    const id = positional(positionals, 0, 'endpoint id')
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const api = await clientFrom(values, io)
+    return managed('doctor', values, io, async () => {
+      const endpoint = await api.webhooks.get(id)
+      const recent: Delivery[] = []
+      for await (const delivery of api.webhooks.deliveries(id)) {
+        recent.push(delivery)
+        if (recent.length >= RECENT) break
+      }
+      const findings = diagnoseEndpoint(endpoint, recent)
+      if (values.json) writeJson(io, { endpoint, findings })
+      else io.stdout.write(`${formatFindings(endpoint, findings)}\n`)
+      return findings.some((f) => f.level === 'problem') ? EXIT.failed : EXIT.ok
+    })
+  },
+}

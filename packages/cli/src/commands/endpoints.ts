@@ -1,0 +1,162 @@
+import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
+import { redisSecretSource } from '@affiliate-webhooks/redis'
+import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { formatEndpoint, formatEndpoints } from '../manage/format.js'
+import { type Command, str, type Values } from './command.js'
+import { EXIT, type Io, UsageError, writeJson } from './io.js'
+
+const EVENTS = ['conversion.created', 'conversion.updated']
+
+function parseEvents(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined
+  const events = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)
+  if (events.length === 0) throw new UsageError('--events needs at least one event type')
+  return events
+}
+
+/** A secret the service shows once: printed on request, or stored where receivers read it. */
+export async function keepSecret(
+  endpointId: string,
+  secret: string,
+  values: Values,
+  graceMs?: number,
+): Promise<string> {
+  const redis = str(values, 'redis')
+  const notes: string[] = []
+  if (redis !== undefined) {
+    const source = redisSecretSource({ url: redis, endpointId })
+    try {
+      if (graceMs === undefined) await source.set([secret])
+      else await source.rotate(secret, { graceMs })
+      notes.push(`secret stored first in Redis key ${source.key}`)
+    } finally {
+      source.client.disconnect()
+    }
+  }
+  if (values['show-secret']) notes.push(`secret ${secret}`)
+  return notes.join('\n')
+}
+
+const SUBCOMMANDS = ['list', 'get', 'create', 'update', 'delete', 'enable', 'disable'] as const
+
+export const endpoints: Command = {
+  name: 'endpoints',
+  summary: 'list, create, change, enable, disable or delete webhook endpoints',
+  positionals: true,
+  help: `Usage: affiliate-webhooks endpoints list
+       affiliate-webhooks endpoints get <id>
+       affiliate-webhooks endpoints create --url URL [--events LIST] [--description TEXT]
+                                           (--redis URL | --show-secret)
+       affiliate-webhooks endpoints update <id> [--url URL] [--events LIST] [--description TEXT]
+       affiliate-webhooks endpoints enable|disable|delete <id>
+
+The account's webhook endpoints (at most five). "create" returns the signing
+secret once: --redis stores it where receivers using redisSecretSource read it,
+--show-secret prints it; one of them is required so it is not lost. "enable"
+turns a disabled endpoint back on and resets its failure count (to also replay
+what failed meanwhile, use recover).
+
+  --url URL            the receiver's public https URL
+  --events LIST        comma-separated (default ${EVENTS.join(',')})
+  --description TEXT   a label, up to 255 characters ("" clears it on update)
+  --redis URL          store the new secret in this Redis (redisSecretSource)
+  --show-secret        print the new secret
+${MANAGE_HELP}`,
+  options: {
+    ...MANAGE_OPTIONS,
+    url: { type: 'string' },
+    events: { type: 'string' },
+    description: { type: 'string' },
+    redis: { type: 'string' },
+    'show-secret': { type: 'boolean' },
+  },
+  async run(values, io, positionals) {
+    const sub = positionals[0]
+    if (!(SUBCOMMANDS as readonly string[]).includes(sub ?? '')) {
+      throw new UsageError(
+        `expected one of ${SUBCOMMANDS.join(', ')}${sub ? `, not "${sub}"` : ''}`,
+      )
+    }
+    if (positionals.length > (sub === 'list' || sub === 'create' ? 1 : 2)) {
+      throw new UsageError(`unexpected argument ${positionals.at(-1)}`)
+    }
+    const id = sub === 'list' || sub === 'create' ? '' : positional(positionals, 1, 'endpoint id')
+    if (sub === 'create' && str(values, 'redis') === undefined && !values['show-secret']) {
+      throw new UsageError(
+        'the secret is shown only once: pass --redis URL to store it, or --show-secret to print it',
+      )
+    }
+    if (sub === 'create' && !str(values, 'url')) throw new UsageError('--url is required')
+    const api = await clientFrom(values, io)
+    return managed('endpoints', values, io, () =>
+      run(api, sub as (typeof SUBCOMMANDS)[number], id, values, io),
+    )
+  },
+}
+
+async function run(
+  api: Client,
+  sub: (typeof SUBCOMMANDS)[number],
+  id: string,
+  values: Values,
+  io: Io,
+) {
+  const show = (value: unknown, text: string) => {
+    if (values.json) writeJson(io, value)
+    else io.stdout.write(`${text}\n`)
+  }
+  switch (sub) {
+    case 'list': {
+      const list = await api.webhooks.list()
+      show(list, formatEndpoints(list))
+      return EXIT.ok
+    }
+    case 'get': {
+      const endpoint = await api.webhooks.get(id)
+      show(endpoint, formatEndpoint(endpoint))
+      return EXIT.ok
+    }
+    case 'create': {
+      const description = str(values, 'description')
+      const made = await api.webhooks.create({
+        url: str(values, 'url') as string,
+        events: parseEvents(str(values, 'events')) ?? EVENTS,
+        ...(description ? { description } : {}),
+      })
+      const { secret, ...endpoint } = made
+      const kept = await keepSecret(made.id, secret, values)
+      show(values['show-secret'] ? made : endpoint, `created\n${formatEndpoint(made)}\n${kept}`)
+      return EXIT.ok
+    }
+    case 'update': {
+      const changes: UpdateWebhookInput = {}
+      const url = str(values, 'url')
+      const events = parseEvents(str(values, 'events'))
+      const description = str(values, 'description')
+      if (url !== undefined) changes.url = url
+      if (events !== undefined) changes.events = events
+      if (description !== undefined) changes.description = description === '' ? null : description
+      if (Object.keys(changes).length === 0) {
+        throw new UsageError('nothing to change: pass --url, --events or --description')
+      }
+      const endpoint = await api.webhooks.update(id, changes)
+      show(endpoint, `updated\n${formatEndpoint(endpoint)}`)
+      return EXIT.ok
+    }
+    case 'enable':
+    case 'disable': {
+      const endpoint = await api.webhooks.update(id, {
+        status: sub === 'enable' ? 'active' : 'disabled',
+      })
+      show(endpoint, `${endpoint.id} is ${endpoint.status}`)
+      return EXIT.ok
+    }
+    case 'delete':
+      await api.webhooks.delete(id)
+      show({ id, deleted: true }, `${id} deleted`)
+      return EXIT.ok
+  }
+}

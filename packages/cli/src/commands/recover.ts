@@ -1,0 +1,57 @@
+import {
+  clientFrom,
+  MANAGE_HELP,
+  MANAGE_OPTIONS,
+  managed,
+  parseSince,
+  positional,
+} from '../manage/api.js'
+import { formatRecovery, recoverEndpoint } from '../manage/recover.js'
+import { type Command, str } from './command.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+import { interruptSignal, progressLine } from './replay.js'
+
+export const recover: Command = {
+  name: 'recover',
+  summary: 're-enable a disabled endpoint and replay what failed meanwhile',
+  positionals: true,
+  help: `Usage: affiliate-webhooks recover <endpointId> [--since TIME]
+
+The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
+doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
+every failed delivery since TIME (default: the start of the failure streak), and
+prints the window between the service disabling the endpoint and now, during
+which the service queued nothing: conversions from that window must be reconciled
+from the service's reports.
+
+  --since TIME   replay failed deliveries created since TIME (ISO, or 2h, 3d back)
+${MANAGE_HELP}`,
+  options: { ...MANAGE_OPTIONS, since: { type: 'string' } },
+  async run(values, io, positionals) {
+    const id = positional(positionals, 0, 'endpoint id')
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const sinceText = str(values, 'since')
+    const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    const api = await clientFrom(values, io)
+    return managed('recover', values, io, async () => {
+      const { signal, stop } = interruptSignal(io)
+      try {
+        const onProgress = progressLine(io, 'replaying')
+        const report = await recoverEndpoint(api, id, {
+          since,
+          signal,
+          ...(onProgress ? { onProgress } : {}),
+        })
+        if (values.json) writeJson(io, report)
+        else io.stdout.write(`${formatRecovery(report)}\n`)
+        return report.replay.interrupted
+          ? EXIT.interrupted
+          : report.replay.failed.length
+            ? EXIT.failed
+            : EXIT.ok
+      } finally {
+        stop()
+      }
+    })
+  },
+}

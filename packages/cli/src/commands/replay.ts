@@ -1,0 +1,92 @@
+import {
+  clientFrom,
+  MANAGE_HELP,
+  MANAGE_OPTIONS,
+  managed,
+  parseSince,
+  positional,
+} from '../manage/api.js'
+import { formatReplaySummary, replayAll } from '../manage/replay-all.js'
+import { type Command, str } from './command.js'
+import { collectDeliveries } from './deliveries.js'
+import { EXIT, type Io, UsageError, writeJson } from './io.js'
+
+/** An AbortSignal that Ctrl-C fires, and its clean-up. */
+export function interruptSignal(io: Io): { signal: AbortSignal; stop: () => void } {
+  const controller = new AbortController()
+  const off = io.onInterrupt?.(() => controller.abort(new Error('interrupted'))) ?? (() => {})
+  return { signal: controller.signal, stop: off }
+}
+
+/** A progress line on a terminal's stderr; nothing when stderr is not a terminal. */
+export const progressLine = (io: Io, label: string) =>
+  io.stderr.isTTY
+    ? (done: number, total: number) => {
+        const width = 24
+        const filled = Math.round((done / Math.max(1, total)) * width)
+        io.stderr.write(
+          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}\x1b[K`,
+        )
+        if (done === total) io.stderr.write('\n')
+      }
+    : undefined
+
+export const replay: Command = {
+  name: 'replay',
+  summary: 'replay one delivery, or every failed one, under the rate limit',
+  positionals: true,
+  help: `Usage: affiliate-webhooks replay <endpointId> <deliveryId>
+       affiliate-webhooks replay <endpointId> --failed [--since TIME]
+
+Starts a fresh set of eight attempts for a succeeded or failed delivery, with the
+same event id (your receiver de-duplicates it). With --failed, every failed
+delivery of the endpoint, one after another, paced under the service's 120 calls
+a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
+
+  --failed        every delivery whose status is failed
+  --since TIME    with --failed: only those created since TIME (ISO, or 2h, 3d back)
+${MANAGE_HELP}`,
+  options: { ...MANAGE_OPTIONS, failed: { type: 'boolean' }, since: { type: 'string' } },
+  async run(values, io, positionals) {
+    const id = positional(positionals, 0, 'endpoint id')
+    const deliveryId = positionals[1]
+    if (values.failed ? deliveryId !== undefined : deliveryId === undefined) {
+      throw new UsageError('give a delivery id, or --failed for every failed delivery (not both)')
+    }
+    if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
+    const sinceText = str(values, 'since')
+    if (sinceText !== undefined && !values.failed)
+      throw new UsageError('--since goes with --failed')
+    const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    const api = await clientFrom(values, io)
+    return managed('replay', values, io, async () => {
+      if (deliveryId !== undefined) {
+        const result = await api.webhooks.replay(id, deliveryId)
+        if (values.json) writeJson(io, result)
+        else
+          io.stdout.write(
+            `${deliveryId}: ${result.outcome === 'accepted' ? 'replay queued (eight fresh attempts)' : 'already being replayed'}\n`,
+          )
+        return EXIT.ok
+      }
+      const { signal, stop } = interruptSignal(io)
+      try {
+        const failed = await collectDeliveries(api, id, { status: 'failed', since, signal })
+        const onProgress = progressLine(io, 'replaying')
+        const summary = await replayAll(api, id, failed, {
+          signal,
+          ...(onProgress ? { onProgress } : {}),
+        })
+        if (values.json) writeJson(io, { total: failed.length, ...summary })
+        else io.stdout.write(`${formatReplaySummary(summary, failed.length)}\n`)
+        return summary.interrupted
+          ? EXIT.interrupted
+          : summary.failed.length
+            ? EXIT.failed
+            : EXIT.ok
+      } finally {
+        stop()
+      }
+    })
+  },
+}

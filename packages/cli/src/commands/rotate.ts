@@ -1,0 +1,77 @@
+import { writeFile } from 'node:fs/promises'
+import {
+  clientFrom,
+  MANAGE_HELP,
+  MANAGE_OPTIONS,
+  managed,
+  parseDuration,
+  positional,
+} from '../manage/api.js'
+import { type Command, str } from './command.js'
+import { keepSecret } from './endpoints.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+
+export const rotate: Command = {
+  name: 'rotate',
+  summary:
+    "rotate an endpoint's secret with no downtime (new secret first in Redis, old kept for a grace period)",
+  positionals: true,
+  help: `Usage: affiliate-webhooks rotate <endpointId> --redis URL [--grace 10m] [--show-secret]
+
+Calls rotate-secret, then puts the new secret first in Redis, where every receiver
+using redisSecretSource({ url, endpointId }) finds it at its next delivery, with
+no restart; the old secret stays valid there for the grace period, for
+deliveries the service signed before it switched. The service itself stops using
+the old secret at once. The secret is never printed unless --show-secret.
+
+  --redis URL          the Redis your receivers read their secrets from (required
+                       unless --show-secret, when you distribute it yourself)
+  --grace DURATION     how long the old secret still verifies (default 10m)
+  --show-secret        print the new secret
+${MANAGE_HELP}`,
+  options: {
+    ...MANAGE_OPTIONS,
+    redis: { type: 'string' },
+    grace: { type: 'string' },
+    'show-secret': { type: 'boolean' },
+  },
+  async run(values, io, positionals) {
+    const id = positional(positionals, 0, 'endpoint id')
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    if (str(values, 'redis') === undefined && !values['show-secret']) {
+      throw new UsageError(
+        'pass --redis URL (where receivers read secrets) or --show-secret: the new secret is shown only once',
+      )
+    }
+    const graceMs = parseDuration('grace', str(values, 'grace') ?? '10m')
+    const api = await clientFrom(values, io)
+    return managed('rotate', values, io, async () => {
+      const { secret } = await api.webhooks.rotateSecret(id)
+      let kept: string
+      try {
+        kept = await keepSecret(id, secret, values, graceMs)
+      } catch (error) {
+        // The service already signs with the new secret: losing it would leave the
+        // endpoint with a secret nobody knows. Keep it in a file only its owner reads.
+        const file = `whsec-${id}-${Date.now()}.txt`
+        await writeFile(file, `${secret}\n`, { mode: 0o600 })
+        throw new Error(
+          `rotated, but storing the secret in Redis failed (${(error as Error).message}); the new secret is in ./${file} (mode 600): put it where your receivers read it, then delete the file`,
+        )
+      }
+      if (values.json) {
+        writeJson(io, { id, rotated: true, graceMs, ...(values['show-secret'] ? { secret } : {}) })
+      } else {
+        io.stdout.write(
+          `${id}: secret rotated; the service signs with the new one from now on\n${kept}\n`,
+        )
+        if (str(values, 'redis') !== undefined) {
+          io.stdout.write(
+            `older secrets stay valid in Redis for ${str(values, 'grace') ?? '10m'}\n`,
+          )
+        }
+      }
+      return EXIT.ok
+    })
+  },
+}
