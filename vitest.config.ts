@@ -23,6 +23,10 @@ export default defineConfig({
       },
       { find: /^@affiliate-webhooks\/next$/, replacement: src('./packages/next/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
+      {
+        find: /^@affiliate-webhooks\/emulator$/,
+        replacement: src('./packages/emulator/src/index.ts'),
+      },
       { find: /^@affiliate-webhooks\/cli$/, replacement: src('./packages/cli/src/index.ts') },
     ],
   },
