@@ -1,3 +1,4 @@
+export { ApiError, type ApiErrorCode, ERROR_STATUS, type FieldError } from './api-error.js'
 export {
   type Agents,
   type AttemptRequest,
@@ -6,6 +7,8 @@ export {
   sendAttempt,
   truncateAnswer,
 } from './attempt.js'
+export { type Clock, type ClockOptions, createClock } from './clock.js'
+export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
 export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './delivery-error.js'
 export {
   type DeliveryProgress,
@@ -25,6 +28,19 @@ export {
   recordSuccess,
 } from './endpoint-state.js'
 export {
+  type AttemptLogEntry,
+  createEngine,
+  type DeliveryRecord,
+  type EmitResult,
+  type Engine,
+  type EngineOptions,
+  type EngineSnapshot,
+  type WebhookEndpoint,
+} from './engine.js'
+export { API_KEY_PATTERN, type ApiKey, parseApiKey, SCOPES, type Scope } from './keys.js'
+export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
+export { MAX_ENDPOINTS } from './routes.js'
+export {
   ANSWER_TIMEOUT_MS,
   BATCH_INTERVAL_MS,
   type DeliveryStatus,
@@ -40,3 +56,4 @@ export {
   describeEvent,
   USER_AGENT,
 } from './signing.js'
+export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'
