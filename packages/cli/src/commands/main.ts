@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
-import type { Command } from './command.js'
+import type { Command, Values } from './command.js'
+import { emulator } from './emulator.js'
 import { EXIT, type Io, UsageError } from './io.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
 import { verify } from './verify.js'
 
-export const COMMANDS: readonly Command[] = [sign, send, verify, simulate]
+export const COMMANDS: readonly Command[] = [sign, send, verify, simulate, emulator]
 
 export const VERSION = '0.1.0'
 
@@ -73,14 +74,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.usage
   }
   try {
-    let values: Record<string, string | boolean | undefined>
+    let values: Values
     try {
       values = parseArgs({
         args: [...rest],
         options: { ...command.options, help: { type: 'boolean', short: 'h' } },
         strict: true,
         allowPositionals: false,
-      }).values as Record<string, string | boolean | undefined>
+      }).values as Values
     } catch (error) {
       throw parseError(error)
     }
