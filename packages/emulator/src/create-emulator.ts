@@ -128,7 +128,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       let key: ApiKey = { key: '', scopes: [] }
       if (route.access !== 'public') {
         key = authenticate(req.headers.authorization, keyMap)
-        if (!route.control) headers = limiter.check(route.pattern.source === '^/v1/me$')
+        if (!route.control) headers = limiter.check(route.quotaExempt === true)
         if (route.access !== 'key') requireScope(key, route.access)
       }
       const body = route.body ? parseJson(raw) : undefined

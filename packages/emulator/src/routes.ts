@@ -40,6 +40,8 @@ export interface Route {
   access: 'public' | 'key' | Scope
   /** Control routes are not the service: not rate limited, not counted. */
   control?: boolean
+  /** Keeps working once the monthly quota is used up (GET /v1/me). */
+  quotaExempt?: boolean
   /** Parses the body as JSON (malformed_json when it is not). */
   body?: boolean
   handle(context: RouteContext): Answer | Promise<Answer>
@@ -106,6 +108,7 @@ export function createRoutes(engine: Engine, options: { allowLoopback: boolean }
       method: 'GET',
       pattern: path('/v1/me'),
       access: 'key',
+      quotaExempt: true,
       handle: ({ key, req }) =>
         ok({
           name: 'emulator',
