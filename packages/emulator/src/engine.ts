@@ -202,7 +202,10 @@ export function createEngine(options: EngineOptions) {
   function start(delivery: DeliveryRecord): Promise<void> {
     const running = attempt(delivery).finally(() => {
       inFlight.delete(delivery.id)
-      if (!advancing) drain()
+      if (advancing) return
+      drain()
+      // A retry was just scheduled; a delivery waiting for its time keeps the timer.
+      if (delivery.status === 'retrying') arm()
     })
     inFlight.set(delivery.id, running)
     return running
