@@ -27,6 +27,10 @@ export default defineConfig({
         find: /^@affiliate-webhooks\/client$/,
         replacement: src('./packages/client/src/index.ts'),
       },
+      {
+        find: /^@affiliate-webhooks\/emulator$/,
+        replacement: src('./packages/emulator/src/index.ts'),
+      },
       { find: /^@affiliate-webhooks\/cli$/, replacement: src('./packages/cli/src/index.ts') },
     ],
   },

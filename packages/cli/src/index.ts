@@ -1,14 +1,23 @@
-export { type DeliveryHeadersOptions, deliveryHeaders } from './delivery-headers.js'
+// The delivery rules live in @affiliate-webhooks/emulator, the one engine both
+// `simulate` and `emulator` drive; re-exported so this package's API stays whole.
 export {
   ANSWER_TIMEOUT_MS,
+  type AttemptRequest,
+  type AttemptResult,
   BATCH_INTERVAL_MS,
+  type DeliveryHeadersOptions,
   type DeliveryStatus,
   DISABLE_AFTER_FAILURES,
+  deliveryHeaders,
   type EndpointStatus,
+  isSimulatorError,
   MAX_ATTEMPTS,
   RESPONSE_BODY_CHARS,
   RETRY_SCHEDULE_MS,
-} from './delivery-rules.js'
+  SimulatorError,
+  type SimulatorErrorCode,
+  sendAttempt,
+} from '@affiliate-webhooks/emulator'
 export {
   type DiagnoseOptions,
   type Diagnosis,
@@ -31,11 +40,6 @@ export {
   type SimulationReport,
 } from './run-simulation.js'
 export {
-  type AttemptRequest,
-  type AttemptResult,
-  sendAttempt,
-} from './send-attempt.js'
-export {
   type AttemptRecord,
   answerOutcome,
   createDeliverySimulator,
@@ -47,4 +51,3 @@ export {
   type EnqueueOptions,
   type SimulatorStats,
 } from './simulator.js'
-export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './simulator-error.js'

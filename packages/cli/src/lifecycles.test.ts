@@ -1,5 +1,5 @@
+import { BATCH_INTERVAL_MS } from '@affiliate-webhooks/emulator'
 import { describe, expect, it } from 'vitest'
-import { BATCH_INTERVAL_MS } from './delivery-rules.js'
 import { LIFECYCLE, planLifecycles } from './lifecycles.js'
 import { seededRandom } from './random.js'
 

@@ -1,5 +1,9 @@
 import type { ConversionEvent } from '@affiliate-webhooks/core'
-import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './delivery-rules.js'
+import {
+  ANSWER_TIMEOUT_MS,
+  BATCH_INTERVAL_MS,
+  DISABLE_AFTER_FAILURES,
+} from '@affiliate-webhooks/emulator'
 import { type PlannedEvent, planLifecycles } from './lifecycles.js'
 import { randomSeed, seededRandom } from './random.js'
 import {

@@ -3,16 +3,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { verifyEvent } from '@affiliate-webhooks/core'
 import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
-import { afterEach, describe, expect, it } from 'vitest'
 import {
   BATCH_INTERVAL_MS,
   DISABLE_AFTER_FAILURES,
+  isSimulatorError,
   MAX_ATTEMPTS,
   RESPONSE_BODY_CHARS,
   RETRY_SCHEDULE_MS,
-} from './delivery-rules.js'
+} from '@affiliate-webhooks/emulator'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createDeliverySimulator, type DeliverySimulator } from './simulator.js'
-import { isSimulatorError } from './simulator-error.js'
 
 const SECRET = 'whsec_simulator_test'
 const MINUTE = 60_000

@@ -1,15 +1,31 @@
 import { performance } from 'node:perf_hooks'
-import { deliveryHeaders, describeEvent } from './delivery-headers.js'
 import {
   ANSWER_TIMEOUT_MS,
+  type AttemptResult,
+  activeEndpoint,
   BATCH_INTERVAL_MS,
+  createAgents,
+  type DeliveryProgress,
   type DeliveryStatus,
   DISABLE_AFTER_FAILURES,
-  type EndpointStatus,
+  deliveryHeaders,
+  describeEvent,
+  disableEndpoint,
+  type EndpointState,
+  enableEndpoint,
+  type FailedBecause,
+  failDelivery,
+  pendingDelivery,
   RETRY_SCHEDULE_MS,
-} from './delivery-rules.js'
-import { type AttemptResult, createAgents, sendAttempt } from './send-attempt.js'
-import { SimulatorError } from './simulator-error.js'
+  recordFailure,
+  recordSuccess,
+  SimulatorError,
+  sendAttempt,
+  settleAttempt,
+  startReplay,
+} from '@affiliate-webhooks/emulator'
+
+export type { EndpointState }
 
 /** Where and how {@link createDeliverySimulator} delivers. */
 export interface DeliverySimulatorOptions {
@@ -92,19 +108,7 @@ export interface Delivery {
   /** Service time of the next attempt while pending or retrying. */
   readonly nextAttemptAt: number | undefined
   /** Why a failed delivery failed. */
-  readonly failedBecause: 'attempts_exhausted' | 'endpoint_disabled' | undefined
-}
-
-/** The endpoint as the service sees it: active or disabled, and its failure streak. */
-export interface EndpointState {
-  /** active or disabled. */
-  status: EndpointStatus
-  /** Failed attempts in a row across all deliveries. */
-  consecutiveFailures: number
-  /** Service time the endpoint was disabled, epoch ms. */
-  disabledAt: number | null
-  /** Service time of the last successful attempt, epoch ms. */
-  lastDeliveryAt: number | null
+  readonly failedBecause: FailedBecause | undefined
 }
 
 /** Counters of a simulator so far: deliveries by status, attempts, answers, the endpoint. */
@@ -183,19 +187,13 @@ export interface DeliverySimulator {
   close(): Promise<void>
 }
 
-interface DeliveryState {
+interface DeliveryState extends DeliveryProgress {
   id: string
   eventId: string
   eventType: string
   conversionId: number | undefined
   body: string
-  status: DeliveryStatus
   attempts: AttemptRecord[]
-  replays: number
-  nextAttemptAt: number | undefined
-  failedBecause: 'attempts_exhausted' | 'endpoint_disabled' | undefined
-  /** Attempts made in the current round. */
-  made: number
   /** Batch that took it off the queue, while ready or in flight. */
   batchAt: number
 }
@@ -240,7 +238,6 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? ANSWER_TIMEOUT_MS)
   const concurrency = Math.floor(positive('concurrency', options.concurrency ?? 10))
   const schedule = options.retryScheduleMs ?? RETRY_SCHEDULE_MS
-  const maxAttempts = schedule.length + 1
   const disableAfter = positive(
     'disableAfterFailures',
     options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,
@@ -254,12 +251,7 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
   const origin = options.startAt ?? Date.now()
   const now = () => Math.floor(origin + (performance.now() - realStart) * timeScale)
 
-  const endpoint: EndpointState = {
-    status: 'active',
-    consecutiveFailures: 0,
-    disabledAt: null,
-    lastDeliveryAt: null,
-  }
+  const endpoint: EndpointState = activeEndpoint()
   const all: DeliveryState[] = []
   const byId = new Map<string, DeliveryState>()
   const waiting = new Set<DeliveryState>()
@@ -324,10 +316,8 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
     timer = setTimeout(runBatch, Math.max(0, (at - now()) / timeScale))
   }
 
-  const fail = (delivery: DeliveryState, because: 'attempts_exhausted' | 'endpoint_disabled') => {
-    delivery.status = 'failed'
-    delivery.failedBecause = because
-    delivery.nextAttemptAt = undefined
+  const fail = (delivery: DeliveryState, because: FailedBecause) => {
+    failDelivery(delivery, because)
     changed(delivery)
   }
 
@@ -346,12 +336,8 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
       id: `dlv_${(all.length + 1).toString().padStart(6, '0')}`,
       ...describeEvent(body),
       body,
-      status: 'pending',
       attempts: [],
-      replays: 0,
-      nextAttemptAt: Math.max(occurredAt, notBefore ?? 0),
-      failedBecause: undefined,
-      made: 0,
+      ...pendingDelivery(Math.max(occurredAt, notBefore ?? 0)),
       batchAt: 0,
     }
     all.push(delivery)
@@ -464,36 +450,18 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
     const outcome = answerOutcome(result.responseBody)
     if (outcome !== undefined) bump(counters.outcomes, outcome)
     const ended = now()
+    let disabledNow = false
     if (result.ok) {
       counters.attemptsOk++
-      endpoint.consecutiveFailures = 0
-      endpoint.lastDeliveryAt = ended
-      delivery.status = 'succeeded'
-      delivery.nextAttemptAt = undefined
+      recordSuccess(endpoint, ended)
     } else {
-      endpoint.consecutiveFailures++
-      if (number >= maxAttempts) {
-        delivery.status = 'failed'
-        delivery.failedBecause = 'attempts_exhausted'
-        delivery.nextAttemptAt = undefined
-      } else {
-        delivery.status = 'retrying'
-        // "Offsets after the previous attempt": counted from when it was made.
-        delivery.nextAttemptAt = at + (schedule[number - 1] as number)
-        waiting.add(delivery)
-      }
+      disabledNow = recordFailure(endpoint, ended, disableAfter)
     }
+    settleAttempt(delivery, result.ok, at, schedule)
+    if (delivery.status === 'retrying') waiting.add(delivery)
     onAttempt?.(record, delivery)
     changed(delivery)
-    if (
-      !result.ok &&
-      endpoint.status === 'active' &&
-      endpoint.consecutiveFailures >= disableAfter
-    ) {
-      endpoint.status = 'disabled'
-      endpoint.disabledAt = ended
-      onEndpointChange?.({ ...endpoint })
-    }
+    if (disabledNow) onEndpointChange?.({ ...endpoint })
   }
 
   const bodyOf = (event: object | string) =>
@@ -518,33 +486,18 @@ export function createDeliverySimulator(options: DeliverySimulatorOptions): Deli
       if (!delivery) {
         throw new SimulatorError('delivery_not_found', `No delivery ${deliveryId}.`)
       }
-      if (delivery.status !== 'succeeded' && delivery.status !== 'failed') {
-        throw new SimulatorError(
-          'delivery_not_replayable',
-          `Delivery ${deliveryId} is ${delivery.status}; only a succeeded or failed delivery can be replayed.`,
-        )
-      }
+      startReplay(delivery, Math.max(now(), replayOptions.notBefore ?? 0))
       counters.replays++
-      delivery.replays++
-      delivery.made = 0
-      delivery.status = 'pending'
-      delivery.failedBecause = undefined
-      delivery.nextAttemptAt = Math.max(now(), replayOptions.notBefore ?? 0)
       waiting.add(delivery)
       changed(delivery)
       arm()
       return delivery
     },
     disable() {
-      if (endpoint.status === 'disabled') return
-      endpoint.status = 'disabled'
-      endpoint.disabledAt = now()
-      onEndpointChange?.({ ...endpoint })
+      if (disableEndpoint(endpoint, now())) onEndpointChange?.({ ...endpoint })
     },
     enable() {
-      endpoint.status = 'active'
-      endpoint.consecutiveFailures = 0
-      endpoint.disabledAt = null
+      enableEndpoint(endpoint)
       onEndpointChange?.({ ...endpoint })
       arm()
     },

@@ -2,7 +2,8 @@ import type { ParseArgsConfig } from 'node:util'
 import type { Io } from './io.js'
 
 export type OptionsConfig = NonNullable<ParseArgsConfig['options']>
-export type Values = Record<string, string | boolean | undefined>
+/** Parsed flags; a flag given with `multiple: true` is an array. */
+export type Values = Record<string, string | boolean | string[] | undefined>
 
 export interface Command {
   name: string

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util'
-import type { Command } from './command.js'
+import type { Command, Values } from './command.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
+import { emulator } from './emulator.js'
 import { endpoints } from './endpoints.js'
 import { EXIT, type Io, UsageError } from './io.js'
 import { recover } from './recover.js'
@@ -18,6 +19,7 @@ export const COMMANDS: readonly Command[] = [
   send,
   verify,
   simulate,
+  emulator,
   endpoints,
   test,
   deliveries,
@@ -95,7 +97,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.usage
   }
   try {
-    let values: Record<string, string | boolean | undefined>
+    let values: Values
     let positionals: string[]
     try {
       const parsed = parseArgs({
@@ -104,7 +106,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         strict: true,
         allowPositionals: command.positionals ?? false,
       })
-      values = parsed.values as Record<string, string | boolean | undefined>
+      values = parsed.values as Values
       positionals = parsed.positionals
     } catch (error) {
       throw parseError(error)

@@ -1,7 +1,11 @@
 import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
-import { deliveryHeaders, describeEvent } from '../delivery-headers.js'
-import { ANSWER_TIMEOUT_MS, MAX_ATTEMPTS } from '../delivery-rules.js'
-import { sendAttempt } from '../send-attempt.js'
+import {
+  ANSWER_TIMEOUT_MS,
+  deliveryHeaders,
+  describeEvent,
+  MAX_ATTEMPTS,
+  sendAttempt,
+} from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, str, type Values } from './command.js'
 import {
   checkSecretShape,

@@ -1,4 +1,4 @@
-import { ANSWER_TIMEOUT_MS } from '../delivery-rules.js'
+import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
 import { formatProgress, formatSummary } from '../report.js'
 import { runSimulation, type SimulationReport } from '../run-simulation.js'
 import { COMMON, type Command, str } from './command.js'

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { performance } from 'node:perf_hooks'
-import { ANSWER_TIMEOUT_MS, RESPONSE_BODY_CHARS } from './delivery-rules.js'
+import { ANSWER_TIMEOUT_MS, RESPONSE_BODY_CHARS } from './schedule.js'
 
 /** One HTTP attempt of a delivery. */
 export interface AttemptRequest {

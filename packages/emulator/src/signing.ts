@@ -1,5 +1,6 @@
 import { signPayload } from '@affiliate-webhooks/core/testing'
 
+/** The User-Agent of every attempt. */
 export const USER_AGENT = 'affiliate-webhooks-cli/0.1'
 
 /** What {@link deliveryHeaders} signs and sends. */

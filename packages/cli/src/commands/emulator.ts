@@ -1,0 +1,124 @@
+import {
+  type AttemptLogEntry,
+  createEmulator,
+  type Emulator,
+  MAX_ATTEMPTS,
+} from '@affiliate-webhooks/emulator'
+import { type Command, str, type Values } from './command.js'
+import { EXIT, type Io, parseNumber, UsageError } from './io.js'
+
+/** One terminal line per attempt: time, endpoint, event, attempt n/8, result, ms. Never a secret. */
+export function attemptLine(entry: AttemptLogEntry): string {
+  const time = new Date(entry.at).toISOString().slice(11, 19)
+  const result = entry.ok ? `${entry.result} ok` : `${entry.result} failed`
+  return `${time}  ${entry.webhookId}  ${entry.eventId}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
+}
+
+function banner(emulator: Emulator, statePath: string | undefined): string {
+  const key = emulator.apiKeys[0]?.key ?? ''
+  const others = emulator.apiKeys.length - 1
+  const scale = emulator.clock.timeScale
+  return [
+    'affiliate-webhooks emulator',
+    `  URL         ${emulator.url}/v1`,
+    `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}${others > 0 ? `  (+${others} more)` : ''}`,
+    `  Time scale  ${scale}${scale === 1 ? '  (real time; POST /emulator/clock advances it)' : `  (retry offsets and the rate-limit minute divided by ${scale})`}`,
+    emulator.allowLoopback
+      ? '  URLs        http and any port allowed on loopback hosts (localhost, 127.0.0.1, ::1); --strict for the service rules'
+      : '  URLs        strict: public https on port 443 only, as the service',
+    `  State       ${statePath ?? 'in memory'}`,
+    '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log',
+    'Ctrl-C stops it.',
+  ].join('\n')
+}
+
+function apiKeys(values: Values): string[] {
+  const given = values['api-key']
+  return Array.isArray(given) ? given : typeof given === 'string' ? [given] : []
+}
+
+export const emulator: Command = {
+  name: 'emulator',
+  summary: "run the service's webhook API and delivery engine locally",
+  help: `Usage: affiliate-webhooks emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
+                                   [--time-scale N] [--state FILE.json] [--strict]
+
+Runs the Publisher Affiliate API's webhook side on this machine: GET /v1/health,
+/v1/me, /v1/webhooks (register, list, change, delete, rotate-secret, test,
+deliveries, replay) with the spec's envelope, errors, keys, scopes and limits,
+and the delivery engine (signed attempts, the retry schedule, disable after 20
+failures in a row). Emit events and move time with the control routes:
+POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.
+
+Options:
+  --port N          port to listen on (default 4010; 0 picks a free one)
+  --host HOST       address to listen on (default 127.0.0.1)
+  --api-key KEY     la_ + 32 letters or digits, every scope; KEY:scope,scope for a
+                    key with only those scopes. Repeatable. Default: a key is
+                    generated and printed.
+  --time-scale N    service time runs N times faster: retry offsets and the
+                    rate-limit minute are divided by N (default 1)
+  --state FILE      keep state in FILE (read at start, written on every change)
+  --strict          the service's URL rules unchanged (public https, port 443);
+                    by default http and any port are allowed on loopback hosts
+
+Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
+result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
+2 wrong usage.`,
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'api-key': { type: 'string', multiple: true },
+    'time-scale': { type: 'string' },
+    state: { type: 'string' },
+    strict: { type: 'boolean' },
+  },
+  async run(values, io: Io) {
+    const port = parseNumber('port', str(values, 'port'), 4010, {
+      min: 0,
+      max: 65535,
+      integer: true,
+    })
+    const host = str(values, 'host') ?? '127.0.0.1'
+    if (host === '') throw new UsageError('--host must not be empty')
+    const timeScale = parseNumber('time-scale', str(values, 'time-scale'), 1, { min: 0 })
+    if (timeScale === 0) throw new UsageError('--time-scale must be a number > 0, not "0"')
+    const statePath = str(values, 'state')
+    if (statePath === '') throw new UsageError('--state must be a file path')
+
+    let running: Emulator
+    try {
+      running = createEmulator({
+        apiKeys: apiKeys(values),
+        timeScale,
+        strict: values.strict === true,
+        ...(statePath ? { statePath } : {}),
+        onAttempt: (entry) => io.stdout.write(`${attemptLine(entry)}\n`),
+      })
+    } catch (error) {
+      const message = (error as Error).message
+      if (error instanceof TypeError) throw new UsageError(`--api-key: ${message}`)
+      io.stderr.write(`affiliate-webhooks emulator: ${message}\n`)
+      return EXIT.failed
+    }
+    try {
+      await running.listen(port, host)
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException
+      io.stderr.write(
+        `affiliate-webhooks emulator: cannot listen on ${host}:${port}: ${code ?? message}\n`,
+      )
+      await running.close()
+      return EXIT.failed
+    }
+    io.stdout.write(`${banner(running, statePath)}\n`)
+    await new Promise<void>((resolve) => {
+      const stop = io.onInterrupt?.(() => {
+        stop?.()
+        resolve()
+      })
+    })
+    await running.close()
+    return EXIT.ok
+  },
+}

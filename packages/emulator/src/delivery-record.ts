@@ -1,0 +1,82 @@
+import { SimulatorError } from './delivery-error.js'
+import { type DeliveryStatus, RETRY_SCHEDULE_MS } from './schedule.js'
+
+/** Why a failed delivery failed. */
+export type FailedBecause = 'attempts_exhausted' | 'endpoint_disabled'
+
+/** The part of a delivery the delivery rules move: its status, round and next attempt. */
+export interface DeliveryProgress {
+  status: DeliveryStatus
+  /** Attempts made in the current round (a replay starts a new round at 0). */
+  made: number
+  /** How many times it was replayed. */
+  replays: number
+  /** Service time of the next attempt while pending or retrying. */
+  nextAttemptAt: number | undefined
+  /** Why a failed delivery failed. */
+  failedBecause: FailedBecause | undefined
+}
+
+/** A delivery queued at `at`: pending, first attempt due then. */
+export const pendingDelivery = (at: number): DeliveryProgress => ({
+  status: 'pending',
+  made: 0,
+  replays: 0,
+  nextAttemptAt: at,
+  failedBecause: undefined,
+})
+
+/** True while the delivery still has an attempt to make. */
+export const isQueued = (delivery: Pick<DeliveryProgress, 'status'>): boolean =>
+  delivery.status === 'pending' || delivery.status === 'retrying'
+
+/**
+ * The outcome of the attempt just made (attempt number `delivery.made`, sent at
+ * service time `at`): succeeded, retrying at the previous attempt + the
+ * schedule's offset, or failed when the last attempt failed.
+ */
+export function settleAttempt(
+  delivery: DeliveryProgress,
+  ok: boolean,
+  at: number,
+  schedule: readonly number[] = RETRY_SCHEDULE_MS,
+): void {
+  if (ok) {
+    delivery.status = 'succeeded'
+    delivery.nextAttemptAt = undefined
+    return
+  }
+  const offset = schedule[delivery.made - 1]
+  if (offset === undefined) {
+    failDelivery(delivery, 'attempts_exhausted')
+    return
+  }
+  delivery.status = 'retrying'
+  // "Offsets after the previous attempt": counted from when it was made.
+  delivery.nextAttemptAt = at + offset
+}
+
+/** Marks a delivery failed: out of attempts, or due while its endpoint is disabled. */
+export function failDelivery(delivery: DeliveryProgress, because: FailedBecause): void {
+  delivery.status = 'failed'
+  delivery.failedBecause = because
+  delivery.nextAttemptAt = undefined
+}
+
+/**
+ * Replays a succeeded or failed delivery: a fresh round of attempts, the first
+ * due at `at`, same event. Throws `delivery_not_replayable` while it is queued.
+ */
+export function startReplay(delivery: DeliveryProgress & { id: string }, at: number): void {
+  if (isQueued(delivery)) {
+    throw new SimulatorError(
+      'delivery_not_replayable',
+      `Delivery ${delivery.id} is ${delivery.status}; only a succeeded or failed delivery can be replayed.`,
+    )
+  }
+  delivery.replays++
+  delivery.made = 0
+  delivery.status = 'pending'
+  delivery.failedBecause = undefined
+  delivery.nextAttemptAt = at
+}

@@ -1,0 +1,59 @@
+export { ApiError, type ApiErrorCode, ERROR_STATUS, type FieldError } from './api-error.js'
+export {
+  type Agents,
+  type AttemptRequest,
+  type AttemptResult,
+  createAgents,
+  sendAttempt,
+  truncateAnswer,
+} from './attempt.js'
+export { type Clock, type ClockOptions, createClock } from './clock.js'
+export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
+export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './delivery-error.js'
+export {
+  type DeliveryProgress,
+  type FailedBecause,
+  failDelivery,
+  isQueued,
+  pendingDelivery,
+  settleAttempt,
+  startReplay,
+} from './delivery-record.js'
+export {
+  activeEndpoint,
+  disableEndpoint,
+  type EndpointState,
+  enableEndpoint,
+  recordFailure,
+  recordSuccess,
+} from './endpoint-state.js'
+export {
+  type AttemptLogEntry,
+  createEngine,
+  type DeliveryRecord,
+  type EmitResult,
+  type Engine,
+  type EngineOptions,
+  type EngineSnapshot,
+  type WebhookEndpoint,
+} from './engine.js'
+export { API_KEY_PATTERN, type ApiKey, parseApiKey, SCOPES, type Scope } from './keys.js'
+export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
+export { MAX_ENDPOINTS } from './routes.js'
+export {
+  ANSWER_TIMEOUT_MS,
+  BATCH_INTERVAL_MS,
+  type DeliveryStatus,
+  DISABLE_AFTER_FAILURES,
+  type EndpointStatus,
+  MAX_ATTEMPTS,
+  RESPONSE_BODY_CHARS,
+  RETRY_SCHEDULE_MS,
+} from './schedule.js'
+export {
+  type DeliveryHeadersOptions,
+  deliveryHeaders,
+  describeEvent,
+  USER_AGENT,
+} from './signing.js'
+export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

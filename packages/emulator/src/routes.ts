@@ -1,0 +1,294 @@
+import type { IncomingMessage } from 'node:http'
+import { ApiError } from './api-error.js'
+import { isSimulatorError } from './delivery-error.js'
+import { disableEndpoint, enableEndpoint } from './endpoint-state.js'
+import type { DeliveryRecord, Engine, WebhookEndpoint } from './engine.js'
+import type { ApiKey, Scope } from './keys.js'
+import {
+  parseAdvance,
+  parseConversionInput,
+  parseDeliveryQuery,
+  parseWebhookInput,
+} from './validation.js'
+
+/** Most endpoints an account may have. */
+export const MAX_ENDPOINTS = 5
+
+/** What a route hands back: status, message, data and any top-level extras. */
+export interface Answer {
+  status: number
+  message: string
+  data: unknown
+  extra?: Record<string, unknown>
+}
+
+/** What a route gets. */
+export interface RouteContext {
+  params: readonly string[]
+  query: URLSearchParams
+  /** The JSON body, undefined when empty; only for routes that take one. */
+  body: unknown
+  key: ApiKey
+  req: IncomingMessage
+}
+
+/** One route of the emulator. */
+export interface Route {
+  method: string
+  pattern: RegExp
+  /** `public`: no key (health). `key`: any valid key. Otherwise the scope needed. */
+  access: 'public' | 'key' | Scope
+  /** Control routes are not the service: not rate limited, not counted. */
+  control?: boolean
+  /** Keeps working once the monthly quota is used up (GET /v1/me). */
+  quotaExempt?: boolean
+  /** Parses the body as JSON (malformed_json when it is not). */
+  body?: boolean
+  handle(context: RouteContext): Answer | Promise<Answer>
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+/** An endpoint as the API shows it; the secret only when asked (create and rotate). */
+export function endpointJson(endpoint: WebhookEndpoint, withSecret = false) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    description: endpoint.description,
+    status: endpoint.state.status,
+    consecutiveFailures: endpoint.state.consecutiveFailures,
+    disabledAt: iso(endpoint.state.disabledAt),
+    lastDeliveryAt: iso(endpoint.state.lastDeliveryAt),
+    createdAt: iso(endpoint.createdAt),
+    ...(withSecret ? { secret: endpoint.secret } : {}),
+  }
+}
+
+/** A delivery as the API shows it (no body, no secret). */
+export function deliveryJson(delivery: DeliveryRecord) {
+  return {
+    id: delivery.id,
+    webhookId: delivery.webhookId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.made,
+    attemptsTotal: delivery.attemptsTotal,
+    replays: delivery.replays,
+    nextAttemptAt: iso(delivery.nextAttemptAt ?? null),
+    createdAt: iso(delivery.createdAt),
+    responseStatus: delivery.responseStatus,
+    responseBody: delivery.responseBody,
+    durationMs: delivery.durationMs,
+    errorMessage: delivery.errorMessage,
+  }
+}
+
+const ID = '([^/]+)'
+const path = (pattern: string) => new RegExp(`^${pattern.replaceAll('{id}', ID)}$`)
+
+/** The `/v1` routes of the spec and the emulator's own control routes. */
+export function createRoutes(engine: Engine, options: { allowLoopback: boolean }): Route[] {
+  const find = (id: string) => {
+    const endpoint = engine.endpoint(id)
+    if (!endpoint) throw new ApiError('webhook_not_found', `No webhook endpoint ${id}.`)
+    return endpoint
+  }
+  const ok = (data: unknown, message = 'OK', status = 200): Answer => ({ status, message, data })
+
+  return [
+    {
+      method: 'GET',
+      pattern: path('/v1/health'),
+      access: 'public',
+      handle: () => ok({ status: 'ok' }, 'The API is up.'),
+    },
+    {
+      method: 'GET',
+      pattern: path('/v1/me'),
+      access: 'key',
+      quotaExempt: true,
+      handle: ({ key, req }) =>
+        ok({
+          name: 'emulator',
+          last4: key.key.slice(-4),
+          scopes: key.scopes,
+          ipAllowlist: [],
+          expiresAt: null,
+          callerIp: req.socket.remoteAddress ?? null,
+        }),
+    },
+    {
+      method: 'POST',
+      pattern: path('/v1/webhooks'),
+      access: 'webhooks:write',
+      body: true,
+      handle({ body }) {
+        const input = parseWebhookInput(body, {
+          partial: false,
+          allowLoopback: options.allowLoopback,
+        })
+        if (engine.endpoints().length >= MAX_ENDPOINTS) {
+          throw new ApiError(
+            'webhook_limit_reached',
+            `An account has at most ${MAX_ENDPOINTS} webhook endpoints.`,
+          )
+        }
+        const endpoint = engine.addEndpoint({
+          url: input.url as string,
+          events: input.events as string[],
+          description: input.description ?? null,
+        })
+        return ok(endpointJson(endpoint, true), 'Webhook endpoint registered.', 201)
+      },
+    },
+    {
+      method: 'GET',
+      pattern: path('/v1/webhooks'),
+      access: 'webhooks:read',
+      handle: () => ok(engine.endpoints().map((endpoint) => endpointJson(endpoint))),
+    },
+    {
+      method: 'GET',
+      pattern: path('/v1/webhooks/{id}'),
+      access: 'webhooks:read',
+      handle: ({ params }) => ok(endpointJson(find(params[0] as string))),
+    },
+    {
+      method: 'PATCH',
+      pattern: path('/v1/webhooks/{id}'),
+      access: 'webhooks:write',
+      body: true,
+      handle({ params, body }) {
+        const endpoint = find(params[0] as string)
+        const input = parseWebhookInput(body, {
+          partial: true,
+          allowLoopback: options.allowLoopback,
+        })
+        if (input.url !== undefined) endpoint.url = input.url
+        if (input.events !== undefined) endpoint.events = input.events
+        if (input.description !== undefined) endpoint.description = input.description
+        if (input.status === 'active') enableEndpoint(endpoint.state)
+        if (input.status === 'disabled') disableEndpoint(endpoint.state, engine.clock.now())
+        engine.changed()
+        return ok(endpointJson(endpoint), 'Webhook endpoint updated.')
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: path('/v1/webhooks/{id}'),
+      access: 'webhooks:write',
+      handle({ params }) {
+        const endpoint = find(params[0] as string)
+        engine.deleteEndpoint(endpoint.id)
+        return ok({ id: endpoint.id, deleted: true }, 'Webhook endpoint deleted.')
+      },
+    },
+    {
+      method: 'POST',
+      pattern: path('/v1/webhooks/{id}/rotate-secret'),
+      access: 'webhooks:write',
+      handle({ params }) {
+        const endpoint = find(params[0] as string)
+        engine.rotateSecret(endpoint)
+        return ok(endpointJson(endpoint, true), 'Secret rotated; the old one is no longer used.')
+      },
+    },
+    {
+      method: 'POST',
+      pattern: path('/v1/webhooks/{id}/test'),
+      access: 'webhooks:write',
+      handle({ params }) {
+        const delivery = engine.sendTest(find(params[0] as string))
+        return ok({ eventId: delivery.eventId, deliveryId: delivery.id }, 'Test event queued.', 202)
+      },
+    },
+    {
+      method: 'GET',
+      pattern: path('/v1/webhooks/{id}/deliveries'),
+      access: 'webhooks:read',
+      handle({ params, query }) {
+        const endpoint = find(params[0] as string)
+        const { page, size, status } = parseDeliveryQuery(query)
+        const all = engine
+          .deliveriesOf(endpoint.id)
+          .filter((delivery) => status === undefined || delivery.status === status)
+        const rows = all.slice((page - 1) * size, page * size)
+        return {
+          ...ok(rows.map(deliveryJson)),
+          extra: {
+            pagination: {
+              page,
+              size,
+              total: all.length,
+              lastPage: Math.max(1, Math.ceil(all.length / size)),
+            },
+          },
+        }
+      },
+    },
+    {
+      method: 'POST',
+      pattern: path('/v1/webhooks/{id}/deliveries/{id}/replay'),
+      access: 'webhooks:write',
+      handle({ params }) {
+        const endpoint = find(params[0] as string)
+        const delivery = engine.delivery(endpoint.id, params[1] as string)
+        if (!delivery) {
+          throw new ApiError('delivery_not_found', `No delivery ${params[1]} on ${endpoint.id}.`)
+        }
+        try {
+          engine.replay(delivery)
+        } catch (error) {
+          if (isSimulatorError(error)) throw new ApiError(error.code, error.message)
+          throw error
+        }
+        return ok(
+          { deliveryId: delivery.id, eventId: delivery.eventId, status: delivery.status },
+          'Replay queued: a fresh set of eight attempts.',
+          202,
+        )
+      },
+    },
+    {
+      method: 'POST',
+      pattern: path('/emulator/conversions'),
+      access: 'key',
+      control: true,
+      body: true,
+      handle({ body }) {
+        const { event, deliveries } = engine.emitConversion(parseConversionInput(body))
+        return ok(
+          {
+            event,
+            deliveries: deliveries.map((delivery) => ({
+              id: delivery.id,
+              webhookId: delivery.webhookId,
+            })),
+          },
+          event ? `${event.type} emitted.` : 'Status unchanged: no event.',
+        )
+      },
+    },
+    {
+      method: 'POST',
+      pattern: path('/emulator/clock'),
+      access: 'key',
+      control: true,
+      body: true,
+      async handle({ body }) {
+        const { attempts, now } = await engine.advance(parseAdvance(body))
+        return ok({ now: new Date(now).toISOString(), attempts }, 'Clock advanced.')
+      },
+    },
+    {
+      method: 'GET',
+      pattern: path('/emulator/log'),
+      access: 'key',
+      control: true,
+      handle: () =>
+        ok(engine.log().map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() }))),
+    },
+  ]
+}

@@ -1,0 +1,113 @@
+/**
+ * An emulator started in-process on port 0, a client for its API, and receivers
+ * on real sockets, for the emulator tests.
+ */
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createEmulator, type Emulator, type EmulatorOptions } from '@affiliate-webhooks/emulator'
+
+export interface Reply {
+  status: number
+  headers: Headers
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope as JSON, read by the assertions
+  body: any
+}
+
+export interface Harness {
+  emulator: Emulator
+  base: string
+  key: string
+  /** One request; `key: null` sends none, `raw` sends the text as is. */
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string | Uint8Array; key?: string | null },
+  ): Promise<Reply>
+  /** POST /emulator/clock. */
+  advance(ms: number): Promise<Reply>
+  /** POST /v1/webhooks with these fields; resolves to the endpoint (secret included). */
+  register(
+    url: string,
+    events?: string[],
+    // biome-ignore lint/suspicious/noExplicitAny: endpoint JSON
+  ): Promise<any>
+  close(): Promise<void>
+}
+
+export const HOUR = 3_600_000
+/** Longer than the whole schedule (1m + 5m + 30m + 2h + 6h + 12h + 24h). */
+export const WHOLE_SCHEDULE_MS = 50 * HOUR
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Harness> {
+  const emulator = createEmulator(options)
+  const base = await emulator.listen(0, '127.0.0.1')
+  const key = emulator.apiKeys[0]?.key as string
+  const call: Harness['call'] = async (method, path, callOptions = {}) => {
+    const headers: Record<string, string> = {}
+    const usedKey = callOptions.key === undefined ? key : callOptions.key
+    if (usedKey !== null) headers.authorization = `Bearer ${usedKey}`
+    let body: string | Uint8Array | undefined = callOptions.raw
+    if (callOptions.body !== undefined) body = JSON.stringify(callOptions.body)
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const response = await fetch(base + path, { method, headers, ...(body ? { body } : {}) })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, body: JSON.parse(text) }
+  }
+  const harness: Harness = {
+    emulator,
+    base,
+    key,
+    call,
+    advance: (ms) => call('POST', '/emulator/clock', { body: { advanceMs: ms } }),
+    async register(url, events = ['conversion.created', 'conversion.updated']) {
+      const reply = await call('POST', '/v1/webhooks', { body: { url, events } })
+      if (reply.status !== 201) throw new Error(`register: ${JSON.stringify(reply.body)}`)
+      return reply.body.data
+    },
+    close: () => emulator.close(),
+  }
+  return harness
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void
+
+export interface Receiver {
+  url: string
+  /** Swaps the handler (e.g. once the endpoint's secret is known). */
+  use(handler: Handler): void
+  close(): Promise<void>
+}
+
+/** A node:http server on port 0 whose handler can be swapped. */
+export async function startReceiver(
+  handler: Handler = (_req, res) => res.end(),
+  path = '/hooks',
+): Promise<Receiver> {
+  let current = handler
+  const server = createServer((req, res) => current(req, res))
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    use(next) {
+      current = next
+    },
+    async close() {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+/** A conversion body for POST /emulator/conversions. */
+export const conversion = (id: number, status = 'pending') => ({
+  id,
+  programId: 42,
+  channelId: 7,
+  status,
+  saleAmount: '129.90',
+  commission: '9.09',
+  currency: 'EUR',
+  occurredAt: '2026-11-20T09:15:00.000Z',
+})
