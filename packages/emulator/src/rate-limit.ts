@@ -11,8 +11,10 @@ const MINUTE = 60_000
 export interface RateLimiterOptions {
   /** Service time, epoch ms. */
   now: () => number
-  /** Service ms per real ms, so Retry-After says real seconds. */
+  /** Service ms per real ms, so Retry-After and X-RateLimit-Reset say real time. */
   timeScale: number
+  /** Real time, epoch ms. Default `Date.now`. */
+  realNow?: () => number
   /** Default {@link RATE_LIMIT}. */
   limit?: number
   /** Default {@link MONTHLY_QUOTA}. */
@@ -51,10 +53,14 @@ export function createRateLimiter(options: RateLimiterOptions) {
         used = 0
       }
       const reset = start + MINUTE
+      // A client paces against its own clock and the answer's Date header (real
+      // time), so the window's end is given in real time too: with a time scale,
+      // or after the clock was advanced, service time would send it far off.
+      const realReset = (options.realNow ?? Date.now)() + (reset - now) / options.timeScale
       const rateHeaders = (remaining: number) => ({
         'X-RateLimit-Limit': String(limit),
         'X-RateLimit-Remaining': String(Math.max(0, remaining)),
-        'X-RateLimit-Reset': String(Math.ceil(reset / 1000)),
+        'X-RateLimit-Reset': String(Math.ceil(realReset / 1000)),
       })
       const retryAfter = (at: number) =>
         String(Math.max(1, Math.ceil((at - now) / options.timeScale / 1000)))
