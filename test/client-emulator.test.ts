@@ -216,9 +216,10 @@ describe('client against the emulator: pacing', () => {
     for (let id = 1; id <= 300; id++)
       await h.call('POST', '/emulator/conversions', { body: conversion(id) })
     await h.advance(120_000)
-    const succeeded = []
-    for await (const delivery of api.webhooks.deliveries(endpoint.id, { status: 'succeeded' }))
+    const succeeded: Delivery[] = []
+    for await (const delivery of api.webhooks.deliveries(endpoint.id, { status: 'succeeded' })) {
       succeeded.push(delivery)
+    }
     expect(succeeded).toHaveLength(300)
     calls.length = 0
     const results = await Promise.all(
