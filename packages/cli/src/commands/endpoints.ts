@@ -1,5 +1,7 @@
+import { writeFile } from 'node:fs/promises'
 import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
-import { redisSecretSource } from '@affiliate-webhooks/redis'
+import { recommendedRedisOptions, redisSecretSource } from '@affiliate-webhooks/redis'
+import { Redis } from 'ioredis'
 import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatEndpoint, formatEndpoints } from '../manage/format.js'
 import { type Command, str, type Values } from './command.js'
@@ -17,23 +19,61 @@ function parseEvents(text: string | undefined): string[] | undefined {
   return events
 }
 
-/** A secret the service shows once: printed on request, or stored where receivers read it. */
+/**
+ * Connects to the Redis where receivers read their secrets, before anything
+ * irreversible happens: a secret the service shows once must have somewhere to go.
+ */
+export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
+  const url = str(values, 'redis')
+  if (url === undefined) return undefined
+  let host: string
+  try {
+    host = new URL(url).host
+  } catch {
+    throw new UsageError(`--redis ${url} is not a redis:// URL`)
+  }
+  const client = new Redis(url, {
+    ...recommendedRedisOptions,
+    lazyConnect: true,
+    retryStrategy: () => null,
+  })
+  client.on('error', () => {}) // reported by connect() below, once
+  try {
+    await client.connect()
+  } catch (error) {
+    client.disconnect()
+    throw new Error(
+      `cannot reach Redis at ${host} (${(error as Error).message}); nothing was changed`,
+    )
+  }
+  return client
+}
+
+/**
+ * Puts a secret the service has just shown (once) where it must go: first in
+ * Redis for redisSecretSource, and/or on stdout with --show-secret. If Redis
+ * fails now, the secret goes to a file only its owner can read rather than be lost.
+ */
 export async function keepSecret(
   endpointId: string,
   secret: string,
   values: Values,
+  redis: Redis | undefined,
   graceMs?: number,
 ): Promise<string> {
-  const redis = str(values, 'redis')
   const notes: string[] = []
   if (redis !== undefined) {
-    const source = redisSecretSource({ url: redis, endpointId })
+    const source = redisSecretSource({ client: redis, endpointId })
     try {
       if (graceMs === undefined) await source.set([secret])
       else await source.rotate(secret, { graceMs })
       notes.push(`secret stored first in Redis key ${source.key}`)
-    } finally {
-      source.client.disconnect()
+    } catch (error) {
+      const file = `whsec-${endpointId}-${Date.now()}.txt`
+      await writeFile(file, `${secret}\n`, { mode: 0o600 })
+      throw new Error(
+        `the service has the new secret, but storing it in Redis failed (${(error as Error).message}); it is in ./${file} (mode 600): put it where your receivers read it, then delete the file`,
+      )
     }
   }
   if (values['show-secret']) notes.push(`secret ${secret}`)
@@ -91,9 +131,14 @@ ${MANAGE_HELP}`,
     }
     if (sub === 'create' && !str(values, 'url')) throw new UsageError('--url is required')
     const api = await clientFrom(values, io)
-    return managed('endpoints', values, io, () =>
-      run(api, sub as (typeof SUBCOMMANDS)[number], id, values, io),
-    )
+    return managed('endpoints', values, io, async () => {
+      const redis = sub === 'create' ? await connectSecretRedis(values) : undefined
+      try {
+        return await run(api, sub as (typeof SUBCOMMANDS)[number], id, values, io, redis)
+      } finally {
+        redis?.disconnect()
+      }
+    })
   },
 }
 
@@ -103,6 +148,7 @@ async function run(
   id: string,
   values: Values,
   io: Io,
+  redis: Redis | undefined,
 ) {
   const show = (value: unknown, text: string) => {
     if (values.json) writeJson(io, value)
@@ -127,7 +173,7 @@ async function run(
         ...(description ? { description } : {}),
       })
       const { secret, ...endpoint } = made
-      const kept = await keepSecret(made.id, secret, values)
+      const kept = await keepSecret(made.id, secret, values, redis)
       show(values['show-secret'] ? made : endpoint, `created\n${formatEndpoint(made)}\n${kept}`)
       return EXIT.ok
     }

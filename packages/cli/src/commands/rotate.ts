@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises'
 import {
   clientFrom,
   MANAGE_HELP,
@@ -8,7 +7,7 @@ import {
   positional,
 } from '../manage/api.js'
 import { type Command, str } from './command.js'
-import { keepSecret } from './endpoints.js'
+import { connectSecretRedis, keepSecret } from './endpoints.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
 export const rotate: Command = {
@@ -46,21 +45,16 @@ ${MANAGE_HELP}`,
     const graceMs = parseDuration('grace', str(values, 'grace') ?? '10m')
     const api = await clientFrom(values, io)
     return managed('rotate', values, io, async () => {
-      const { secret } = await api.webhooks.rotateSecret(id)
+      const redis = await connectSecretRedis(values)
       let kept: string
       try {
-        kept = await keepSecret(id, secret, values, graceMs)
-      } catch (error) {
-        // The service already signs with the new secret: losing it would leave the
-        // endpoint with a secret nobody knows. Keep it in a file only its owner reads.
-        const file = `whsec-${id}-${Date.now()}.txt`
-        await writeFile(file, `${secret}\n`, { mode: 0o600 })
-        throw new Error(
-          `rotated, but storing the secret in Redis failed (${(error as Error).message}); the new secret is in ./${file} (mode 600): put it where your receivers read it, then delete the file`,
-        )
+        const { secret } = await api.webhooks.rotateSecret(id)
+        kept = await keepSecret(id, secret, values, redis, graceMs)
+      } finally {
+        redis?.disconnect()
       }
       if (values.json) {
-        writeJson(io, { id, rotated: true, graceMs, ...(values['show-secret'] ? { secret } : {}) })
+        writeJson(io, { id, rotated: true, graceMs, notes: kept })
       } else {
         io.stdout.write(
           `${id}: secret rotated; the service signs with the new one from now on\n${kept}\n`,
