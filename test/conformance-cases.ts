@@ -108,6 +108,8 @@ export interface Harness {
   conversions: Map<number, Conversion>
   /** Every handler call, in order, as `<event id> <status>`. */
   calls: string[]
+  /** What the receiver logged. */
+  logged: { level: 'warn' | 'error'; line: string }[]
 }
 
 type Behaviour = (conversion: Conversion, event: ConversionEvent) => unknown
@@ -129,8 +131,13 @@ export function conformanceCases(adapter: Adapter): void {
   ): Promise<Harness> {
     const conversions = new Map<number, Conversion>()
     const calls: string[] = []
+    const logged: { level: 'warn' | 'error'; line: string }[] = []
     const app = await adapter.start({
       secret: SECRET,
+      logger: {
+        warn: (line: string) => logged.push({ level: 'warn', line }),
+        error: (line: string) => logged.push({ level: 'error', line }),
+      },
       ...options,
       onConversion: async (conversion, event) => {
         calls.push(`${event.id} ${conversion.status}`)
@@ -139,7 +146,7 @@ export function conformanceCases(adapter: Adapter): void {
       },
     })
     running.push(app)
-    return { url: app.url, conversions, calls }
+    return { url: app.url, conversions, calls, logged }
   }
 
   const now = () => Math.floor(Date.now() / 1000)
@@ -166,13 +173,36 @@ export function conformanceCases(adapter: Adapter): void {
     expect(calls).toHaveLength(1)
   })
 
-  it('refuses a body changed after signing with 401 signature_mismatch', async () => {
-    const { url, calls } = await start()
-    const answer = await send(url, buildConversionEvent({ conversion: { commission: '0.00' } }), {
+  it('refuses a body changed after signing with 401 signature_mismatch, and logs one warning', async () => {
+    const { url, calls, logged } = await start()
+    const event = buildConversionEvent({ conversion: { commission: '0.00' } })
+    const answer = await send(url, event, {
       tamper: (body) => body.replace('"0.00"', '"8.00"'),
     })
     expect(answer).toMatchObject({ status: 401, json: { error: { code: 'signature_mismatch' } } })
     expect(calls).toEqual([])
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        line: expect.stringMatching(
+          new RegExp(
+            `^affiliate-webhooks: 401 signature_mismatch ${event.id} \\(unverified id, attempt 1\\): `,
+          ),
+        ),
+      },
+    ])
+    expect(logged[0]?.line).not.toMatch(/8\.00|whsec_/)
+  })
+
+  it('logs nothing with logger: false', async () => {
+    const { url, logged } = await start(
+      () => {
+        throw new Error('down')
+      },
+      { logger: false },
+    )
+    expect((await send(url, buildConversionEvent())).status).toBe(500)
+    expect(logged).toEqual([])
   })
 
   it('refuses a delivery signed 10 minutes ago with 401 timestamp_outside_tolerance', async () => {
@@ -225,12 +255,21 @@ export function conformanceCases(adapter: Adapter): void {
 
   it('answers 500 handler_failed when the handler throws, then 200 processed on the retry', async () => {
     let failures = 1
-    const { url, conversions, calls } = await start(() => {
+    const { url, conversions, calls, logged } = await start(() => {
       if (failures-- > 0) throw new Error('database is down')
     })
     const event = buildConversionEvent({ conversion: { id: 502 } })
     const failed = await send(url, event)
     expect(failed).toMatchObject({ status: 500, json: { error: { code: 'handler_failed' } } })
+    // The app's log gets exactly one line: status, code, event id, the exception and its stack.
+    expect(logged).toHaveLength(1)
+    expect(logged[0]?.level).toBe('error')
+    expect(logged[0]?.line).toMatch(
+      new RegExp(
+        `^affiliate-webhooks: 500 handler_failed ${event.id} \\(conversion.created, attempt 1\\): handler threw Error: database is down\\n\\s+at `,
+      ),
+    )
+    expect(logged[0]?.line).not.toContain(SECRET)
     // Nothing about the failure leaks into the answer the service stores.
     expect(JSON.stringify(failed.json)).not.toContain('database is down')
     expect(conversions.has(502)).toBe(false)

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { redisStore } from '@affiliate-webhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import { Redis as Redis5 } from 'ioredis5'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDIS_URL, type RedisCluster, startCluster } from './redis-servers.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { freePort, REDIS_URL, type RedisCluster, startCluster } from './redis-servers.js'
 import { storeContract } from './store-contract.js'
 
 const prefix = `aw-test-${randomUUID().slice(0, 8)}:`
@@ -115,5 +115,28 @@ describe('redisStore details', () => {
     expect(Date.now() - started).toBeLessThan(450)
     admin.disconnect()
     paused.disconnect()
+  })
+})
+
+describe('redisStore({ url }) logging', () => {
+  it('reports a lost Redis once through `logger`, and not at all with logger: false', async () => {
+    const url = `redis://127.0.0.1:${await freePort()}`
+    const lines: string[] = []
+    const logged = redisStore({
+      url,
+      logger: { warn: (l) => lines.push(l), error: (l) => lines.push(l) },
+    })
+    const silent = redisStore({ url, logger: false })
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/^redisStore: Redis at 127\.0\.0\.1:\d+ unreachable: /)
+      expect(spy).not.toHaveBeenCalled()
+    } finally {
+      logged.client.disconnect()
+      silent.client.disconnect()
+      spy.mockRestore()
+    }
   })
 })

@@ -1,3 +1,4 @@
+export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
 export { ERROR_STATUS, isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 export { getHeader, type HeadersInput } from './headers.js'
 export { type MemoryStoreOptions, memoryStore } from './memory-store.js'

@@ -1,3 +1,4 @@
+import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 import { memoryStore } from './memory-store.js'
 import {
@@ -91,6 +92,12 @@ export interface ReceiverOptions extends VerifyOptions {
    * Default: the store's own (30 s).
    */
   leaseMs?: number | undefined
+  /**
+   * Where to report deliveries not acknowledged (one line each: status, code,
+   * event id; a handler's exception with its stack) and setup mistakes.
+   * `console` by default; pino fits too; `false` silences it.
+   */
+  logger?: Logger | false | undefined
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
   onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
   /** A delivery of an event already handled. Observes only. */
@@ -107,6 +114,8 @@ export interface Receiver {
   reject(code: WebhookErrorCode, message?: string | undefined): ReceiveResult
   /** Adapters stop reading a body past this many bytes. */
   readonly maxBodyBytes: number
+  /** The `logger` option resolved (undefined for `false`), for an adapter's setup mistakes. */
+  readonly logger: Logger | undefined
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const
@@ -207,6 +216,21 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     )
   }
   const { onUnknownEvent, onError, onDuplicate, onStale } = options
+  const logger = resolveLogger(options.logger, 'createReceiver')
+  const log = logger && createDeliveryLog(logger)
+  // Only answers that are not 2xx are logged; with `logger: false` nothing is added.
+  const settle = log
+    ? (result: ReceiveResult, input: DeliveryInput) => {
+        if (result.status >= 300) {
+          try {
+            log(result, input)
+          } catch {
+            // A logger that throws must not change the answer.
+          }
+        }
+        return result
+      }
+    : (result: ReceiveResult) => result
   const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
 
   const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
@@ -323,15 +347,21 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   return {
     maxBodyBytes: settings.maxBodyBytes,
+    logger,
     // A chain rather than async/await, so that a synchronous store and handler
     // cost no promise per step: only the final answer is one.
     receive(input) {
       try {
         const delivery = verifyDelivery(input, settings)
         const result = isPromiseLike(delivery) ? delivery.then(afterVerify) : afterVerify(delivery)
-        return isPromiseLike(result) ? result.catch(unexpected) : Promise.resolve(result)
+        return isPromiseLike(result)
+          ? result.then(
+              (answer) => settle(answer, input),
+              (error) => settle(unexpected(error), input),
+            )
+          : Promise.resolve(settle(result, input))
       } catch (error) {
-        return Promise.resolve(unexpected(error))
+        return Promise.resolve(settle(unexpected(error), input))
       }
     },
     reject(code, message) {

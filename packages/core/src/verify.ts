@@ -85,7 +85,15 @@ export function resolveVerifySettings(options: VerifyOptions, caller: string): V
   }
 }
 
-/** The secrets, checked; a copy, so a caller changing its array later skips no check. */
+const PREFIX = 'whsec_'
+const WHERE =
+  'It is shown once, when the endpoint is registered (POST /v1/webhooks) or its secret rotated (POST /v1/webhooks/{id}/rotate-secret); `affiliate-webhooks endpoints create --redis` and `rotate` keep it for you.'
+
+/**
+ * The secrets, checked: a mistake here would fail every delivery with 401 and
+ * nothing saying why, so it throws at start-up instead. Never repeats the secret.
+ * A copy, so a caller changing its array later skips no check.
+ */
 function checkSecrets(
   secrets: readonly unknown[],
   given: unknown,
@@ -96,6 +104,20 @@ function checkSecrets(
       `${caller}: \`secret\` must be a non-empty string or array of strings (the endpoint's whsec_... secret); got ${describe(given)}. Is AFFILIATE_WEBHOOK_SECRET set?`,
     )
   }
+  secrets.forEach((secret, index) => {
+    const which = secrets.length > 1 ? `secret[${index}]` : 'the secret'
+    const text = secret as string
+    if (text.trim() !== text) {
+      throw new TypeError(
+        `${caller}: ${which} has white space around it (a newline from a .env file or a copy-paste?); the key is the bare whsec_... string.`,
+      )
+    }
+    if (!text.startsWith(PREFIX) || text.length === PREFIX.length) {
+      throw new TypeError(
+        `${caller}: ${which} must start with "${PREFIX}": use the whole signing secret, prefix included (the prefix is part of the HMAC key). ${WHERE}`,
+      )
+    }
+  })
   return Object.freeze([...(secrets as string[])])
 }
 

@@ -38,7 +38,7 @@ export function affiliateWebhook(options: ExpressWebhookOptions): RequestHandler
         // A setup mistake, not a bad delivery: say so once in the app's log, not per retry.
         if (result.error?.code === 'raw_body_unavailable' && !warned) {
           warned = true
-          console.error(`@affiliate-webhooks/express: ${UNAVAILABLE_MESSAGE}`)
+          receiver.logger?.error(`@affiliate-webhooks/express: ${UNAVAILABLE_MESSAGE}`)
         }
         sendResult(res, result)
       })

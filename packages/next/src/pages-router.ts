@@ -25,7 +25,7 @@ export function affiliateWebhookPages(options: NextWebhookOptions): NextApiHandl
     // A setup mistake, not a bad delivery: say so once in the app's log, not per retry.
     if (result.error?.code === 'raw_body_unavailable' && !warned) {
       warned = true
-      console.error(`@affiliate-webhooks/next: ${UNAVAILABLE_MESSAGE}`)
+      receiver.logger?.error(`@affiliate-webhooks/next: ${UNAVAILABLE_MESSAGE}`)
     }
     sendResult(res, result)
   }

@@ -4,6 +4,7 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type Logger,
   resolveStoreTimings,
   type StoreTimings,
 } from '@affiliate-webhooks/core'
@@ -17,9 +18,11 @@ export interface RedisStoreOptions extends StoreTimings {
   /**
    * Instead of `client`: a `redis://` or `rediss://` URL. The store then creates
    * the client itself with {@link recommendedRedisOptions} and logs its connection
-   * errors (once per outage) through `console.error`.
+   * errors (once per outage) through `logger`.
    */
   url?: string | undefined
+  /** Where a store made from `url` reports a lost connection. Default `console`; `false` silences it. */
+  logger?: Logger | false | undefined
   /** Prefix of every key; no braces (they would change Cluster slots). Default `aw:`. */
   prefix?: string | undefined
   /**
@@ -45,7 +48,15 @@ export const recommendedRedisOptions = {
 
 /** The client given, or one made from `url` with the recommended options. */
 export function clientFor(
-  { client, url }: { client?: Redis | Cluster | undefined; url?: string | undefined },
+  {
+    client,
+    url,
+    logger = console,
+  }: {
+    client?: Redis | Cluster | undefined
+    url?: string | undefined
+    logger?: Logger | false | undefined
+  },
   caller: string,
 ): Redis | Cluster {
   if (client !== undefined && url !== undefined) {
@@ -61,8 +72,9 @@ export function clientFor(
   // ioredis reports a lost connection as an event; say so once per outage, not per retry.
   let reported = false
   created.on('error', (error: Error) => {
-    if (!reported)
-      console.error(`${caller}: Redis at ${new URL(url).host} unreachable: ${error.message}`)
+    if (!reported && logger) {
+      logger.error(`${caller}: Redis at ${new URL(url).host} unreachable: ${error.message}`)
+    }
     reported = true
   })
   created.on('ready', () => {

@@ -1,4 +1,4 @@
-import type { SecretSource } from '@affiliate-webhooks/core'
+import type { Logger, SecretSource } from '@affiliate-webhooks/core'
 import type { Cluster, Redis } from 'ioredis'
 import { clientFor } from './redis-store.js'
 
@@ -8,6 +8,8 @@ export interface RedisSecretSourceOptions {
   client?: Redis | Cluster | undefined
   /** Instead of `client`: a `redis://` URL; the source creates the client. */
   url?: string | undefined
+  /** Where a source made from `url` reports a lost connection. Default `console`; `false` silences it. */
+  logger?: Logger | false | undefined
   /** The webhook endpoint whose secrets these are (the service's endpoint id). */
   endpointId: string
   /** Prefix of the key; default `aw:`. The key is `<prefix>secrets:{<endpointId>}`. */
