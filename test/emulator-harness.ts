@@ -50,7 +50,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Harn
     let body: string | Uint8Array | undefined = callOptions.raw
     if (callOptions.body !== undefined) body = JSON.stringify(callOptions.body)
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetch(base + path, { method, headers, ...(body ? { body } : {}) })
+    const response = await fetch(base + path, {
+      method,
+      headers,
+      ...(body ? { body: body as BodyInit } : {}),
+    })
     const text = await response.text()
     return { status: response.status, headers: response.headers, body: JSON.parse(text) }
   }
