@@ -12,10 +12,12 @@ import { once } from 'node:events'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import type * as Testing from '@affiliate-webhooks/core/testing'
 import type * as EmulatorPackage from '@affiliate-webhooks/emulator'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const { createEmulator } = (await import(built('emulator/dist/index.js'))) as typeof EmulatorPackage
+const testing = (await import(built('core/dist/node/testing.js'))) as typeof Testing
 
 const GOAL = 2_000
 const CONCURRENCY = 50
@@ -54,16 +56,8 @@ async function emulatorRun(): Promise<{ deliveries: number; perSecond: number; b
   for (let i = 0; i < ENDPOINTS; i++) {
     engine.addEndpoint({ url: receiverUrl, events: ['conversion.created'], description: null })
   }
-  const conversion = (id: number) => ({
-    id,
-    programId: 42,
-    channelId: 7,
-    status: 'pending',
-    saleAmount: '129.90',
-    commission: '9.09',
-    currency: 'EUR',
-    occurredAt: '2026-11-20T09:15:00.000Z',
-  })
+  const conversion = (id: number) =>
+    testing.buildConversionEvent({ conversion: { id } }).data.conversion
   const started = performance.now()
   for (let id = 1; id <= CONVERSIONS; id++) engine.emitConversion(conversion(id))
   await finished
@@ -74,6 +68,21 @@ async function emulatorRun(): Promise<{ deliveries: number; perSecond: number; b
   return { deliveries: total, perSecond: total / seconds, body }
 }
 
+/** Runs `post` `requests` times, CONCURRENCY at a time; resolves to requests per second. */
+async function drive(requests: number, post: () => Promise<void>): Promise<number> {
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < requests) {
+        next++
+        await post()
+      }
+    }),
+  )
+  return requests / ((performance.now() - started) / 1000)
+}
+
 async function fetchFloor(body: string, requests: number): Promise<number> {
   const headers = {
     'content-type': 'application/json',
@@ -81,19 +90,11 @@ async function fetchFloor(body: string, requests: number): Promise<number> {
     'service-delivery-attempt': '1',
     'service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`,
   }
-  let next = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < requests) {
-        next++
-        const response = await fetch(receiverUrl, { method: 'POST', headers, body })
-        await response.text()
-        if (!response.ok) throw new Error(`floor: ${response.status}`)
-      }
-    }),
-  )
-  return requests / ((performance.now() - started) / 1000)
+  return drive(requests, async () => {
+    const response = await fetch(receiverUrl, { method: 'POST', headers, body })
+    await response.text()
+    if (!response.ok) throw new Error(`floor: ${response.status}`)
+  })
 }
 
 async function httpFloor(body: string, requests: number): Promise<number> {
@@ -111,22 +112,12 @@ async function httpFloor(body: string, requests: number): Promise<number> {
       req.on('error', reject)
       req.end(body)
     })
-  let next = 0
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < requests) {
-        next++
-        await post()
-      }
-    }),
-  )
-  const perSecond = requests / ((performance.now() - started) / 1000)
+  const perSecond = await drive(requests, post)
   agent.destroy()
   return perSecond
 }
 
-// Warm-up of both, then the best of a few rounds of each, interleaved.
+// Warm-up of each, then the best of a few rounds of each, interleaved.
 const warm = await emulatorRun()
 await fetchFloor(warm.body, 2_000)
 await httpFloor(warm.body, 2_000)

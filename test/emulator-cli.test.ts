@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { conversion, startReceiver } from './emulator-harness.js'
+import { answer, conversion, startReceiver } from './emulator-harness.js'
+import { run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/dist/cli.js')
@@ -61,21 +62,7 @@ async function stop(started: Started) {
 }
 
 /** Runs the emulator with bad flags: it must exit on its own. */
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'emulator', ...args], { cwd: root })
-  children.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text
-  })
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text
-  })
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const runCli = (args: string[]) => run(process.execPath, [BIN, 'emulator', ...args])
 
 describe('affiliate-webhooks emulator', () => {
   it('prints a banner with URL, generated key, time scale and the loopback rule, serves /v1/health, and stops on SIGINT with exit 0', async () => {
@@ -95,11 +82,7 @@ describe('affiliate-webhooks emulator', () => {
   })
 
   it('prints one line per attempt (time, endpoint, event, attempt n/8, result, ms) and never the secret', async () => {
-    const receiver = await startReceiver((req, res) => {
-      req.resume()
-      res.writeHead(500)
-      res.end()
-    })
+    const receiver = await startReceiver(answer(500))
     try {
       const started = await startCli(['--api-key', KEY, '--time-scale', '60', '--strict'])
       expect(started.stdout()).toMatch(/strict/)

@@ -118,10 +118,10 @@ describe.each(adapters)('emulator -> $name', (adapter) => {
 
     // Back up, re-enabled: new events flow, and the lost ones come back by replay.
     await start()
-    const enabled = await h.call('PATCH', `/v1/webhooks/${endpoint.id}`, {
-      body: { status: 'active' },
+    expect(await h.patch(endpoint.id, { status: 'active' })).toMatchObject({
+      status: 'active',
+      consecutiveFailures: 0,
     })
-    expect(enabled.body.data).toMatchObject({ status: 'active', consecutiveFailures: 0 })
     await emit(14, 'approved')
     for (const {
       deliveries: [delivery],
