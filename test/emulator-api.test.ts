@@ -110,6 +110,22 @@ describe('emulator API: envelope, health, key check, routes', () => {
     expect((await h.call('GET', '/v1/me', { key: OTHER_KEY })).status).toBe(200)
   })
 
+  it('generates a key with every scope unless one is given; limited keys come after it', async () => {
+    const h = await start({ apiKeys: [`${READ_KEY}:webhooks:read`] })
+    expect(h.emulator.generatedKey).toBe(true)
+    expect(h.emulator.apiKeys.map((k) => k.key)).toEqual([h.key, READ_KEY])
+    expect(h.key).toMatch(/^la_[A-Za-z0-9]{32}$/)
+    expect((await h.call('POST', '/v1/webhooks', { body: {} })).status).toBe(400)
+    expectFailure(
+      await h.call('POST', '/v1/webhooks', { key: READ_KEY, body: {} }),
+      403,
+      'insufficient_scope',
+    )
+    const given = await start()
+    expect(given.emulator.generatedKey).toBe(false)
+    expect(given.key).toBe(MAIN_KEY)
+  })
+
   it('answers 404 route_not_found for an unknown route, a path without /v1 and a wrong method', async () => {
     const h = await start()
     for (const [method, path] of [

@@ -78,6 +78,7 @@ describe('affiliate-webhooks emulator', () => {
     expect((await health.json()).success).toBe(true)
     const me = await fetch(`${started.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } })
     expect(me.status).toBe(200)
+    expect(banner).not.toMatch(/More keys/)
     expect(await stop(started)).toBe(0)
   })
 
@@ -134,6 +135,21 @@ describe('affiliate-webhooks emulator', () => {
     } finally {
       await receiver.close()
     }
+  })
+
+  it('with only a limited key, a key with every scope is generated and both are listed', async () => {
+    const started = await startCli(['--api-key', `${KEY}:webhooks:read`])
+    const banner = started.stdout()
+    const key = /API key\s+(la_[A-Za-z0-9]{32}) {2}\(generated/.exec(banner)?.[1]
+    expect(key).toBeDefined()
+    expect(key).not.toBe(KEY)
+    expect(banner).toMatch(/More keys\s+\.\.\.kkkk \(webhooks:read\)/)
+    const limited = await fetch(`${started.url}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+    })
+    expect(limited.status).toBe(403)
+    expect(await stop(started)).toBe(0)
   })
 
   it('--state keeps endpoints across a restart', async () => {
