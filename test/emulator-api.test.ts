@@ -239,6 +239,7 @@ describe('emulator API: webhooks', () => {
       ['POST', '/v1/webhooks/wh_nope/test'],
       ['GET', '/v1/webhooks/wh_nope/deliveries'],
       ['POST', '/v1/webhooks/wh_nope/deliveries/dlv_nope/replay'],
+      ['GET', '/v1/webhooks/%E0%A4%A'],
     ] as const) {
       expectFailure(
         await h.call(method, path, method === 'PATCH' ? { body: {} } : {}),

@@ -10,6 +10,15 @@ import { createRateLimiter } from './rate-limit.js'
 import { createRoutes } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
+/** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /** Options of {@link createEmulator}. */
 export interface EmulatorOptions {
   /**
@@ -122,7 +131,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       const route = routes.find((candidate) => {
         if (candidate.method !== req.method) return false
         const match = candidate.pattern.exec(url.pathname)
-        if (match) params = match.slice(1).map(decodeURIComponent)
+        if (match) params = match.slice(1).map(decodeSegment)
         return match !== null
       })
       if (!route) {
