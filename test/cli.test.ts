@@ -3,7 +3,6 @@
  * executable bit, npm's bin link), real processes, real stdin, real exit codes,
  * against a real receiver. `npm test` builds first.
  */
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -16,48 +15,13 @@ import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/test
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './redis-servers.js'
+import { run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/dist/cli.js')
 const NPM_BIN = join(root, 'node_modules/.bin/affiliate-webhooks')
 const SECRET = 'whsec_cli_test'
 const COMMANDS = ['sign', 'send', 'verify', 'simulate', 'emulator']
-
-interface Run {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs a file as a process, feeding `input` on stdin. */
-function run(
-  file: string,
-  args: string[],
-  options: {
-    input?: string | Uint8Array
-    env?: Record<string, string>
-    onStart?: (pid: number) => void
-  } = {},
-): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env }
-  if (!options.env?.AFFILIATE_WEBHOOK_SECRET) delete env.AFFILIATE_WEBHOOK_SECRET
-  const child = spawn(file, args, { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text
-  })
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text
-  })
-  child.stdin.end(options.input ?? '')
-  if (child.pid !== undefined) options.onStart?.(child.pid)
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
-  })
-}
 
 const cli = (args: string[], options: Parameters<typeof run>[2] = {}) =>
   run(process.execPath, [BIN, ...args], options)

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { createClock } from '@affiliate-webhooks/emulator'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
+  answer,
   conversion,
   type Harness,
   type Receiver,
@@ -26,10 +27,7 @@ const START = Date.UTC(2026, 0, 5, 10, 0, 0)
 
 let receiver: Receiver
 beforeAll(async () => {
-  receiver = await startReceiver((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' })
-    res.end('{"received":true}')
-  })
+  receiver = await startReceiver(answer(200, '{"received":true}'))
 })
 afterAll(() => receiver.close())
 
@@ -51,6 +49,10 @@ async function start(options: Parameters<typeof startEmulator>[0] = {}) {
   harnesses.push(harness)
   return harness
 }
+
+/** POST /v1/webhooks of `url` for conversion.created. */
+const registerUrl = (h: Harness, url: string) =>
+  h.call('POST', '/v1/webhooks', { body: { url, events: ['conversion.created'] } })
 
 function expectFailure(reply: Reply, status: number, code: string) {
   expect(reply.status).toBe(status)
@@ -106,6 +108,22 @@ describe('emulator API: envelope, health, key check, routes', () => {
     expect(reply.headers.get('x-quota-limit')).toBe('250000')
     // Any valid key may call it, whatever its scopes.
     expect((await h.call('GET', '/v1/me', { key: OTHER_KEY })).status).toBe(200)
+  })
+
+  it('generates a key with every scope unless one is given; limited keys come after it', async () => {
+    const h = await start({ apiKeys: [`${READ_KEY}:webhooks:read`] })
+    expect(h.emulator.generatedKey).toBe(true)
+    expect(h.emulator.apiKeys.map((k) => k.key)).toEqual([h.key, READ_KEY])
+    expect(h.key).toMatch(/^la_[A-Za-z0-9]{32}$/)
+    expect((await h.call('POST', '/v1/webhooks', { body: {} })).status).toBe(400)
+    expectFailure(
+      await h.call('POST', '/v1/webhooks', { key: READ_KEY, body: {} }),
+      403,
+      'insufficient_scope',
+    )
+    const given = await start()
+    expect(given.emulator.generatedKey).toBe(false)
+    expect(given.key).toBe(MAIN_KEY)
   })
 
   it('answers 404 route_not_found for an unknown route, a path without /v1 and a wrong method', async () => {
@@ -200,10 +218,7 @@ describe('emulator API: webhooks', () => {
     })
     expect(patched.body.data.disabledAt).toEqual(expect.any(String))
     expect(patched.body.data).not.toHaveProperty('secret')
-    const active = await h.call('PATCH', `/v1/webhooks/${endpoint.id}`, {
-      body: { status: 'active' },
-    })
-    expect(active.body.data).toMatchObject({
+    expect(await h.patch(endpoint.id, { status: 'active' })).toMatchObject({
       status: 'active',
       consecutiveFailures: 0,
       disabledAt: null,
@@ -224,6 +239,7 @@ describe('emulator API: webhooks', () => {
       ['POST', '/v1/webhooks/wh_nope/test'],
       ['GET', '/v1/webhooks/wh_nope/deliveries'],
       ['POST', '/v1/webhooks/wh_nope/deliveries/dlv_nope/replay'],
+      ['GET', '/v1/webhooks/%E0%A4%A'],
     ] as const) {
       expectFailure(
         await h.call(method, path, method === 'PATCH' ? { body: {} } : {}),
@@ -237,18 +253,10 @@ describe('emulator API: webhooks', () => {
     const h = await start()
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push((await h.register(receiver.url)).id)
-    const sixth = await h.call('POST', '/v1/webhooks', {
-      body: { url: receiver.url, events: ['conversion.created'] },
-    })
+    const sixth = await registerUrl(h, receiver.url)
     expectFailure(sixth, 409, 'webhook_limit_reached')
     await h.call('DELETE', `/v1/webhooks/${ids[0]}`)
-    expect(
-      (
-        await h.call('POST', '/v1/webhooks', {
-          body: { url: receiver.url, events: ['conversion.created'] },
-        })
-      ).status,
-    ).toBe(201)
+    expect((await registerUrl(h, receiver.url)).status).toBe(201)
   })
 
   it('validates fields: one entry per field, required or invalid_format', async () => {
@@ -316,19 +324,9 @@ describe('emulator API: webhooks', () => {
       'https://intranet/hooks',
       'http://user:pass@127.0.0.1:3000/hooks',
     ]) {
-      expectFailure(
-        await h.call('POST', '/v1/webhooks', { body: { url, events: ['conversion.created'] } }),
-        422,
-        'url_not_allowed',
-      )
+      expectFailure(await registerUrl(h, url), 422, 'url_not_allowed')
     }
-    expect(
-      (
-        await h.call('POST', '/v1/webhooks', {
-          body: { url: 'https://example.com/hooks', events: ['conversion.created'] },
-        })
-      ).status,
-    ).toBe(201)
+    expect((await registerUrl(h, 'https://example.com/hooks')).status).toBe(201)
   })
 
   it('allows http and any port on loopback by default; --strict applies the real rules', async () => {
@@ -338,30 +336,13 @@ describe('emulator API: webhooks', () => {
       'http://127.0.0.1:8080/x',
       'http://[::1]:9000/y',
     ]) {
-      expect(
-        (
-          await relaxed.call('POST', '/v1/webhooks', {
-            body: { url, events: ['conversion.created'] },
-          })
-        ).status,
-      ).toBe(201)
+      expect((await registerUrl(relaxed, url)).status).toBe(201)
     }
     const strict = await start({ strict: true })
-    expectInvalid(
-      await strict.call('POST', '/v1/webhooks', {
-        body: { url: 'http://localhost:3000/hooks', events: ['conversion.created'] },
-      }),
-      {
-        url: 'invalid_format',
-      },
-    )
-    expectFailure(
-      await strict.call('POST', '/v1/webhooks', {
-        body: { url: 'https://localhost/hooks', events: ['conversion.created'] },
-      }),
-      422,
-      'url_not_allowed',
-    )
+    expectInvalid(await registerUrl(strict, 'http://localhost:3000/hooks'), {
+      url: 'invalid_format',
+    })
+    expectFailure(await registerUrl(strict, 'https://localhost/hooks'), 422, 'url_not_allowed')
   })
 
   it('rotate-secret returns a new secret once; GET never shows it', async () => {
@@ -431,10 +412,7 @@ describe('emulator API: webhooks', () => {
   })
 
   it('replay: 202 for a succeeded delivery, 409 delivery_not_replayable while retrying, 404 delivery_not_found', async () => {
-    const failing = await startReceiver((_req, res) => {
-      res.writeHead(503)
-      res.end()
-    })
+    const failing = await startReceiver(answer(503))
     try {
       const h = await start()
       const ok = await h.register(receiver.url)

@@ -6,10 +6,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { AnyWebhookEvent } from '@affiliate-webhooks/core'
 import { memoryStore } from '@affiliate-webhooks/core'
-import { RETRY_SCHEDULE_MS } from '@affiliate-webhooks/emulator'
+import { type AttemptLogEntry, RETRY_SCHEDULE_MS } from '@affiliate-webhooks/emulator'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  answer,
   conversion,
   type Harness,
   type Receiver,
@@ -33,18 +34,8 @@ async function receiver(): Promise<Receiver> {
   return started
 }
 
-interface LogEntry {
-  at: string
-  webhookId: string
-  deliveryId: string
-  eventId: string
-  attempt: number
-  ok: boolean
-  responseStatus: number | null
-  result: string
-  durationMs: number
-  errorMessage: string | null
-}
+/** An entry of GET /emulator/log: the engine's, with `at` as an ISO time. */
+type LogEntry = Omit<AttemptLogEntry, 'at'> & { at: string }
 const readLog = async (h: Harness): Promise<LogEntry[]> =>
   (await h.call('GET', '/emulator/log')).body.data
 const emit = (h: Harness, id: number, status = 'pending') =>
@@ -109,11 +100,7 @@ describe('emulator delivery engine', () => {
     const h = await emulator()
     const rx = await receiver()
     const endpoint = await h.register(rx.url)
-    rx.use((req, res) => {
-      req.resume()
-      res.writeHead(500, { 'content-type': 'text/plain' })
-      res.end('x'.repeat(800))
-    })
+    rx.use(answer(500, 'x'.repeat(800)))
     for (const id of [1, 2, 3]) await emit(h, id)
     await h.advance(WHOLE_SCHEDULE_MS)
     const log = await readLog(h)
@@ -133,10 +120,7 @@ describe('emulator delivery engine', () => {
 
     // PATCH status active: the streak is reset and new events are queued again.
     rx.use(affiliateWebhook({ secret: endpoint.secret, store: memoryStore(), onConversion() {} }))
-    const enabled = await h.call('PATCH', `/v1/webhooks/${endpoint.id}`, {
-      body: { status: 'active' },
-    })
-    expect(enabled.body.data).toMatchObject({
+    expect(await h.patch(endpoint.id, { status: 'active' })).toMatchObject({
       status: 'active',
       consecutiveFailures: 0,
       disabledAt: null,
@@ -150,11 +134,7 @@ describe('emulator delivery engine', () => {
     const h = await emulator()
     const rx = await receiver()
     const endpoint = await h.register(rx.url)
-    rx.use((req, res) => {
-      req.resume()
-      res.writeHead(503)
-      res.end()
-    })
+    rx.use(answer(503))
     await emit(h, 1)
     await h.advance(WHOLE_SCHEDULE_MS)
     const log = await readLog(h)
@@ -211,11 +191,7 @@ describe('emulator delivery engine', () => {
     const h = await emulator()
     const rx = await receiver()
     const endpoint = await h.register(rx.url)
-    rx.use((req, res) => {
-      req.resume()
-      res.writeHead(500)
-      res.end()
-    })
+    rx.use(answer(500))
     await emit(h, 1)
     await h.advance(WHOLE_SCHEDULE_MS)
     const [failed] = await deliveries(h, endpoint.id)
@@ -233,11 +209,7 @@ describe('emulator delivery engine', () => {
     const rx = await receiver()
     const endpoint = await h.register(rx.url)
     const oldSecret = endpoint.secret as string
-    rx.use((req, res) => {
-      req.resume()
-      res.writeHead(500)
-      res.end()
-    })
+    rx.use(answer(500))
     await emit(h, 1)
     await h.advance(0)
     expect((await readLog(h)).map((e) => e.ok)).toEqual([false])

@@ -5,6 +5,7 @@
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { createEmulator, type Emulator, type EmulatorOptions } from '@affiliate-webhooks/emulator'
 
 export interface Reply {
@@ -24,6 +25,9 @@ export interface Harness {
     path: string,
     options?: { body?: unknown; raw?: string | Uint8Array; key?: string | null },
   ): Promise<Reply>
+  /** PATCH /v1/webhooks/{id}; resolves to the endpoint. */
+  // biome-ignore lint/suspicious/noExplicitAny: endpoint JSON
+  patch(id: string, body: object): Promise<any>
   /** POST /emulator/clock. */
   advance(ms: number): Promise<Reply>
   /** POST /v1/webhooks with these fields; resolves to the endpoint (secret included). */
@@ -50,7 +54,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Harn
     let body: string | Uint8Array | undefined = callOptions.raw
     if (callOptions.body !== undefined) body = JSON.stringify(callOptions.body)
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetch(base + path, { method, headers, ...(body ? { body } : {}) })
+    const response = await fetch(base + path, {
+      method,
+      headers,
+      ...(body ? { body: body as BodyInit } : {}),
+    })
     const text = await response.text()
     return { status: response.status, headers: response.headers, body: JSON.parse(text) }
   }
@@ -60,6 +68,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Harn
     key,
     call,
     advance: (ms) => call('POST', '/emulator/clock', { body: { advanceMs: ms } }),
+    async patch(id, body) {
+      const reply = await call('PATCH', `/v1/webhooks/${id}`, { body })
+      if (reply.status !== 200) throw new Error(`patch: ${JSON.stringify(reply.body)}`)
+      return reply.body.data
+    },
     async register(url, events = ['conversion.created', 'conversion.updated']) {
       const reply = await call('POST', '/v1/webhooks', { body: { url, events } })
       if (reply.status !== 201) throw new Error(`register: ${JSON.stringify(reply.body)}`)
@@ -100,14 +113,15 @@ export async function startReceiver(
   }
 }
 
-/** A conversion body for POST /emulator/conversions. */
-export const conversion = (id: number, status = 'pending') => ({
-  id,
-  programId: 42,
-  channelId: 7,
-  status,
-  saleAmount: '129.90',
-  commission: '9.09',
-  currency: 'EUR',
-  occurredAt: '2026-11-20T09:15:00.000Z',
-})
+/** A conversion body for POST /emulator/conversions: the testing helper's conversion. */
+export const conversion = (id: number, status = 'pending') =>
+  buildConversionEvent({ conversion: { id, status } }).data.conversion
+
+/** A receiver handler that reads the body and answers `status` with `body`. */
+export const answer =
+  (status: number, body = ''): Handler =>
+  (req, res) => {
+    req.resume()
+    res.writeHead(status, { 'content-type': 'text/plain' })
+    res.end(body)
+  }

@@ -62,6 +62,9 @@ export class ApiError extends Error {
   }
 }
 
+/** True for an {@link ApiError}. */
+export const isApiError = (value: unknown): value is ApiError => value instanceof ApiError
+
 /** A 400 with one entry per offending field. */
 export const validationError = (fields: readonly FieldError[]): ApiError =>
   new ApiError('validation_failed', 'The request has invalid fields.', { fields })

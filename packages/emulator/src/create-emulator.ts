@@ -10,12 +10,22 @@ import { createRateLimiter } from './rate-limit.js'
 import { createRoutes } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
+/** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /** Options of {@link createEmulator}. */
 export interface EmulatorOptions {
   /**
    * Keys the emulator accepts: `la_` + 32 characters for every scope, or
-   * `KEY:scope,scope`, or `{ key, scopes }`. Default: one key, generated (kept
-   * in the state file when there is one), every scope.
+   * `KEY:scope,scope`, or `{ key, scopes }`. Unless one of them has every scope,
+   * a key with every scope is generated too (kept in the state file when there
+   * is one) and comes first.
    */
   apiKeys?: readonly (string | ApiKey)[]
   /** Service time runs this many times faster than real time (retry offsets and the rate-limit minute shrink). Default 1. */
@@ -48,7 +58,7 @@ export interface Emulator {
   readonly server: Server
   /** The keys it accepts; the first is the one to print. */
   readonly apiKeys: readonly ApiKey[]
-  /** True when a key was generated (not passed). */
+  /** True when the first key was generated (no key with every scope was passed). */
   readonly generatedKey: boolean
   /** Service time. */
   readonly clock: Clock
@@ -72,8 +82,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const keys: ApiKey[] = (options.apiKeys ?? []).map((key) =>
     typeof key === 'string' ? parseApiKey(key) : key,
   )
-  const generatedKey = keys.length === 0
-  if (generatedKey) keys.push({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
+  // Keys with only some scopes are for trying scope errors: a key with every scope
+  // is still needed to set things up, so one is generated unless given.
+  const generatedKey = !keys.some((key) => SCOPES.every((scope) => key.scopes.includes(scope)))
+  if (generatedKey) keys.unshift({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
   const keyMap = new Map(keys.map((key) => [key.key, key]))
   const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
   const clock =
@@ -119,7 +131,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       const route = routes.find((candidate) => {
         if (candidate.method !== req.method) return false
         const match = candidate.pattern.exec(url.pathname)
-        if (match) params = match.slice(1).map(decodeURIComponent)
+        if (match) params = match.slice(1).map(decodeSegment)
         return match !== null
       })
       if (!route) {

@@ -213,7 +213,10 @@ export function createEngine(options: EngineOptions) {
 
   function drain() {
     while (!closed && !advancing && inFlight.size < concurrency && ready.length > 0) {
-      start(ready.shift() as DeliveryRecord)
+      // Only writing the state file can throw here; the engine carries on.
+      start(ready.shift() as DeliveryRecord).catch((error: unknown) =>
+        process.emitWarning(`emulator: ${String(error)}`),
+      )
     }
   }
 

@@ -1,4 +1,10 @@
-export { ApiError, type ApiErrorCode, ERROR_STATUS, type FieldError } from './api-error.js'
+export {
+  ApiError,
+  type ApiErrorCode,
+  ERROR_STATUS,
+  type FieldError,
+  isApiError,
+} from './api-error.js'
 export {
   type Agents,
   type AttemptRequest,

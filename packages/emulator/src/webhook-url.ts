@@ -30,6 +30,13 @@ function ipv6Private(ip: string): boolean {
   const lower = ip.toLowerCase()
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
   if (mapped) return ipv4Private(mapped[1] as string)
+  // WHATWG URL writes an IPv4-mapped address in hex: [::ffff:c0a8:1] for 192.168.0.1.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
+  if (hex) {
+    const high = Number.parseInt(hex[1] as string, 16)
+    const low = Number.parseInt(hex[2] as string, 16)
+    return ipv4Private(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`)
+  }
   return (
     lower === '::' ||
     lower === '::1' ||
@@ -44,7 +51,7 @@ export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '')
   if (LOOPBACK_NAMES.test(host)) return true
   if (isIP(host) === 4) return host.startsWith('127.')
-  return isIP(host) === 6 && (host === '::1' || /^::ffff:127\./i.test(host))
+  return isIP(host) === 6 && (host === '::1' || /^::ffff:(127\.|7f[0-9a-f]{2}:)/i.test(host))
 }
 
 /**

@@ -16,12 +16,15 @@ export function attemptLine(entry: AttemptLogEntry): string {
 
 function banner(emulator: Emulator, statePath: string | undefined): string {
   const key = emulator.apiKeys[0]?.key ?? ''
-  const others = emulator.apiKeys.length - 1
+  const limited = emulator.apiKeys
+    .slice(1)
+    .map((k) => `...${k.key.slice(-4)} (${k.scopes.join(',')})`)
   const scale = emulator.clock.timeScale
   return [
     'affiliate-webhooks emulator',
     `  URL         ${emulator.url}/v1`,
-    `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}${others > 0 ? `  (+${others} more)` : ''}`,
+    `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}`,
+    ...(limited.length > 0 ? [`  More keys   ${limited.join('  ')}`] : []),
     `  Time scale  ${scale}${scale === 1 ? '  (real time; POST /emulator/clock advances it)' : `  (retry offsets and the rate-limit minute divided by ${scale})`}`,
     emulator.allowLoopback
       ? '  URLs        http and any port allowed on loopback hosts (localhost, 127.0.0.1, ::1); --strict for the service rules'
@@ -54,8 +57,8 @@ Options:
   --port N          port to listen on (default 4010; 0 picks a free one)
   --host HOST       address to listen on (default 127.0.0.1)
   --api-key KEY     la_ + 32 letters or digits, every scope; KEY:scope,scope for a
-                    key with only those scopes. Repeatable. Default: a key is
-                    generated and printed.
+                    key with only those scopes. Repeatable. Unless one key has
+                    every scope, a key is generated and printed.
   --time-scale N    service time runs N times faster: retry offsets and the
                     rate-limit minute are divided by N (default 1)
   --state FILE      keep state in FILE (read at start, written on every change)
