@@ -21,7 +21,21 @@ const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/dist/cli.js')
 const NPM_BIN = join(root, 'node_modules/.bin/affiliate-webhooks')
 const SECRET = 'whsec_cli_test'
-const COMMANDS = ['sign', 'send', 'verify', 'simulate', 'emulator']
+const COMMANDS = [
+  'sign',
+  'send',
+  'verify',
+  'simulate',
+  'listen',
+  'emulator',
+  'endpoints',
+  'test',
+  'deliveries',
+  'replay',
+  'recover',
+  'doctor',
+  'rotate',
+]
 
 const cli = (args: string[], options: Parameters<typeof run>[2] = {}) =>
   run(process.execPath, [BIN, ...args], options)
@@ -103,10 +117,10 @@ describe('affiliate-webhooks', () => {
     const bare = await cli([])
     expect(bare.code).toBe(2)
     expect(bare.stdout).toMatch(/^Usage:/)
-    const unknown = await cli(['listen'])
+    const unknown = await cli(['frobnicate'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(
-      /unknown command "listen"; commands: sign, send, verify, simulate/,
+      new RegExp(`unknown command "frobnicate"; commands: ${COMMANDS.join(', ')}`),
     )
   })
 

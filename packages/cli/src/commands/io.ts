@@ -45,20 +45,22 @@ export function checkSecretShape(secret: string, io: Io): void {
   }
 }
 
-export function requireUrl(flag: string | undefined): string {
+export function requireUrl(flag: string | undefined, name = '--url'): string {
   if (flag === undefined || flag === '') {
     throw new UsageError(
-      '--url is required: the webhook URL of your receiver, e.g. http://localhost:3000/hooks',
+      `${name} is required: the webhook URL of your receiver, e.g. http://localhost:3000/hooks`,
     )
   }
   let url: URL
   try {
     url = new URL(flag)
   } catch {
-    throw new UsageError(`--url ${flag} is not an absolute URL (e.g. http://localhost:3000/hooks)`)
+    throw new UsageError(
+      `${name} ${flag} is not an absolute URL (e.g. http://localhost:3000/hooks)`,
+    )
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--url must be http:// or https://, not ${url.protocol}`)
+    throw new UsageError(`${name} must be http:// or https://, not ${url.protocol}`)
   }
   return url.href
 }

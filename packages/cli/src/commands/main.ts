@@ -5,6 +5,7 @@ import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
 import { endpoints } from './endpoints.js'
 import { EXIT, type Io, UsageError } from './io.js'
+import { listen } from './listen.js'
 import { recover } from './recover.js'
 import { replay } from './replay.js'
 import { rotate } from './rotate.js'
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   send,
   verify,
   simulate,
+  listen,
   emulator,
   endpoints,
   test,

@@ -1,4 +1,4 @@
-import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
+import { buildConversionEvent, buildTestEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import {
   ANSWER_TIMEOUT_MS,
   deliveryHeaders,
@@ -6,6 +6,7 @@ import {
   MAX_ATTEMPTS,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
+import { bodyOf, type CapturedDelivery, CaptureFileError, readCapture } from '../capture-file.js'
 import { COMMON, type Command, str, type Values } from './command.js'
 import {
   checkSecretShape,
@@ -22,10 +23,25 @@ import {
 const TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
 const STATUSES = ['pending', 'approved', 'available', 'ready_for_payout', 'rejected']
 
+/** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
+function parseCreatedAt(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined
+  if (
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ||
+    !Number.isFinite(Date.parse(text))
+  ) {
+    throw new UsageError(
+      `--created-at must be an ISO 8601 time with a zone, e.g. 2026-11-20T09:15:00Z, not "${text}"`,
+    )
+  }
+  return new Date(text).toISOString()
+}
+
 function buildBody(values: Values, io: Io): string {
   const type = str(values, 'type')
   const status = str(values, 'status')
   const conversionId = str(values, 'conversion-id')
+  const createdAt = parseCreatedAt(str(values, 'created-at'))
   if (type !== undefined && !(TYPES as readonly string[]).includes(type)) {
     throw new UsageError(`--type must be one of ${TYPES.join(', ')}, not "${type}"`)
   }
@@ -42,7 +58,7 @@ function buildBody(values: Values, io: Io): string {
         '--status and --conversion-id apply to conversion events, not webhook.test',
       )
     }
-    return JSON.stringify(buildTestEvent())
+    return JSON.stringify(buildTestEvent(createdAt ? { createdAt } : {}))
   }
   const id = parseNumber('conversion-id', conversionId, 100_000 + Math.floor(Math.random() * 9e8), {
     min: 1,
@@ -51,6 +67,7 @@ function buildBody(values: Values, io: Io): string {
   return JSON.stringify(
     buildConversionEvent({
       type: resolvedType as 'conversion.created' | 'conversion.updated',
+      ...(createdAt ? { createdAt } : {}),
       conversion: {
         id,
         status: status ?? (resolvedType === 'conversion.created' ? 'pending' : 'approved'),
@@ -70,7 +87,8 @@ export const send: Command = {
   name: 'send',
   summary: 'send one signed event to a URL and print the answer',
   help: `Usage: affiliate-webhooks send --url URL [--type TYPE] [--status STATUS] [--conversion-id N]
-                               [--body FILE] [--secret SECRET] [--attempt N] [--json]
+                               [--created-at ISO] [--body FILE] [--secret SECRET] [--attempt N] [--json]
+       affiliate-webhooks send --from FILE [--url] URL [--resign --secret SECRET]
 
 Sends one delivery exactly as the service does: POST, Content-Type, Service-Event-Id,
 Service-Delivery-Attempt and a fresh Service-Signature. Prints the status and answer.
@@ -87,12 +105,19 @@ connection error) is a failure, as the service counts it.
   --secret SECRET      endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
   --attempt N          Service-Delivery-Attempt, 1 to 8 (default 1)
   --timestamp UNIX     sign as of this Unix time (default now), to test clock checks
+  --created-at ISO     the event's createdAt (default now), to reproduce out-of-order
+                       arrivals: an update created earlier than one handled is stale
   --timeout MS         how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)
+  --from FILE          re-send a delivery saved by listen --save: its headers and
+                       exact body, original signature included (a receiver refuses
+                       it once the signature is over 5 minutes old: add --resign)
+  --resign             with --from: sign again now with --secret (same body and event id)
   --json               print the attempt as JSON
 
 Examples:
   affiliate-webhooks send --url http://localhost:3000/hooks --status approved --conversion-id 1001
   affiliate-webhooks send --url http://localhost:3000/hooks --type webhook.test
+  affiliate-webhooks send --from captures/20261123T091500-123Z-evt_ab12-1.json http://localhost:3000/hooks
 
 Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
   options: {
@@ -105,33 +130,45 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
     attempt: { type: 'string' },
     timestamp: { type: 'string' },
     timeout: { type: 'string' },
+    'created-at': { type: 'string' },
+    from: { type: 'string' },
+    resign: { type: 'boolean' },
   },
-  async run(values, io) {
-    const url = requireUrl(str(values, 'url'))
+  positionals: true,
+  async run(values, io, positionals) {
+    if (positionals.length > 1 || (positionals.length === 1 && str(values, 'url') !== undefined)) {
+      throw new UsageError(`unexpected argument ${positionals.at(-1)}`)
+    }
+    const url = requireUrl(str(values, 'url') ?? positionals[0])
+    const timeoutMs = parseNumber('timeout', str(values, 'timeout'), ANSWER_TIMEOUT_MS, { min: 1 })
+    const from = str(values, 'from')
+    if (from !== undefined) return resend(from, url, timeoutMs, values, io)
+    if (values.resign) throw new UsageError('--resign goes with --from')
     const secret = requireSecret(str(values, 'secret'), io)
     const attempt = parseNumber('attempt', str(values, 'attempt'), 1, {
       min: 1,
       max: MAX_ATTEMPTS,
       integer: true,
     })
-    const timeoutMs = parseNumber('timeout', str(values, 'timeout'), ANSWER_TIMEOUT_MS, { min: 1 })
     const timestampFlag = str(values, 'timestamp')
     const timestamp =
       timestampFlag === undefined
         ? undefined
         : parseNumber('timestamp', timestampFlag, 0, { min: 0, integer: true })
     const bodyPath = str(values, 'body')
-    if (bodyPath !== undefined && ['type', 'status', 'conversion-id'].some((f) => f in values)) {
+    if (
+      bodyPath !== undefined &&
+      ['type', 'status', 'conversion-id', 'created-at'].some((f) => f in values)
+    ) {
       throw new UsageError(
-        '--body sends a body as is; leave out --type, --status and --conversion-id',
+        '--body sends a body as is; leave out --type, --status, --conversion-id and --created-at',
       )
     }
     // A body file is sent byte for byte, BOM or odd encoding included.
     const body: string | Uint8Array =
       bodyPath === undefined ? buildBody(values, io) : await readBody(bodyPath, io)
     checkSecretShape(secret, io)
-    const text = typeof body === 'string' ? body : new TextDecoder().decode(body)
-    const event = describeEvent(text)
+    const event = describeEvent(typeof body === 'string' ? body : new TextDecoder().decode(body))
     const headers = await deliveryHeaders({
       secret,
       body,
@@ -139,21 +176,88 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
       eventId: event.eventId,
       ...(timestamp === undefined ? {} : { timestamp }),
     })
-    const result = await sendAttempt({ url, headers, body, timeoutMs })
-    if (values.json) {
-      writeJson(io, { url, ...event, attempt, request: { headers, body: text }, ...result })
-    } else {
-      const what = event.eventType
-        ? `${event.eventType} ${event.eventId}${event.conversionId === undefined ? '' : ` (conversion ${event.conversionId})`}`
-        : 'body'
-      io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
-      io.stdout.write(
-        result.responseStatus !== undefined && result.errorMessage === undefined
-          ? `${result.responseStatus} ${verdict(result.responseStatus, result.ok)} in ${Math.round(result.durationMs)} ms\n`
-          : `no answer: ${result.errorMessage} (${Math.round(result.durationMs)} ms); the service would retry\n`,
-      )
-      if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
-    }
-    return result.ok ? EXIT.ok : EXIT.failed
+    return deliver({ url, headers, body, timeoutMs, attempt }, values, io)
   },
+}
+
+/** Sends one attempt and prints it; the exit code says whether it was acknowledged. */
+async function deliver(
+  request: {
+    url: string
+    headers: Record<string, string>
+    body: string | Uint8Array
+    timeoutMs: number
+    attempt: number | string
+  },
+  values: Values,
+  io: Io,
+): Promise<number> {
+  const { url, headers, body, timeoutMs, attempt } = request
+  const text = typeof body === 'string' ? body : new TextDecoder().decode(body)
+  const event = describeEvent(text)
+  const result = await sendAttempt({ url, headers, body, timeoutMs })
+  if (values.json) {
+    writeJson(io, { url, ...event, attempt, request: { headers, body: text }, ...result })
+  } else {
+    const what = event.eventType
+      ? `${event.eventType} ${event.eventId}${event.conversionId === undefined ? '' : ` (conversion ${event.conversionId})`}`
+      : 'body'
+    io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
+    io.stdout.write(
+      result.responseStatus !== undefined && result.errorMessage === undefined
+        ? `${result.responseStatus} ${verdict(result.responseStatus, result.ok)} in ${Math.round(result.durationMs)} ms\n`
+        : `no answer: ${result.errorMessage} (${Math.round(result.durationMs)} ms); the service would retry\n`,
+    )
+    if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
+  }
+  return result.ok ? EXIT.ok : EXIT.failed
+}
+
+// Set by the transport for the new request, not carried over from the capture.
+const NOT_RESENT = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+])
+
+/** `send --from FILE`: a saved delivery again, byte for byte, with its own headers. */
+async function resend(path: string, url: string, timeoutMs: number, values: Values, io: Io) {
+  const clash = [
+    'type',
+    'status',
+    'conversion-id',
+    'body',
+    'created-at',
+    'attempt',
+    'timestamp',
+  ].filter((flag) => flag in values)
+  if (clash.length > 0) {
+    throw new UsageError(
+      `--from re-sends the saved delivery as it was; leave out --${clash.join(', --')}`,
+    )
+  }
+  let capture: CapturedDelivery
+  try {
+    capture = await readCapture(path)
+  } catch (error) {
+    if (error instanceof CaptureFileError) throw new UsageError(error.message)
+    throw error
+  }
+  const body = bodyOf(capture)
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(capture.headers)) {
+    if (!NOT_RESENT.has(name)) headers[name] = value
+  }
+  if (values.resign) {
+    const secret = requireSecret(str(values, 'secret'), io)
+    checkSecretShape(secret, io)
+    headers['service-signature'] = await signPayload({ secret, payload: body })
+  }
+  return deliver(
+    { url, headers, body, timeoutMs, attempt: headers['service-delivery-attempt'] ?? '-' },
+    values,
+    io,
+  )
 }

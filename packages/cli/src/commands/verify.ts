@@ -1,4 +1,5 @@
 import { DEFAULT_TOLERANCE_SECONDS } from '@affiliate-webhooks/core'
+import { bodyOf, type CapturedDelivery, CaptureFileError, readCapture } from '../capture-file.js'
 import { diagnoseSignature } from '../diagnose.js'
 import { COMMON, type Command, str } from './command.js'
 import { EXIT, parseNumber, readBody, requireSecret, UsageError, writeJson } from './io.js'
@@ -7,6 +8,7 @@ export const verify: Command = {
   name: 'verify',
   summary: 'check a captured Service-Signature and body, and say why they fail',
   help: `Usage: affiliate-webhooks verify --header VALUE [--body FILE] [--secret SECRET] [--json]
+       affiliate-webhooks verify --from FILE [--secret SECRET] [--json]
 
 Checks a captured delivery with the same verification the receivers run and,
 when it fails, finds the likely reason: wrong secret, secret used without its
@@ -17,6 +19,8 @@ encoding), timestamp outside the tolerance (and by how much), malformed header.
   --body FILE        the body exactly as received; "-" or no flag reads stdin
   --secret SECRET    endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
   --event-id ID      the Service-Event-Id header, to check it against the body
+  --from FILE        a delivery saved by listen --save: its header, event id and
+                     exact body (instead of --header, --body, --event-id)
   --tolerance S      seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})
   --now UNIX         check the timestamp as of this Unix time (default now)
   --json             print {"verified", "code", "message", "causes", "hints", ...}
@@ -24,6 +28,7 @@ encoding), timestamp outside the tolerance (and by how much), malformed header.
 Examples:
   affiliate-webhooks verify --header "$SIG" --body captured.json
   pbpaste | affiliate-webhooks verify --header "t=1763719200,v1=5f2c..."
+  affiliate-webhooks verify --from captures/20261123T091500-123Z-evt_ab12-1.json
 
 Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
   options: {
@@ -33,11 +38,33 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
     'event-id': { type: 'string' },
     tolerance: { type: 'string' },
     now: { type: 'string' },
+    from: { type: 'string' },
   },
   async run(values, io) {
-    const header = str(values, 'header')
+    const from = str(values, 'from')
+    let captured: { header: string; body: Uint8Array; eventId: string | undefined } | undefined
+    if (from !== undefined) {
+      const clash = ['header', 'body', 'event-id'].filter((flag) => flag in values)
+      if (clash.length > 0)
+        throw new UsageError(`--from brings its own; leave out --${clash.join(', --')}`)
+      let capture: CapturedDelivery
+      try {
+        capture = await readCapture(from)
+      } catch (error) {
+        if (error instanceof CaptureFileError) throw new UsageError(error.message)
+        throw error
+      }
+      const header = capture.headers['service-signature']
+      if (header === undefined) {
+        throw new UsageError(`${from} has no Service-Signature header: that request was not signed`)
+      }
+      captured = { header, body: bodyOf(capture), eventId: capture.headers['service-event-id'] }
+    }
+    const header = captured?.header ?? str(values, 'header')
     if (header === undefined) {
-      throw new UsageError('--header is required: the captured Service-Signature value')
+      throw new UsageError(
+        '--header is required: the captured Service-Signature value (or --from FILE)',
+      )
     }
     const secret = requireSecret(str(values, 'secret'), io)
     const tolerance = parseNumber(
@@ -51,8 +78,8 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
     const nowFlag = str(values, 'now')
     const now =
       nowFlag === undefined ? Date.now() : parseNumber('now', nowFlag, 0, { min: 0 }) * 1000
-    const eventId = str(values, 'event-id')
-    const body = await readBody(str(values, 'body'), io)
+    const eventId = captured ? captured.eventId : str(values, 'event-id')
+    const body = captured?.body ?? (await readBody(str(values, 'body'), io))
     const diagnosis = await diagnoseSignature({
       header,
       body,

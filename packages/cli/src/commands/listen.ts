@@ -1,0 +1,110 @@
+import { type RelayedDelivery, startRelay } from '../relay.js'
+import { type Command, str } from './command.js'
+import { EXIT, parseNumber, requireUrl, UsageError } from './io.js'
+
+const time = (at: Date) => at.toISOString().slice(11, 19)
+
+/** One compact line per delivery: time, event, type, attempt, the app's status, ms. */
+export function formatRelayed(d: RelayedDelivery): string {
+  const parts = [
+    time(d.receivedAt),
+    d.eventId ?? '-',
+    d.eventType ?? '-',
+    `attempt ${d.attempt ?? '-'}`,
+    `-> ${d.status}`,
+    `${Math.round(d.durationMs)} ms`,
+  ]
+  if (d.error) parts.push(`(${d.error})`)
+  if (d.savedTo) parts.push(`saved ${d.savedTo}`)
+  return parts.join('  ')
+}
+
+export const listen: Command = {
+  name: 'listen',
+  summary: 'relay deliveries to your app unchanged, printing and saving each one',
+  help: `Usage: affiliate-webhooks listen --forward-to URL [--port 4242] [--host 127.0.0.1] [--save DIR]
+
+A local relay: point the sender (the emulator, send, simulate, or a tunnel from the
+service) at it, and each delivery goes to your app unchanged (headers, exact body
+bytes); the app's status and answer go back to the sender. One line per delivery:
+time, event id, type, attempt, status, ms. With --save, each delivery is written
+to a file first (headers and body, byte-exact), so a failure seen once can be
+diagnosed (verify --from FILE) and reproduced (send --from FILE URL).
+
+If the app does not answer, the sender gets 502 forward_failed (or 504 after
+10 s), never a 2xx: the service would retry, as it should.
+
+  --forward-to URL   your app's webhook URL (required)
+  --port N           port to listen on (default 4242; 0 picks a free one)
+  --host HOST        address to listen on (default 127.0.0.1)
+  --save DIR         write each delivery to a file in DIR
+  --max-body BYTES   larger bodies get 413 and are not forwarded (default 1048576)
+  --json             one JSON object per delivery instead of a line
+
+Example:
+  affiliate-webhooks listen --forward-to http://localhost:3000/hooks --save captures/
+
+Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
+  options: {
+    'forward-to': { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    save: { type: 'string' },
+    'max-body': { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(values, io) {
+    const forwardTo = str(values, 'forward-to')
+    if (forwardTo === undefined) {
+      throw new UsageError(
+        "--forward-to is required: your app's webhook URL, e.g. http://localhost:3000/hooks",
+      )
+    }
+    const target = requireUrl(forwardTo, '--forward-to')
+    const port = parseNumber('port', str(values, 'port'), 4242, {
+      min: 0,
+      max: 65535,
+      integer: true,
+    })
+    const host = str(values, 'host') ?? '127.0.0.1'
+    const maxBodyBytes = parseNumber('max-body', str(values, 'max-body'), 1024 * 1024, {
+      min: 1,
+      integer: true,
+    })
+    const saveDir = str(values, 'save')
+    let relay: Awaited<ReturnType<typeof startRelay>>
+    try {
+      relay = await startRelay({
+        forwardTo: target,
+        saveDir,
+        maxBodyBytes,
+        port,
+        host,
+        onDelivery(delivery) {
+          io.stdout.write(
+            values.json
+              ? `${JSON.stringify({ ...delivery, receivedAt: delivery.receivedAt.toISOString(), durationMs: Math.round(delivery.durationMs) })}\n`
+              : `${formatRelayed(delivery)}\n`,
+          )
+        },
+      })
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException
+      io.stderr.write(
+        `affiliate-webhooks listen: cannot listen on ${host}:${port}: ${code ?? message}\n`,
+      )
+      return EXIT.failed
+    }
+    const banner = `listening on ${relay.url}, forwarding to ${target}${saveDir ? `, saving to ${saveDir}` : ''} (Ctrl-C stops)`
+    io.stderr.write(`${banner}\n`)
+    await new Promise<void>((resolve) => {
+      const stop = io.onInterrupt?.(() => {
+        stop?.()
+        resolve()
+      })
+    })
+    relay.server.closeAllConnections()
+    await new Promise((resolve) => relay.server.close(resolve))
+    return EXIT.ok
+  },
+}
