@@ -31,11 +31,19 @@ const secret = `whsec_${randomBytes(24).toString('base64')}`
 const conversionsTable = new Map<number, Pick<Conversion, 'status' | 'commission'>>()
 const firstSeen = new Set<string>()
 
+// The receiver reports every delivery it does not acknowledge (by default on
+// stderr); here the lines are kept and shown after the summary.
+const logged: string[] = []
+const keep = (line: string) => {
+  logged.push(line)
+}
+
 const server = createServer(
   affiliateWebhook({
     path: '/hooks',
     secret,
     store: memoryStore(),
+    logger: { warn: keep, error: keep },
     onConversion: ({ id, status, commission }, event) => {
       // A downstream that fails the first time for about one event in eight: the
       // receiver answers 500 and the service retries a minute later.
@@ -162,6 +170,11 @@ const refusals = [
     reason: 'timestamp_outside_tolerance',
   },
 ]
+console.log(
+  `\nWhat the receiver logged: ${logged.length} line${logged.length === 1 ? '' : 's'}, one per delivery it did not acknowledge (the first ${Math.min(2, logged.length)}, without their stacks):`,
+)
+for (const line of logged.slice(0, 2)) console.log(`  ${line.split('\n')[0]}`)
+
 console.log('\nRefused deliveries ($ affiliate-webhooks send ..., then verify):')
 for (const refusal of refusals) {
   const answer = await sendAttempt({ url, headers: refusal.headers, body: refusal.sent })

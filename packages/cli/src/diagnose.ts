@@ -269,7 +269,7 @@ const MESSAGES: Record<DiagnosisCode, string> = {
   body_encoding:
     'The body was re-encoded: these bytes are not the UTF-8 that was signed (a Latin-1 / Windows-1252 conversion).',
   body_reserialized:
-    'The body was re-serialised as JSON (parsed and stringified by a body parser, logger or tool), so its bytes differ from what was signed.',
+    'The body was re-serialised as JSON (parsed and stringified by a body parser, a proxy or API gateway that re-encodes bodies, a logger or a tool), so its bytes differ from what was signed.',
   timestamp_outside_tolerance: 'The signature matches, but its timestamp is outside the tolerance.',
   invalid_event: 'The signature matches, but the body is not a valid event.',
   event_id_mismatch:
@@ -279,7 +279,7 @@ const MESSAGES: Record<DiagnosisCode, string> = {
 }
 
 const BODY_FIX =
-  'Verify the raw request bytes, before any body parser: express.raw() / rawBodySaver, fastify-raw-body, request.arrayBuffer() in Next, or the adapters of this project which do this for you.'
+  'Verify the raw request bytes, before any body parser: express.raw() / rawBodySaver, fastify-raw-body, request.arrayBuffer() in Next, or the adapters of this project which do this for you. If a proxy, load balancer or API gateway (a mapping template, a WAF, an edge function) sits in front of the app, make it pass the body through untouched; affiliate-webhooks listen --save shows what reaches you.'
 
 function describeAge(age: number, tolerance: number): string {
   const beyond = Math.abs(age) - tolerance
