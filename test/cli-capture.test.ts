@@ -15,7 +15,7 @@ import { memoryStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bodyOf, readCapture } from '../packages/cli/src/capture-file.js'
+import { bodyOf, captureOf, readCapture, writeCapture } from '../packages/cli/src/capture-file.js'
 import { run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname
@@ -161,6 +161,38 @@ describe('listen --save, verify --from, send --from', () => {
     expect(big.status).toBe(413)
     expect(await relay.stop()).toBe(0)
   }, 30_000)
+
+  it('send --from an old capture: refused as too old, accepted with --resign', async () => {
+    const event = buildConversionEvent()
+    const body = new TextEncoder().encode(JSON.stringify(event))
+    const tenMinutesAgo = Math.floor(Date.now() / 1000) - 600
+    const file = await writeCapture(
+      join(dir, 'old'),
+      captureOf({
+        method: 'POST',
+        path: '/hooks',
+        headers: {
+          'content-type': 'application/json',
+          'service-event-id': event.id,
+          'service-delivery-attempt': '1',
+          'service-signature': await signPayload({
+            secret: SECRET,
+            payload: body,
+            timestamp: tenMinutesAgo,
+          }),
+        },
+        body,
+      }),
+    )
+    const refused = await cli(['send', '--from', file, appUrl])
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain('timestamp_outside_tolerance')
+    const resigned = await cli(['send', '--from', file, appUrl, '--resign'], {
+      AFFILIATE_WEBHOOK_SECRET: SECRET,
+    })
+    expect(resigned.code).toBe(0)
+    expect(resigned.stdout).toContain('"outcome":"processed"')
+  })
 
   it.each([
     [['listen'], /--forward-to is required/],

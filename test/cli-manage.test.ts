@@ -261,6 +261,36 @@ describe('test, deliveries, replay', () => {
   }, 30_000)
 })
 
+describe('replay --failed', () => {
+  it('replays every delivery that failed for good, with a summary, and each is then handled once', async () => {
+    const { run, h } = await setup()
+    const publisher = await publisherReceiver()
+    const { id, secret } = await createEndpoint(run, publisher.url)
+    publisher.useSecret(secret)
+    publisher.state.broken = true
+    const events: string[] = []
+    for (const n of [11, 12]) {
+      events.push(
+        (await h.call('POST', '/emulator/conversions', { body: conversion(n) })).body.data.event.id,
+      )
+    }
+    // Eight attempts each, 16 failures in a row: failed for good, but not disabled.
+    await h.advance(50 * HOUR)
+    const failed = await run('deliveries', id, '--status', 'failed', '--json')
+    expect(JSON.parse(failed.stdout)).toHaveLength(2)
+    publisher.state.broken = false
+    const replayed = await run('replay', id, '--failed')
+    expect(replayed.code, replayed.stderr).toBe(0)
+    expect(replayed.stdout).toBe('replayed 2 of 2\n')
+    await h.advance(2 * 60_000)
+    expect([...publisher.handled].sort()).toEqual([...events].sort())
+    expect(
+      JSON.parse((await run('deliveries', id, '--status', 'failed', '--json')).stdout),
+    ).toEqual([])
+    expect((await run('replay', id, '--failed', 'dlv_x')).code).toBe(2)
+  }, 60_000)
+})
+
 describe('doctor and recover: "my endpoint got disabled"', () => {
   it('a receiver failing 20 times: doctor says why; recover re-enables, replays, names the lost window; every queued event is handled once', async () => {
     const { run, h } = await setup()
