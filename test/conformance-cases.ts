@@ -67,39 +67,55 @@ export function streamOversize(url: string, chunks: number) {
   const { hostname, port, pathname } = new URL(url)
   const chunk = Buffer.alloc(16 * 1024, 'x')
   let sent = 0
-  return new Promise<{ status: number; code: unknown; sent: number }>((resolve, reject) => {
-    const req = request({
-      host: hostname,
-      port,
-      path: pathname,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'service-signature': 't=1,v1=00' },
-    })
-    req.on('response', async (res) => {
-      const at = sent
-      let text = ''
-      for await (const part of res) text += String(part)
-      req.destroy()
-      resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).error?.code, sent: at })
-    })
-    // The server stops reading and closes; writes after that may fail, which is the point.
-    req.on('error', (error) => {
-      if (sent < chunks) return
-      reject(error)
-    })
-    const pump = (): void => {
-      if (req.destroyed) return
-      if (sent >= chunks) {
-        req.end()
-        return
+  return new Promise<{ status: number; code: unknown; sent: number; reset: boolean }>(
+    (resolve, reject) => {
+      const req = request({
+        host: hostname,
+        port,
+        path: pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-signature': 't=1,v1=00' },
+      })
+      req.on('response', async (res) => {
+        const at = sent
+        let text = ''
+        try {
+          for await (const part of res) text += String(part)
+        } catch {
+          // The server closed with our unread bytes in its buffer: the kernel may then
+          // reset the connection, and a reset can drop the answer's body after its
+          // status line arrived. The status is the answer; the code is lost with the body.
+          req.destroy()
+          resolve({ status: res.statusCode ?? 0, code: undefined, sent: at, reset: true })
+          return
+        }
+        req.destroy()
+        resolve({
+          status: res.statusCode ?? 0,
+          code: JSON.parse(text).error?.code,
+          sent: at,
+          reset: false,
+        })
+      })
+      // The server stops reading and closes; writes after that may fail, which is the point.
+      req.on('error', (error) => {
+        if (sent < chunks) return
+        reject(error)
+      })
+      const pump = (): void => {
+        if (req.destroyed) return
+        if (sent >= chunks) {
+          req.end()
+          return
+        }
+        sent++
+        // Paced like a slow uplink: loopback socket buffers hold megabytes, so a sender
+        // writing flat out could finish before any server had a chance to answer.
+        req.write(chunk, () => setTimeout(pump, 2))
       }
-      sent++
-      // Paced like a slow uplink: loopback socket buffers hold megabytes, so a sender
-      // writing flat out could finish before any server had a chance to answer.
-      req.write(chunk, () => setTimeout(pump, 2))
-    }
-    pump()
-  })
+      pump()
+    },
+  )
 }
 
 export interface Harness {
@@ -226,8 +242,10 @@ export function conformanceCases(adapter: Adapter): void {
   it('answers 413 to an undeclared (chunked) oversize body before the client has sent it all', async () => {
     const { url, calls } = await start(undefined, { maxBodyBytes: 64 * 1024 })
     // 3.2 MB offered against a 64 KiB limit: the answer must come long before the end.
-    const { status, code, sent } = await streamOversize(url, 200)
-    expect([status, code]).toEqual([413, 'payload_too_large'])
+    const { status, code, sent, reset } = await streamOversize(url, 200)
+    expect(status).toBe(413)
+    // Unless a connection reset took the body with it (see streamOversize).
+    if (!reset) expect(code).toBe('payload_too_large')
     expect(sent).toBeLessThan(200)
     expect(calls).toEqual([])
   })

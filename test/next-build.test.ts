@@ -163,8 +163,10 @@ for (const { major, pkg } of [
 
         it(`answers 413 to a chunked oversize body${stopsEarly ? ' before it is all sent' : ''}`, async () => {
           // 3.2 MB against the default 1 MiB limit.
-          const { status, code, sent } = await streamOversize(`${base}${path}`, 200)
-          expect([status, code]).toEqual([413, 'payload_too_large'])
+          const { status, code, sent, reset } = await streamOversize(`${base}${path}`, 200)
+          expect(status).toBe(413)
+          // Unless a connection reset took the body with it (see streamOversize).
+          if (!reset) expect(code).toBe('payload_too_large')
           if (stopsEarly) expect(sent).toBeLessThan(200)
         })
 

@@ -72,7 +72,9 @@ function describe(answer: Unacknowledged, input: DeliveryInput): string {
     which = `${event.id} (${event.type}${attempt ? `, attempt ${attempt}` : ''})`
   } else {
     // Before the signature is checked the id is only the sender's word for it.
-    const claimed = header(EVENT_ID_HEADER)?.slice(0, 64)
+    // Only printed when it looks like an id: a header must not write the log's text.
+    const raw = header(EVENT_ID_HEADER)
+    const claimed = raw !== undefined && /^[\w-]{1,64}$/.test(raw) ? raw : undefined
     which = claimed
       ? `${claimed} (unverified id${attempt ? `, attempt ${attempt}` : ''})`
       : 'a delivery with no event id'
