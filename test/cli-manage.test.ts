@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { memoryStore } from '@affiliate-webhooks/core'
 import { createClock } from '@affiliate-webhooks/emulator'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import {
   conversion,
   type Harness,

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream'
-import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyRawBody from 'fastify-raw-body'
 import { afterEach, describe, expect, it, vi } from 'vitest'
