@@ -23,6 +23,8 @@ export {
   type Claim,
   type EventStore,
   type MaybePromise,
+  type PeekInput,
+  type PeekResult,
   resolveStoreTimings,
   STORE_DEFAULTS,
   type StoreTimings,

@@ -4,11 +4,13 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type PeekInput,
+  type PeekResult,
   resolveStoreTimings,
   type StoreTimings,
 } from '@affiliate-webhooks/core'
 import { type Cluster, Redis } from 'ioredis'
-import { BEGIN, COMMIT, RELEASE } from './scripts.js'
+import { BEGIN, COMMIT, PEEK, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
@@ -76,6 +78,7 @@ const scripts = {
   begin: new Script(BEGIN),
   commit: new Script(COMMIT),
   release: new Script(RELEASE),
+  peek: new Script(PEEK),
 }
 
 const isNoScript = (error: unknown) =>
@@ -85,6 +88,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** The Redis store, with the client it uses (to close it at shutdown, or check its health). */
 export interface RedisEventStore extends EventStore {
   readonly client: Redis | Cluster
+  peek(input: PeekInput): Promise<PeekResult>
 }
 
 /**
@@ -198,6 +202,16 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
         orderingTtl,
       ])
       return result === 1
+    },
+
+    async peek({ eventId, conversionId, createdAt }: PeekInput): Promise<PeekResult> {
+      const [done, , wm] = keys(eventId, conversionId)
+      const [status] = (await run(
+        scripts.peek,
+        wm === undefined ? [done as string] : [done as string, wm],
+        [createdAt],
+      )) as [PeekResult]
+      return status
     },
 
     async release(claim: Claim): Promise<void> {
