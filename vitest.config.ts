@@ -23,6 +23,7 @@ export default defineConfig({
       },
       { find: /^@affiliate-webhooks\/next$/, replacement: src('./packages/next/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
+      { find: /^@affiliate-webhooks\/bullmq$/, replacement: src('./packages/bullmq/src/index.ts') },
       { find: /^@affiliate-webhooks\/cli$/, replacement: src('./packages/cli/src/index.ts') },
     ],
   },

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   event_in_progress: 409,
   handler_failed: 500,
   store_unavailable: 503,
+  queue_unavailable: 503,
   raw_body_unavailable: 500,
   method_not_allowed: 405,
   not_found: 404,

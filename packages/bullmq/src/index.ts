@@ -1,0 +1,13 @@
+export {
+  clientFor,
+  jobIdFor,
+  type QueueConnection,
+} from './connection.js'
+export { type BullmqHandoff, type BullmqHandoffOptions, bullmqHandoff } from './handoff.js'
+export {
+  type AffiliateWorker,
+  type CreateWorkerOptions,
+  createWorker,
+  type WorkerContext,
+  type WorkerOutcome,
+} from './worker.js'
