@@ -46,7 +46,9 @@ const closure = (name, seen = new Set()) => {
   return seen
 }
 
-process.stdout.write(`${tarball.size} tarballs in ${out}\n\nTo install one into an app outside this repo:\n`)
+process.stdout.write(
+  `${tarball.size} tarballs in ${out}\n\nTo install one into an app outside this repo:\n`,
+)
 for (const name of packages.keys()) {
   const { manifest } = packages.get(name)
   const files = [...closure(name)].map((dep) => tarball.get(dep)).join(' ')
