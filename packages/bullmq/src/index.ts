@@ -1,4 +1,12 @@
 export {
+  type FailedJob,
+  failedJobs,
+  JOB_STATES,
+  type QueueStats,
+  queueStats,
+  retryFailed,
+} from './admin.js'
+export {
   clientFor,
   jobIdFor,
   type QueueConnection,
