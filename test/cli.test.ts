@@ -21,7 +21,7 @@ const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/dist/cli.js')
 const NPM_BIN = join(root, 'node_modules/.bin/affiliate-webhooks')
 const SECRET = 'whsec_cli_test'
-const COMMANDS = ['sign', 'send', 'verify', 'simulate']
+const COMMANDS = ['sign', 'send', 'verify', 'simulate', 'queue']
 
 interface Run {
   code: number | null

@@ -11,8 +11,10 @@ export interface Command {
   /** Full `--help` text. */
   help: string
   options: OptionsConfig
+  /** Takes arguments beside its options (e.g. `queue stats`). Default false. */
+  positionals?: boolean
   /** Returns the exit code; throws UsageError for wrong input. */
-  run(values: Values, io: Io): Promise<number>
+  run(values: Values, io: Io, positionals?: string[]): Promise<number>
 }
 
 /** Flags several commands share, with the same meaning everywhere. */

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
 import type { Command } from './command.js'
 import { EXIT, type Io, UsageError } from './io.js'
+import { queue } from './queue.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
 import { verify } from './verify.js'
 
-export const COMMANDS: readonly Command[] = [sign, send, verify, simulate]
+export const COMMANDS: readonly Command[] = [sign, send, verify, simulate, queue]
 
 export const VERSION = '0.1.0'
 
@@ -74,13 +75,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   try {
     let values: Record<string, string | boolean | undefined>
+    let positionals: string[]
     try {
-      values = parseArgs({
+      const parsed = parseArgs({
         args: [...rest],
         options: { ...command.options, help: { type: 'boolean', short: 'h' } },
         strict: true,
-        allowPositionals: false,
-      }).values as Record<string, string | boolean | undefined>
+        allowPositionals: command.positionals ?? false,
+      })
+      values = parsed.values as Record<string, string | boolean | undefined>
+      positionals = parsed.positionals
     } catch (error) {
       throw parseError(error)
     }
@@ -88,7 +92,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.stdout.write(`${command.help}\n`)
       return EXIT.ok
     }
-    return await command.run(values, io)
+    return await command.run(values, io, positionals)
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(
