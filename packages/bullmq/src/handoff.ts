@@ -79,12 +79,18 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
 
   // While the client (re)connects, wait for it within the timeout rather than
   // fail at once: the first delivery after start-up still gets queued.
-  const ready = () =>
-    CONNECTING.has(client.status)
-      ? new Promise<void>((resolve) => {
-          client.once('ready', resolve)
-        })
-      : undefined
+  // One shared wait, not a listener per request, however many arrive meanwhile.
+  let connecting: Promise<void> | undefined
+  const ready = () => {
+    if (!CONNECTING.has(client.status)) return undefined
+    connecting ??= new Promise<void>((resolve) => {
+      client.once('ready', () => {
+        connecting = undefined
+        resolve()
+      })
+    })
+    return connecting
+  }
 
   const add = async (delivery: QueuedDelivery) => {
     await ready()
