@@ -100,13 +100,13 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
       // an entry whose job never came is skipped by workers (they check its state).
       const key = pendingKey(prefix, queueName, conversionId)
       const results = await client
-        .multi()
+        .pipeline()
         .zadd(key, order, event.id)
         .pexpire(key, PENDING_TTL_MS)
         .exec()
       const failed = results?.find(([error]) => error !== null)
       if (results === null || failed !== undefined) {
-        throw failed?.[0] ?? new Error('Redis discarded the transaction')
+        throw failed?.[0] ?? new Error('Redis did not run the index update')
       }
     }
     await queue.add(event.type, toQueuedJobData(delivery), {

@@ -169,9 +169,17 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
       await settled(delivery)
       return 'ignored'
     }
-    if (conversionId !== undefined && (await olderWaiting(delivery))) return defer(job, token)
-    const begun = await store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs })
+    // The store's verdict and the ordering index are read at once (one round trip
+    // of wait, not two); a claim taken while an older event waits is handed back.
+    const [begun, older] = await Promise.all([
+      store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs }),
+      conversionId === undefined ? false : olderWaiting(delivery),
+    ])
     if (begun.status === 'in_progress') return defer(job, token)
+    if (begun.status === 'claimed' && older) {
+      await store.release(begun.claim)
+      return defer(job, token)
+    }
     if (begun.status !== 'claimed') {
       await settled(delivery)
       return begun.status
@@ -184,6 +192,8 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
       attemptsMade: job.attemptsMade,
     }
     const committed = await run(begun.claim, handler, event, ctx)
+    // After the commit: a newer event that finds this entry gone may begin, and the
+    // commit has raised the watermark and dropped the lock by then.
     await settled(delivery)
     // Not committed: the lease ran out and another run of this event committed first.
     return committed ? 'processed' : 'superseded'
