@@ -1,4 +1,6 @@
 /** `affiliate-webhooks queue stats|failed|retry` against a real queue on the machine's Redis. */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { main } from '../packages/cli/src/commands/main.js'
@@ -56,6 +58,25 @@ describe('affiliate-webhooks queue', () => {
     expect(after.stdout).toMatch(/^completed\s+1$/m)
     expect(after.stdout).toMatch(/^failed\s+0$/m)
     expect(await cli(['queue', 'retry', '--all', ...where])).toMatchObject({ code: 0 })
+  })
+
+  it('runs from the built binary, which loads bullmq and ioredis from the app', async () => {
+    const bin = new URL('../packages/cli/dist/cli.js', import.meta.url).pathname
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      bin,
+      'queue',
+      'stats',
+      ...where,
+      '--json',
+    ])
+    expect(Object.keys(JSON.parse(stdout))).toEqual([
+      'waiting',
+      'prioritized',
+      'delayed',
+      'active',
+      'completed',
+      'failed',
+    ])
   })
 
   it('refuses wrong usage with exit code 2 and an unreachable Redis with 1', async () => {
