@@ -134,6 +134,23 @@ export interface Harness {
 
 type Behaviour = (conversion: Conversion, event: ConversionEvent) => unknown
 
+/** A handler that signals it started (`inHandler`) and waits until `release()`. */
+function gated() {
+  let entered!: () => void
+  const inHandler = new Promise<void>((resolve) => {
+    entered = resolve
+  })
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const enterAndWait = async () => {
+    entered()
+    await gate
+  }
+  return { inHandler, release, enterAndWait }
+}
+
 /**
  * The shared case list for one adapter. `start` builds a fresh app per case with a
  * handler doing what a publisher's would (an upsert by conversion id); `behave`
@@ -294,18 +311,8 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
     })
 
     it('answers 409 event_in_progress to a duplicate arriving while the first is handled', async () => {
-      let entered!: () => void
-      const inHandler = new Promise<void>((resolve) => {
-        entered = resolve
-      })
-      let release!: () => void
-      const gate = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      const { url, calls } = await start(async () => {
-        entered()
-        await gate
-      })
+      const { inHandler, release, enterAndWait } = gated()
+      const { url, calls } = await start(enterAndWait)
       const event = buildConversionEvent()
       const first = send(url, event)
       await inHandler
@@ -333,18 +340,8 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
     })
 
     it('answers a duplicate arriving while the first is handled 200 queued, without a second run', async () => {
-      let entered!: () => void
-      const inHandler = new Promise<void>((resolve) => {
-        entered = resolve
-      })
-      let release!: () => void
-      const gate = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      const { url, settle, calls } = await start(async () => {
-        entered()
-        await gate
-      })
+      const { inHandler, release, enterAndWait } = gated()
+      const { url, settle, calls } = await start(enterAndWait)
       const event = buildConversionEvent()
       expect((await send(url, event)).json.outcome).toBe('queued')
       await inHandler

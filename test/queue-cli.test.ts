@@ -1,6 +1,7 @@
 /** `affiliate-webhooks queue stats|failed|retry` against a real queue on the machine's Redis. */
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import { JOB_STATES } from '@affiliate-webhooks/bullmq'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { main } from '../packages/cli/src/commands/main.js'
@@ -69,14 +70,8 @@ describe('affiliate-webhooks queue', () => {
       ...where,
       '--json',
     ])
-    expect(Object.keys(JSON.parse(stdout))).toEqual([
-      'waiting',
-      'prioritized',
-      'delayed',
-      'active',
-      'completed',
-      'failed',
-    ])
+    // The same counts, by the same names, as the library's queueStats.
+    expect(Object.keys(JSON.parse(stdout))).toEqual([...JOB_STATES])
   })
 
   it('refuses wrong usage with exit code 2 and an unreachable Redis with 1', async () => {

@@ -42,6 +42,16 @@ function setupFor(...args: Parameters<typeof queueSetup>): QueueSetup {
 
 const at = (hour: number) => Date.now() - 3_600_000 * (10 - hour)
 
+/** One conversion's events, an hour apart, oldest first: created, then updates. */
+const lifecycle = (id: number, statuses: string[]) =>
+  statuses.map((status, i) =>
+    buildConversionEvent({
+      type: i === 0 ? 'conversion.created' : 'conversion.updated',
+      createdAt: at(i),
+      conversion: { id, status },
+    }),
+  )
+
 describe('queued hand-off', () => {
   it('answers every delivery 2xx long before a 15 s handler ends, and runs each event once', async () => {
     const setup = setupFor()
@@ -113,15 +123,7 @@ describe('queued hand-off', () => {
       },
     })
     const { url } = await receiver(setup)
-    const created = buildConversionEvent({
-      createdAt: at(1),
-      conversion: { id: 9200, status: 'pending' },
-    })
-    const updated = buildConversionEvent({
-      type: 'conversion.updated',
-      createdAt: at(2),
-      conversion: { id: 9200, status: 'approved' },
-    })
+    const [created, updated] = lifecycle(9200, ['pending', 'approved']) as [object, object]
     // The newer one is queued first: FIFO alone would run it first and drop the older.
     expect((await send(url, updated)).json.outcome).toBe('queued')
     expect((await send(url, created)).json.outcome).toBe('queued')
@@ -147,13 +149,7 @@ describe('queued hand-off', () => {
     })
     const { url } = await receiver(setup)
     const statuses = ['pending', 'approved', 'paid', 'reversed', 'adjusted']
-    const events = statuses.map((status, i) =>
-      buildConversionEvent({
-        type: i === 0 ? 'conversion.created' : 'conversion.updated',
-        createdAt: at(i),
-        conversion: { id: 9300, status },
-      }),
-    )
+    const events = lifecycle(9300, statuses)
     const answers = await Promise.all(events.map((event) => send(url, event)))
     for (const answer of answers) expect([200]).toContain(answer.status)
     await setup.settle()
