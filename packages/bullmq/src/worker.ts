@@ -16,7 +16,13 @@ import {
   type WebhookTestEvent,
 } from '@affiliate-webhooks/core'
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq'
-import { clientFor, DEFAULT_PREFIX, pendingKey, type QueueConnection } from './connection.js'
+import {
+  clientFor,
+  DEFAULT_PREFIX,
+  jobIdFor,
+  pendingKey,
+  type QueueConnection,
+} from './connection.js'
 
 /** What a worker's handler sees beside the event: the delivery facts and the job's. */
 export interface WorkerContext extends HandlerContext {
@@ -117,7 +123,7 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
     const key = pendingKey(prefix, queueName, delivery.conversionId as number)
     const older = await client.zrangebyscore(key, '-inf', `(${delivery.order}`)
     for (const eventId of older) {
-      const state = await queue.getJobState(eventId)
+      const state = await queue.getJobState(jobIdFor(eventId))
       if (WAITING.has(state)) return true
       // Settled, failed for good, or never added: it holds nothing back.
       await client.zrem(key, eventId)
