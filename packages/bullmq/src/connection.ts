@@ -6,8 +6,10 @@ export type QueueConnection = Redis | Cluster | RedisOptions
 /** The queue's key prefix when none is given; BullMQ's own default. */
 export const DEFAULT_PREFIX = 'bull'
 
+// By shape, not instanceof: a client from another copy of ioredis (5 beside 6) counts too.
 const isClient = (connection: QueueConnection): connection is Redis | Cluster =>
-  connection instanceof Redis || typeof (connection as Cluster).nodes === 'function'
+  typeof (connection as Redis).sendCommand === 'function' &&
+  typeof (connection as Redis).duplicate === 'function'
 
 /**
  * A client for one role, and whether we made it (then we close it). Receivers
