@@ -213,10 +213,13 @@ for (const name of queues) {
   await q.obliterate({ force: true })
   await q.close()
 }
-let cursor = '0'
-do {
-  const [nextCursor, keys] = await client.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000)
-  cursor = nextCursor
-  if (keys.length > 0) await client.unlink(...keys)
-} while (cursor !== '0')
+// The store's keys, and the ordering index the hand-off keeps beside each queue.
+for (const pattern of [`${PREFIX}*`, ...queues.map((name) => `bull:${name}:*`)]) {
+  let cursor = '0'
+  do {
+    const [nextCursor, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = nextCursor
+    if (keys.length > 0) await client.unlink(...keys)
+  } while (cursor !== '0')
+}
 client.disconnect()
