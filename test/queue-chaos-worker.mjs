@@ -1,7 +1,8 @@
 // One worker process of the queued chaos test. Each handler run logs its effect
-// (event id and pid) and the conversion's row in Redis; a run that committed is
-// logged again by the 'completed' event, so the test can tell which runs a
-// SIGKILL left without their commit.
+// (event id, pid and a run id) and the conversion's row in Redis; a run that
+// committed is logged again, by run id, on the 'completed' event, so the test can
+// tell which runs ended without their commit (a SIGKILL, or a commit that failed
+// while Redis was down).
 import { createWorker } from '@affiliate-webhooks/bullmq'
 import { recommendedRedisOptions, redisStore } from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
@@ -19,6 +20,9 @@ process.on('message', (message) => {
   crash = message
 })
 const die = () => process.kill(process.pid, 'SIGKILL')
+// The run of each job in flight here; one process runs a job once at a time.
+const runs = new Map()
+let runCounter = 0
 
 const { worker } = createWorker({
   connection: { host: hostname, port: Number(port) },
@@ -31,6 +35,8 @@ const { worker } = createWorker({
   maxStalledCount: 20,
   deferMs: 50,
   async onConversion(conversion, event) {
+    const run = `${process.pid}.${++runCounter}`
+    runs.set(event.id, run)
     if (crash === 'mid-handler') die()
     // Fails the first time any process sees the event, as a flaky downstream would.
     const first = await effects.set(`${KEY_PREFIX}first:${event.id}`, '1', 'NX')
@@ -39,7 +45,7 @@ const { worker } = createWorker({
     await pause(Math.random() * 4)
     await effects
       .multi()
-      .rpush(`${KEY_PREFIX}effects`, `${event.id}|${process.pid}`)
+      .rpush(`${KEY_PREFIX}effects`, `${event.id}|${process.pid}|${run}`)
       .hset(`${KEY_PREFIX}state`, conversion.id, `${event.createdAt}|${conversion.status}`)
       .exec()
     if (crash === 'after-effect') die()
@@ -47,7 +53,11 @@ const { worker } = createWorker({
   },
 })
 worker.on('completed', (job, outcome) => {
-  if (outcome === 'processed') effects.rpush(`${KEY_PREFIX}commits`, `${job.id}|${process.pid}`)
+  if (outcome === 'processed') effects.rpush(`${KEY_PREFIX}commits`, runs.get(job.id))
+  runs.delete(job.id)
+})
+worker.on('failed', (job) => {
+  if (job) runs.delete(job.id)
 })
 await worker.waitUntilReady()
 process.send?.({ ready: true, pid: process.pid })
