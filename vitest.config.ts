@@ -31,6 +31,7 @@ export default defineConfig({
         find: /^@affiliate-webhooks\/emulator$/,
         replacement: src('./packages/emulator/src/index.ts'),
       },
+      { find: /^@affiliate-webhooks\/bullmq$/, replacement: src('./packages/bullmq/src/index.ts') },
       { find: /^@affiliate-webhooks\/cli$/, replacement: src('./packages/cli/src/index.ts') },
     ],
   },

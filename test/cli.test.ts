@@ -35,6 +35,7 @@ const COMMANDS = [
   'recover',
   'doctor',
   'rotate',
+  'queue',
 ]
 
 const cli = (args: string[], options: Parameters<typeof run>[2] = {}) =>

@@ -118,8 +118,30 @@ export function streamOversize(url: string, chunks: number) {
   )
 }
 
+/**
+ * How the receiver runs the handler: inline (the default), or handed to a queue
+ * whose worker runs it. `start` returns the app plus `settle()`, which resolves
+ * once every queued job has run (inline: at once).
+ */
+export interface Mode {
+  /** The outcome of a delivery whose handler will run: `processed` or `queued`. */
+  ok: 'processed' | 'queued'
+  start(adapter: Adapter, options: ReceiverOptions): Promise<Running & { settle(): Promise<void> }>
+}
+
+/** The receiver runs the handler inside the request. */
+export const inline: Mode = {
+  ok: 'processed',
+  start: async (adapter, options) => ({
+    ...(await adapter.start(options)),
+    settle: async () => {},
+  }),
+}
+
 export interface Harness {
   url: string
+  /** Resolves once every handler the answers so far promised has run. */
+  settle(): Promise<void>
   /** The publisher's table: conversion id -> last status written by the handler. */
   conversions: Map<number, Conversion>
   /** Every handler call, in order, as `<event id> <status>`. */
@@ -130,12 +152,30 @@ export interface Harness {
 
 type Behaviour = (conversion: Conversion, event: ConversionEvent) => unknown
 
+/** A handler that signals it started (`inHandler`) and waits until `release()`. */
+function gated() {
+  let entered!: () => void
+  const inHandler = new Promise<void>((resolve) => {
+    entered = resolve
+  })
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const enterAndWait = async () => {
+    entered()
+    await gate
+  }
+  return { inHandler, release, enterAndWait }
+}
+
 /**
  * The shared case list for one adapter. `start` builds a fresh app per case with a
  * handler doing what a publisher's would (an upsert by conversion id); `behave`
  * runs first and may throw or wait.
  */
-export function conformanceCases(adapter: Adapter): void {
+export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
+  const { ok } = mode
   const running: Running[] = []
   afterEach(async () => {
     await Promise.all(running.splice(0).map((r) => r.close()))
@@ -148,7 +188,7 @@ export function conformanceCases(adapter: Adapter): void {
     const conversions = new Map<number, Conversion>()
     const calls: string[] = []
     const logged: { level: 'warn' | 'error'; line: string }[] = []
-    const app = await adapter.start({
+    const app = await mode.start(adapter, {
       secret: SECRET,
       logger: {
         warn: (line: string) => logged.push({ level: 'warn', line }),
@@ -162,25 +202,27 @@ export function conformanceCases(adapter: Adapter): void {
       },
     })
     running.push(app)
-    return { url: app.url, conversions, calls, logged }
+    return { url: app.url, settle: app.settle, conversions, calls, logged }
   }
 
   const now = () => Math.floor(Date.now() / 1000)
 
-  it('answers a valid delivery 200 processed and runs the handler once', async () => {
-    const { url, conversions, calls } = await start()
+  it(`answers a valid delivery 200 ${ok} and runs the handler once`, async () => {
+    const { url, settle, conversions, calls } = await start()
     const event = buildConversionEvent({ conversion: { id: 501, status: 'pending' } })
     const answer = await send(url, event)
-    expect(answer).toMatchObject({ status: 200, json: { received: true, outcome: 'processed' } })
+    expect(answer).toMatchObject({ status: 200, json: { received: true, outcome: ok } })
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/)
+    await settle()
     expect(calls).toEqual([`${event.id} pending`])
     expect(conversions.get(501)).toEqual(event.data.conversion)
   })
 
   it('answers a second delivery of the same event 200 duplicate without the handler', async () => {
-    const { url, calls } = await start()
+    const { url, settle, calls } = await start()
     const event = buildConversionEvent()
-    expect((await send(url, event)).json.outcome).toBe('processed')
+    expect((await send(url, event)).json.outcome).toBe(ok)
+    await settle()
     // The service signs each attempt afresh; only the event id makes it a duplicate.
     expect(await send(url, event, { attempt: 2 })).toMatchObject({
       status: 200,
@@ -208,17 +250,6 @@ export function conformanceCases(adapter: Adapter): void {
       },
     ])
     expect(logged[0]?.line).not.toMatch(/8\.00|whsec_/)
-  })
-
-  it('logs nothing with logger: false', async () => {
-    const { url, logged } = await start(
-      () => {
-        throw new Error('down')
-      },
-      { logger: false },
-    )
-    expect((await send(url, buildConversionEvent())).status).toBe(500)
-    expect(logged).toEqual([])
   })
 
   it('refuses a delivery signed 10 minutes ago with 401 timestamp_outside_tolerance', async () => {
@@ -251,81 +282,33 @@ export function conformanceCases(adapter: Adapter): void {
   })
 
   it('accepts Content-Type: application/json; charset=utf-8', async () => {
-    const { url, calls } = await start()
+    const { url, settle, calls } = await start()
     const answer = await send(url, buildConversionEvent(), {
       headers: { 'content-type': 'application/json; charset=utf-8' },
     })
-    expect(answer).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(answer).toMatchObject({ status: 200, json: { outcome: ok } })
+    await settle()
     expect(calls).toHaveLength(1)
   })
 
   it('verifies a body with multi-byte UTF-8 byte for byte and hands it over intact', async () => {
     const notes: unknown[] = []
-    const { url } = await start((_conversion, event) => {
+    const { url, settle } = await start((_conversion, event) => {
       notes.push((event.data as { note?: unknown }).note)
     })
     const event = buildConversionEvent({ conversion: { currency: 'JPY', saleAmount: '1200' } })
     const note = 'Café 東京 — 🎉 ünïcödé'
     const answer = await send(url, { ...event, data: { ...event.data, note } })
-    expect(answer).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(answer).toMatchObject({ status: 200, json: { outcome: ok } })
+    await settle()
     expect(notes).toEqual([note])
   })
 
-  it('answers 500 handler_failed when the handler throws, then 200 processed on the retry', async () => {
-    let failures = 1
-    const { url, conversions, calls, logged } = await start(() => {
-      if (failures-- > 0) throw new Error('database is down')
-    })
-    const event = buildConversionEvent({ conversion: { id: 502 } })
-    const failed = await send(url, event)
-    expect(failed).toMatchObject({ status: 500, json: { error: { code: 'handler_failed' } } })
-    // The app's log gets exactly one line: status, code, event id, the exception and its stack.
-    expect(logged).toHaveLength(1)
-    expect(logged[0]?.level).toBe('error')
-    expect(logged[0]?.line).toMatch(
-      new RegExp(
-        `^affiliate-webhooks: 500 handler_failed ${event.id} \\(conversion.created, attempt 1\\): handler threw Error: database is down\\n\\s+at `,
-      ),
-    )
-    expect(logged[0]?.line).not.toContain(SECRET)
-    // Nothing about the failure leaks into the answer the service stores.
-    expect(JSON.stringify(failed.json)).not.toContain('database is down')
-    expect(conversions.has(502)).toBe(false)
-    expect(await send(url, event, { attempt: 2 })).toMatchObject({
-      status: 200,
-      json: { outcome: 'processed' },
-    })
-    expect(calls).toHaveLength(2)
-    expect(conversions.get(502)?.status).toBe('pending')
-  })
-
-  it('answers 409 event_in_progress to a duplicate arriving while the first is handled', async () => {
-    let entered!: () => void
-    const inHandler = new Promise<void>((resolve) => {
-      entered = resolve
-    })
-    let release!: () => void
-    const gate = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const { url, calls } = await start(async () => {
-      entered()
-      await gate
-    })
-    const event = buildConversionEvent()
-    const first = send(url, event)
-    await inHandler
-    expect(await send(url, event, { attempt: 2 })).toMatchObject({
-      status: 409,
-      json: { error: { code: 'event_in_progress' } },
-    })
-    release()
-    expect(await first).toMatchObject({ status: 200, json: { outcome: 'processed' } })
-    expect(calls).toHaveLength(1)
-  })
+  if (ok === 'processed') inlineOnlyCases()
+  else queuedOnlyCases()
 
   it('drops an older update arriving after a newer one as 200 stale', async () => {
-    const { url, conversions, calls } = await start()
+    const { url, settle, conversions, calls } = await start()
     const created = Date.now() - 3_600_000
     const pending = buildConversionEvent({
       createdAt: created,
@@ -336,11 +319,98 @@ export function conformanceCases(adapter: Adapter): void {
       createdAt: created + 60_000,
       conversion: { id: 503, status: 'approved' },
     })
-    expect((await send(url, approved)).json.outcome).toBe('processed')
+    expect((await send(url, approved)).json.outcome).toBe(ok)
+    await settle()
     expect(await send(url, pending)).toMatchObject({ status: 200, json: { outcome: 'stale' } })
+    await settle()
     expect(calls).toEqual([`${approved.id} approved`])
     expect(conversions.get(503)?.status).toBe('approved')
   })
+
+  function inlineOnlyCases() {
+    it('logs nothing with logger: false', async () => {
+      const { url, logged } = await start(
+        () => {
+          throw new Error('down')
+        },
+        { logger: false },
+      )
+      expect((await send(url, buildConversionEvent())).status).toBe(500)
+      expect(logged).toEqual([])
+    })
+
+    it('answers 500 handler_failed when the handler throws, then 200 processed on the retry', async () => {
+      let failures = 1
+      const { url, conversions, calls, logged } = await start(() => {
+        if (failures-- > 0) throw new Error('database is down')
+      })
+      const event = buildConversionEvent({ conversion: { id: 502 } })
+      const failed = await send(url, event)
+      expect(failed).toMatchObject({ status: 500, json: { error: { code: 'handler_failed' } } })
+      // The app's log gets exactly one line: status, code, event id, the exception and its stack.
+      expect(logged).toHaveLength(1)
+      expect(logged[0]?.level).toBe('error')
+      expect(logged[0]?.line).toMatch(
+        new RegExp(
+          `^affiliate-webhooks: 500 handler_failed ${event.id} \\(conversion.created, attempt 1\\): handler threw Error: database is down\\n\\s+at `,
+        ),
+      )
+      expect(logged[0]?.line).not.toContain(SECRET)
+      // Nothing about the failure leaks into the answer the service stores.
+      expect(JSON.stringify(failed.json)).not.toContain('database is down')
+      expect(conversions.has(502)).toBe(false)
+      expect(await send(url, event, { attempt: 2 })).toMatchObject({
+        status: 200,
+        json: { outcome: 'processed' },
+      })
+      expect(calls).toHaveLength(2)
+      expect(conversions.get(502)?.status).toBe('pending')
+    })
+
+    it('answers 409 event_in_progress to a duplicate arriving while the first is handled', async () => {
+      const { inHandler, release, enterAndWait } = gated()
+      const { url, calls } = await start(enterAndWait)
+      const event = buildConversionEvent()
+      const first = send(url, event)
+      await inHandler
+      expect(await send(url, event, { attempt: 2 })).toMatchObject({
+        status: 409,
+        json: { error: { code: 'event_in_progress' } },
+      })
+      release()
+      expect(await first).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+      expect(calls).toHaveLength(1)
+    })
+  }
+
+  function queuedOnlyCases() {
+    it('answers 200 queued when the handler throws; the worker retries it until it succeeds', async () => {
+      let failures = 1
+      const { url, settle, conversions, calls } = await start(() => {
+        if (failures-- > 0) throw new Error('database is down')
+      })
+      const event = buildConversionEvent({ conversion: { id: 502 } })
+      expect(await send(url, event)).toMatchObject({ status: 200, json: { outcome: 'queued' } })
+      await settle()
+      expect(calls).toHaveLength(2)
+      expect(conversions.get(502)?.status).toBe('pending')
+    })
+
+    it('answers a duplicate arriving while the first is handled 200 queued, without a second run', async () => {
+      const { inHandler, release, enterAndWait } = gated()
+      const { url, settle, calls } = await start(enterAndWait)
+      const event = buildConversionEvent()
+      expect((await send(url, event)).json.outcome).toBe('queued')
+      await inHandler
+      expect(await send(url, event, { attempt: 2 })).toMatchObject({
+        status: 200,
+        json: { outcome: 'queued' },
+      })
+      release()
+      await settle()
+      expect(calls).toHaveLength(1)
+    })
+  }
 
   it('refuses a delivery without the signature header with 400 missing_signature', async () => {
     const { url, calls } = await start()

@@ -56,6 +56,30 @@ export function storeContract(name: string, factory: StoreFactory): void {
       })
     })
 
+    it('peek reads unsettled, then duplicate once committed, then stale for older, marking nothing', async () => {
+      const store = await factory({})
+      if (store.peek === undefined) throw new Error(`${name} has no peek`)
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('unsettled')
+      const claim = claimed(
+        await store.begin({ eventId, conversionId, createdAt: 2000, leaseMs: LEASE }),
+      )
+      // A running attempt is not settled: the queue's own job id covers that case.
+      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('unsettled')
+      expect(await store.commit(claim)).toBe(true)
+      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('duplicate')
+      const older = id.event()
+      expect(await store.peek({ eventId: older, conversionId, createdAt: 1000 })).toBe('stale')
+      // Peek marked nothing: the older event is still judged (and marked) by begin.
+      expect(await store.begin({ eventId: older, conversionId, createdAt: 1000 })).toEqual({
+        status: 'stale',
+      })
+      const unrelated = id.event()
+      expect(await store.peek({ eventId: unrelated, createdAt: 1 })).toBe('unsettled')
+    })
+
     it('says in_progress while another attempt holds the event', async () => {
       const store = await factory({})
       const eventId = ids().event()

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   handler_failed: 500,
   store_unavailable: 503,
   secret_unavailable: 503,
+  queue_unavailable: 503,
   raw_body_unavailable: 500,
   method_not_allowed: 405,
   not_found: 404,

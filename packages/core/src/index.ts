@@ -3,9 +3,18 @@ export { ERROR_STATUS, isWebhookError, WebhookError, type WebhookErrorCode } fro
 export { getHeader, type HeadersInput } from './headers.js'
 export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
 export {
+  type QueuedDelivery,
+  type QueuedJobData,
+  type QueueHandoff,
+  readQueuedJob,
+  toQueuedJobData,
+} from './queue.js'
+export {
+  type AnyHandler,
   createReceiver,
   type EventHandlers,
   type HandlerContext,
+  handlerTable,
   type Outcome,
   type ReceiveResult,
   type Receiver,
@@ -25,6 +34,8 @@ export {
   type Claim,
   type EventStore,
   type MaybePromise,
+  type PeekInput,
+  type PeekResult,
   resolveStoreTimings,
   STORE_DEFAULTS,
   type StoreTimings,

@@ -5,6 +5,8 @@ import {
   type Claim,
   type EventStore,
   type MaybePromise,
+  type PeekInput,
+  type PeekResult,
   resolveStoreTimings,
   type StoreTimings,
 } from './store.js'
@@ -150,6 +152,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
         if (locks.get(conversionId)?.token === claim.token) unlock(conversionId)
       }
       return true
+    },
+
+    peek({ eventId, conversionId, createdAt }: PeekInput): PeekResult {
+      if (done.has(eventId)) return 'duplicate'
+      if (conversionId === undefined) return 'unsettled'
+      const watermark = watermarks.get(conversionId)
+      return watermark !== undefined && watermark >= createdAt ? 'stale' : 'unsettled'
     },
 
     release(claim: Claim): void {

@@ -1,6 +1,7 @@
 import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 import { memoryStore } from './memory-store.js'
+import { handOff, type QueueHandoff } from './queue.js'
 import {
   type BeginResult,
   type Claim,
@@ -36,6 +37,8 @@ export type Outcome =
   | 'stale'
   /** No handler is configured for this event type: 200. */
   | 'ignored'
+  /** Handed to the `queue` option's queue, which holds it durably: 200. */
+  | 'queued'
   /** Another attempt of this event is running: 409, the service retries. */
   | 'in_progress'
   /** Refused before the handler: bad size, signature, timestamp, JSON or envelope (4xx). */
@@ -85,8 +88,18 @@ export interface ReceiverOptions extends VerifyOptions {
   on?: EventHandlers | undefined
   /** Called for event types this version does not know; without it they are `ignored`. */
   onUnknownEvent?: Handler<UnknownWebhookEvent> | undefined
-  /** De-duplication and ordering state. Default: a new {@link memoryStore}. */
+  /**
+   * De-duplication and ordering state. Default: a new {@link memoryStore}; with
+   * `queue`, none unless given (then pass the workers' store, so events they
+   * handled long ago are answered `duplicate` without a new job).
+   */
   store?: EventStore | undefined
+  /**
+   * Hand verified events to a queue and answer 200 `queued` once it holds them;
+   * workers run the handlers (`@affiliate-webhooks/bullmq`). Handlers given here
+   * are then not called.
+   */
+  queue?: QueueHandoff | undefined
   /**
    * How long one attempt holds its event before a retry may take over, ms.
    * Default: the store's own (30 s).
@@ -126,6 +139,7 @@ const BODIES = {
   duplicate: okBody('duplicate'),
   stale: okBody('stale'),
   ignored: okBody('ignored'),
+  queued: okBody('queued'),
 }
 
 // A literal per answer: cheaper than spreading a template on every request.
@@ -168,9 +182,14 @@ function errorResult(error: WebhookError, event?: AnyWebhookEvent): ReceiveResul
   return result
 }
 
-type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext) => unknown
+/** A handler of any event type, as {@link handlerTable} holds them. */
+export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext) => unknown
 
-function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> {
+/**
+ * Which handler runs for each known event type, from `onConversion` and `on`
+ * (`on` wins for its type). Shared with queue workers, so both decide alike.
+ */
+export function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> {
   const table = new Map<string, AnyHandler>()
   const { onConversion, on = {} } = options
   const viaConversion = onConversion
@@ -205,11 +224,11 @@ function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, 
 export function createReceiver(options: ReceiverOptions): Receiver {
   const settings = resolveVerifySettings(options, 'createReceiver')
   const store = options.store ?? memoryStore()
-  const { leaseMs } = options
+  const { leaseMs, queue } = options
   // Checked here, once: stores trust the lease the receiver hands them.
   if (leaseMs !== undefined) resolveStoreTimings({ leaseMs }, 'createReceiver')
   const handlers = handlerTable(options)
-  if (handlers.size === 0 && options.onUnknownEvent === undefined) {
+  if (handlers.size === 0 && options.onUnknownEvent === undefined && queue === undefined) {
     // Every event would be answered 200 ignored and lost: almost surely a typo.
     throw new TypeError(
       'createReceiver: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
@@ -315,7 +334,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       : commit(claim, event)
   }
 
+  const queued = (queue: QueueHandoff, delivery: VerifiedDelivery) =>
+    handOff(queue, options.store, delivery).then((result) => {
+      if (result.outcome === undefined) return fail(result.error, delivery.event)
+      const { event, attempt, signedAt } = delivery
+      const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
+      if (result.outcome === 'duplicate') observe(onDuplicate, event, ctx)
+      if (result.outcome === 'stale') observe(onStale, event, ctx)
+      return ok(result.outcome, event)
+    })
+
   const afterVerify = (delivery: VerifiedDelivery): MaybePromise<ReceiveResult> => {
+    if (queue !== undefined) return queued(queue, delivery)
     const { event, signedAt, attempt, order, conversionId } = delivery
     const handler =
       handlers.get(event.type) ??

@@ -13,7 +13,25 @@ export interface EventStore {
   commit(claim: Claim): MaybePromise<boolean>
   /** The handler failed: drop the lease and the lock so the retry can run. */
   release(claim: Claim): MaybePromise<void>
+  /**
+   * Optional and read-only: what {@link EventStore.begin} would say about an event
+   * that is already settled, without taking a lease or marking anything. A queue
+   * hand-off asks it before adding a job, so an event handled long ago (its job
+   * since removed from the queue) is answered at once instead of queued again.
+   * Stores without it still work: the worker's `begin` catches the duplicate.
+   */
+  peek?(input: PeekInput): MaybePromise<PeekResult>
 }
+
+/** What {@link EventStore.peek} needs: the event's identity and order, no lease. */
+export type PeekInput = Omit<BeginInput, 'leaseMs'>
+
+/**
+ * `duplicate`: handled (or judged stale) before. `stale`: a newer event of its
+ * conversion was handled. `unsettled`: neither, as far as the store knows now
+ * (it may be new, queued or running).
+ */
+export type PeekResult = 'duplicate' | 'stale' | 'unsettled'
 
 /**
  * A store may answer synchronously (the memory store does unless it has to wait),

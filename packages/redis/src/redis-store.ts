@@ -5,11 +5,13 @@ import {
   type Claim,
   type EventStore,
   type Logger,
+  type PeekInput,
+  type PeekResult,
   resolveStoreTimings,
   type StoreTimings,
 } from '@affiliate-webhooks/core'
 import { type Cluster, Redis } from 'ioredis'
-import { BEGIN, COMMIT, RELEASE } from './scripts.js'
+import { BEGIN, COMMIT, PEEK, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
@@ -94,6 +96,7 @@ const scripts = {
   begin: new Script(BEGIN),
   commit: new Script(COMMIT),
   release: new Script(RELEASE),
+  peek: new Script(PEEK),
 }
 
 const isNoScript = (error: unknown) =>
@@ -103,6 +106,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** The Redis store, with the client it uses (to close it at shutdown, or check its health). */
 export interface RedisEventStore extends EventStore {
   readonly client: Redis | Cluster
+  peek(input: PeekInput): Promise<PeekResult>
 }
 
 /**
@@ -216,6 +220,16 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
         orderingTtl,
       ])
       return result === 1
+    },
+
+    async peek({ eventId, conversionId, createdAt }: PeekInput): Promise<PeekResult> {
+      const [done, , wm] = keys(eventId, conversionId)
+      const [status] = (await run(
+        scripts.peek,
+        wm === undefined ? [done as string] : [done as string, wm],
+        [createdAt],
+      )) as [PeekResult]
+      return status
     },
 
     async release(claim: Claim): Promise<void> {

@@ -56,3 +56,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1
 `
+
+/**
+ * KEYS: done[, wm]   ARGV: createdAt. Read-only: {'duplicate'} | {'stale'} | {'unsettled'}.
+ */
+export const PEEK = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'duplicate'} end
+if KEYS[2] then
+  local wm = redis.call('GET', KEYS[2])
+  if wm and tonumber(wm) >= tonumber(ARGV[1]) then return {'stale'} end
+end
+return {'unsettled'}
+`

@@ -6,6 +6,7 @@ import { emulator } from './emulator.js'
 import { endpoints } from './endpoints.js'
 import { EXIT, type Io, UsageError } from './io.js'
 import { listen } from './listen.js'
+import { queue } from './queue.js'
 import { recover } from './recover.js'
 import { replay } from './replay.js'
 import { rotate } from './rotate.js'
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   recover,
   doctor,
   rotate,
+  queue,
 ]
 
 export const VERSION = '0.1.0'

@@ -1,0 +1,139 @@
+import { type QueuedDelivery, type QueueHandoff, toQueuedJobData } from '@affiliate-webhooks/core'
+import { type JobsOptions, Queue } from 'bullmq'
+import {
+  clientFor,
+  DEFAULT_PREFIX,
+  jobIdFor,
+  PENDING_TTL_MS,
+  pendingKey,
+  type QueueConnection,
+} from './connection.js'
+
+const CONNECTING = new Set(['wait', 'connecting', 'connect', 'reconnecting'])
+
+/** Options of {@link bullmqHandoff}. */
+export interface BullmqHandoffOptions {
+  /**
+   * Redis for the queue: an ioredis client, or options for one. Given options,
+   * the hand-off makes its own client that fails at once while Redis is away.
+   */
+  connection: QueueConnection
+  /** The queue's name; workers use the same. On Redis Cluster wrap it in braces: `{webhooks}`. */
+  queueName: string
+  /** BullMQ key prefix. Default `bull`. */
+  prefix?: string | undefined
+  /**
+   * Longest wait for Redis to take a job, ms; past it the receiver answers 503.
+   * Default 2000, well inside the service's 10 s.
+   */
+  timeoutMs?: number | undefined
+  /** Tries per job before it stays in the failed set. Default 10. */
+  attempts?: number | undefined
+  /** Back-off between tries. Default exponential from 1 s. */
+  backoff?: JobsOptions['backoff'] | undefined
+  /**
+   * Completed jobs BullMQ keeps (its `removeOnComplete`). Dedupe does not depend on
+   * it: the store remembers handled events. Default: the newest 1000.
+   */
+  removeOnComplete?: JobsOptions['removeOnComplete'] | undefined
+  /** Failed jobs BullMQ keeps, for the CLI to list and retry. Default: all. */
+  removeOnFail?: JobsOptions['removeOnFail'] | undefined
+}
+
+/** The hand-off, with the queue it adds to and a way to close what it opened. */
+export interface BullmqHandoff extends QueueHandoff {
+  readonly queue: Queue
+  /** Closes the queue and, if the hand-off created it, its Redis client. */
+  close(): Promise<void>
+}
+
+/**
+ * The receiver side: pass it as the receiver's `queue` option. Each verified event
+ * becomes one job whose id is the event id, so a repeat delivery while the job
+ * waits, runs or fails adds nothing; the receiver answers 200 `queued` only once
+ * Redis accepted the job.
+ */
+export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
+  const { queueName } = options
+  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
+    throw new TypeError('bullmqHandoff: `queueName` must be a non-empty string without `:`')
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const timeoutMs = options.timeoutMs ?? 2000
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    throw new TypeError(
+      `bullmqHandoff: \`timeoutMs\` must be a whole number >= 1; got ${timeoutMs}`,
+    )
+  }
+  const { client, owned } = clientFor(options.connection, 'producer')
+  const queue = new Queue(queueName, { connection: client, prefix })
+  // A lost Redis is reported by each refused job (503); this only keeps the
+  // process from crashing on the emitter's unhandled 'error'.
+  queue.on('error', () => {})
+  const jobOptions: JobsOptions = {
+    attempts: options.attempts ?? 10,
+    backoff: options.backoff ?? { type: 'exponential', delay: 1000 },
+    removeOnComplete: options.removeOnComplete ?? 1000,
+    removeOnFail: options.removeOnFail ?? false,
+  }
+
+  // While the client (re)connects, wait for it within the timeout rather than
+  // fail at once: the first delivery after start-up still gets queued.
+  // One shared wait, not a listener per request, however many arrive meanwhile.
+  let connecting: Promise<void> | undefined
+  const ready = () => {
+    if (!CONNECTING.has(client.status)) return undefined
+    connecting ??= new Promise<void>((resolve) => {
+      client.once('ready', () => {
+        connecting = undefined
+        resolve()
+      })
+    })
+    return connecting
+  }
+
+  const add = async (delivery: QueuedDelivery) => {
+    await ready()
+    const { event, conversionId, order } = delivery
+    if (conversionId !== undefined) {
+      // Indexed before the job exists, so no worker can see the job without it;
+      // an entry whose job never came is skipped by workers (they check its state).
+      const key = pendingKey(prefix, queueName, conversionId)
+      const results = await client
+        .pipeline()
+        .zadd(key, order, event.id)
+        .pexpire(key, PENDING_TTL_MS)
+        .exec()
+      const failed = results?.find(([error]) => error !== null)
+      if (results === null || failed !== undefined) {
+        throw failed?.[0] ?? new Error('Redis did not run the index update')
+      }
+    }
+    await queue.add(event.type, toQueuedJobData(delivery), {
+      ...jobOptions,
+      jobId: jobIdFor(event.id),
+    })
+  }
+
+  return {
+    queue,
+    async enqueue(delivery) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Redis did not take the job within ${timeoutMs} ms`)),
+          timeoutMs,
+        )
+      })
+      try {
+        await Promise.race([add(delivery), timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    async close() {
+      await queue.close()
+      if (owned) client.disconnect()
+    },
+  }
+}

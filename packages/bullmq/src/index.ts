@@ -1,0 +1,21 @@
+export {
+  type FailedJob,
+  failedJobs,
+  JOB_STATES,
+  type QueueStats,
+  queueStats,
+  retryFailed,
+} from './admin.js'
+export {
+  clientFor,
+  jobIdFor,
+  type QueueConnection,
+} from './connection.js'
+export { type BullmqHandoff, type BullmqHandoffOptions, bullmqHandoff } from './handoff.js'
+export {
+  type AffiliateWorker,
+  type CreateWorkerOptions,
+  createWorker,
+  type WorkerContext,
+  type WorkerOutcome,
+} from './worker.js'

@@ -1,0 +1,227 @@
+import {
+  type AnyHandler,
+  type AnyWebhookEvent,
+  type Claim,
+  type Conversion,
+  type ConversionCreatedEvent,
+  type ConversionEvent,
+  type ConversionUpdatedEvent,
+  type EventStore,
+  type HandlerContext,
+  handlerTable,
+  type QueuedDelivery,
+  type ReceiverOptions,
+  readQueuedJob,
+  type UnknownWebhookEvent,
+  type WebhookTestEvent,
+} from '@affiliate-webhooks/core'
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq'
+import {
+  clientFor,
+  DEFAULT_PREFIX,
+  jobIdFor,
+  pendingKey,
+  type QueueConnection,
+} from './connection.js'
+
+/** What a worker's handler sees beside the event: the delivery facts and the job's. */
+export interface WorkerContext extends HandlerContext {
+  /** The BullMQ job id (the event id). */
+  jobId: string
+  /** Tries of this job so far, before this one (BullMQ's `attemptsMade`). */
+  attemptsMade: number
+}
+
+type WorkerHandler<E> = (event: E, ctx: WorkerContext) => unknown
+
+/** What a worker's job ended as; the job's return value in BullMQ. */
+export type WorkerOutcome = 'processed' | 'duplicate' | 'stale' | 'ignored' | 'superseded'
+
+/** Options of {@link createWorker}. */
+export interface CreateWorkerOptions {
+  /** Redis for the queue: an ioredis client, or options for one. */
+  connection: QueueConnection
+  /** The queue the receivers' `bullmqHandoff` adds to. */
+  queueName: string
+  /** The dedupe and ordering store, shared by every worker (and ideally the receivers). */
+  store: EventStore
+  /** Jobs run at once by this worker; events of one conversion never overlap. Default 8. */
+  concurrency?: number | undefined
+  /** BullMQ key prefix. Default `bull`. */
+  prefix?: string | undefined
+  /** Called for conversion.created and conversion.updated unless `on` has that type. */
+  onConversion?:
+    | ((conversion: Conversion, event: ConversionEvent, ctx: WorkerContext) => unknown)
+    | undefined
+  /** One handler per event type; wins over `onConversion` for its type. */
+  on?:
+    | {
+        'conversion.created'?: WorkerHandler<ConversionCreatedEvent> | undefined
+        'conversion.updated'?: WorkerHandler<ConversionUpdatedEvent> | undefined
+        'webhook.test'?: WorkerHandler<WebhookTestEvent> | undefined
+      }
+    | undefined
+  /** Called for event types this version does not know; without it they are `ignored`. */
+  onUnknownEvent?: WorkerHandler<UnknownWebhookEvent> | undefined
+  /**
+   * The store lease of one handler run, ms: longer than your slowest handler.
+   * After a worker dies mid-job, the job's next run waits this long at most.
+   * Default 5 minutes.
+   */
+  leaseMs?: number | undefined
+  /** How long a job steps aside (without using a try) for an older or running event of its conversion, ms. Default 200. */
+  deferMs?: number | undefined
+  /** BullMQ's job lock, ms; a dead worker's job is picked up again after about this. Default 30 s. */
+  lockDuration?: number | undefined
+  /** BullMQ's check for stalled jobs, ms. Default 30 s. */
+  stalledInterval?: number | undefined
+  /** How often one job may stall (its worker died) before it fails. Default 5. */
+  maxStalledCount?: number | undefined
+  /** Start taking jobs at once. Default true; else call `worker.run()`. */
+  autorun?: boolean | undefined
+}
+
+/** A running worker: BullMQ's `Worker`, and `close()` for everything it opened. */
+export interface AffiliateWorker {
+  readonly worker: Worker<unknown, WorkerOutcome>
+  /** Waits for running jobs to end (BullMQ's graceful close), then closes connections. */
+  close(): Promise<void>
+}
+
+const WAITING = new Set(['waiting', 'delayed', 'prioritized', 'active', 'waiting-children'])
+
+/**
+ * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
+ * handlers under the store's rules, exactly as the inline receiver does (begin,
+ * handler, commit or release): each event handled once, stale ones dropped, two
+ * events of one conversion never at once, the older first when both wait.
+ */
+export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
+  const { queueName, store } = options
+  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
+    throw new TypeError('createWorker: `queueName` must be a non-empty string without `:`')
+  }
+  if (store === undefined) throw new TypeError('createWorker: `store` is required')
+  const handlers = handlerTable(options as unknown as ReceiverOptions)
+  const onUnknown = options.onUnknownEvent as AnyHandler | undefined
+  if (handlers.size === 0 && onUnknown === undefined) {
+    throw new TypeError(
+      'createWorker: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
+    )
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const leaseMs = options.leaseMs ?? 5 * 60_000
+  const deferMs = options.deferMs ?? 200
+  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
+  const { client, owned } = clientFor(options.connection, 'worker')
+  // For job states only; it never adds.
+  const queue = new Queue(queueName, { connection: client, prefix })
+  queue.on('error', () => {})
+
+  /** An older event of this conversion still queued or running: it goes first. */
+  async function olderWaiting(delivery: QueuedDelivery): Promise<boolean> {
+    const key = pendingKey(prefix, queueName, delivery.conversionId as number)
+    const older = await client.zrangebyscore(key, '-inf', `(${delivery.order}`)
+    for (const eventId of older) {
+      const state = await queue.getJobState(jobIdFor(eventId))
+      if (WAITING.has(state)) return true
+      // Settled, failed for good, or never added: it holds nothing back.
+      await client.zrem(key, eventId)
+    }
+    return false
+  }
+
+  const settled = async (delivery: QueuedDelivery) => {
+    if (delivery.conversionId === undefined) return
+    await client.zrem(pendingKey(prefix, queueName, delivery.conversionId), delivery.event.id)
+  }
+
+  // Stepping aside is not a failure: the job goes back to delayed and keeps its tries.
+  const defer = async (job: Job, token: string | undefined): Promise<never> => {
+    await job.moveToDelayed(Date.now() + deferMs + Math.floor(Math.random() * deferMs), token)
+    throw new DelayedError()
+  }
+
+  async function run(
+    claim: Claim,
+    handler: AnyHandler,
+    event: AnyWebhookEvent,
+    ctx: WorkerContext,
+  ) {
+    try {
+      await handler(event, ctx)
+    } catch (error) {
+      // The try's failure is what BullMQ records; a failed release only means the
+      // next try waits for the lease to run out.
+      await Promise.resolve(store.release(claim)).catch(() => {})
+      throw error
+    }
+    return store.commit(claim)
+  }
+
+  async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
+    let delivery: QueuedDelivery
+    try {
+      delivery = readQueuedJob(job.data)
+    } catch (error) {
+      // Written by something other than a receiver: no try would make it valid.
+      throw new UnrecoverableError(
+        `job ${job.id} is not a verified webhook event: ${(error as Error).message}`,
+      )
+    }
+    const { event, conversionId, order, attempt, signedAt } = delivery
+    const handler = handlers.get(event.type) ?? (known.has(event.type) ? undefined : onUnknown)
+    if (handler === undefined) {
+      await settled(delivery)
+      return 'ignored'
+    }
+    // The store's verdict and the ordering index are read at once (one round trip
+    // of wait, not two); a claim taken while an older event waits is handed back.
+    const [begun, older] = await Promise.all([
+      store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs }),
+      conversionId === undefined ? false : olderWaiting(delivery),
+    ])
+    if (begun.status === 'in_progress') return defer(job, token)
+    if (begun.status === 'claimed' && older) {
+      await store.release(begun.claim)
+      return defer(job, token)
+    }
+    if (begun.status !== 'claimed') {
+      await settled(delivery)
+      return begun.status
+    }
+    const ctx: WorkerContext = {
+      eventId: event.id,
+      attempt,
+      signedAt,
+      jobId: job.id ?? event.id,
+      attemptsMade: job.attemptsMade,
+    }
+    const committed = await run(begun.claim, handler, event, ctx)
+    // After the commit: a newer event that finds this entry gone may begin, and the
+    // commit has raised the watermark and dropped the lock by then.
+    await settled(delivery)
+    // Not committed: the lease ran out and another run of this event committed first.
+    return committed ? 'processed' : 'superseded'
+  }
+
+  const worker = new Worker<unknown, WorkerOutcome>(queueName, processJob, {
+    connection: client,
+    prefix,
+    concurrency: options.concurrency ?? 8,
+    autorun: options.autorun ?? true,
+    lockDuration: options.lockDuration ?? 30_000,
+    stalledInterval: options.stalledInterval ?? 30_000,
+    maxStalledCount: options.maxStalledCount ?? 5,
+  })
+  worker.on('error', () => {})
+
+  return {
+    worker,
+    async close() {
+      await worker.close()
+      await queue.close()
+      if (owned) client.disconnect()
+    },
+  }
+}

@@ -1,0 +1,133 @@
+import { type Command, str, type Values } from './command.js'
+import { EXIT, type Io, UsageError, writeJson } from './io.js'
+
+const ACTIONS = ['stats', 'failed', 'retry'] as const
+
+// Loaded on use only: the other commands need neither BullMQ nor a Redis client.
+async function openQueue(url: string, name: string, prefix: string) {
+  const [{ Queue }, { Redis }, admin] = await Promise.all([
+    import('bullmq'),
+    import('ioredis'),
+    import('@affiliate-webhooks/bullmq'),
+  ])
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  })
+  // The failure is reported once, as the command's answer; not as an unhandled event.
+  client.on('error', () => {})
+  await client.connect()
+  const queue = new Queue(name, { connection: client, prefix })
+  return {
+    queue,
+    admin,
+    async close() {
+      await queue.close()
+      client.disconnect()
+    },
+  }
+}
+
+async function act(
+  action: (typeof ACTIONS)[number],
+  target: string | undefined,
+  values: Values,
+  io: Io,
+  opened: Awaited<ReturnType<typeof openQueue>>,
+): Promise<number> {
+  const { queue, admin } = opened
+  if (action === 'stats') {
+    const stats = await admin.queueStats(queue)
+    if (values.json) writeJson(io, stats)
+    else
+      for (const [state, n] of Object.entries(stats)) io.stdout.write(`${state.padEnd(12)}${n}\n`)
+    return EXIT.ok
+  }
+  if (action === 'failed') {
+    const jobs = await admin.failedJobs(queue, 1000)
+    if (values.json) writeJson(io, jobs)
+    else if (jobs.length === 0) io.stdout.write('no failed jobs\n')
+    else
+      for (const job of jobs) {
+        const conversion = job.conversionId === null ? '-' : String(job.conversionId)
+        io.stdout.write(
+          `${job.eventId ?? job.jobId}  conversion ${conversion}  tries ${job.attemptsMade}  ${job.error}\n`,
+        )
+      }
+    return EXIT.ok
+  }
+  const moved = await admin.retryFailed(queue, values.all ? 'all' : { jobId: target as string })
+  if (values.json) writeJson(io, { retried: moved })
+  else io.stdout.write(`${moved} job${moved === 1 ? '' : 's'} moved back to waiting\n`)
+  // Naming one job that is not in the failed set is a "no".
+  return moved === 0 && !values.all ? EXIT.failed : EXIT.ok
+}
+
+export const queue: Command = {
+  name: 'queue',
+  summary: 'inspect the BullMQ hand-off queue: counts, failed jobs, retry',
+  help: `Usage: affiliate-webhooks queue stats|failed|retry [<event id> | --all] --redis URL [--queue NAME]
+
+The queue that @affiliate-webhooks/bullmq's receivers add to and workers take from.
+
+  stats              jobs by state: waiting, prioritized, delayed, active, completed, failed
+  failed             failed jobs (every try used): event id, conversion id, tries, last error
+  retry <event id>   move that failed job back to waiting, with its tries reset
+  retry --all        move every failed job back to waiting
+  --redis URL        Redis of the queue (redis://...); default $REDIS_URL
+  --queue NAME       queue name; default affiliate-webhooks
+  --prefix PREFIX    BullMQ key prefix; default bull
+  --json             machine-readable output
+
+Examples:
+  affiliate-webhooks queue stats --redis redis://127.0.0.1:6379
+  affiliate-webhooks queue retry evt_01J... --redis redis://127.0.0.1:6379 --queue '{webhooks}'
+
+Exit codes: 0 done, 1 the named job is not in the failed set or Redis is unreachable, 2 wrong usage.`,
+  options: {
+    json: { type: 'boolean' },
+    redis: { type: 'string' },
+    queue: { type: 'string' },
+    prefix: { type: 'string' },
+    all: { type: 'boolean' },
+  },
+  positionals: true,
+  async run(values, io, positionals = []) {
+    const [action, target, ...extra] = positionals
+    if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
+      throw new UsageError(`expected one of ${ACTIONS.join(', ')}; got ${action ?? 'nothing'}`)
+    }
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`)
+    if (action === 'retry' && (target === undefined) === !values.all) {
+      throw new UsageError('retry takes one event id or --all')
+    }
+    if (action !== 'retry' && (target !== undefined || values.all)) {
+      throw new UsageError(`${action} takes no event id and no --all`)
+    }
+    const url = str(values, 'redis') ?? io.env.REDIS_URL
+    if (url === undefined) throw new UsageError('--redis URL is required (or set REDIS_URL)')
+    if (!/^rediss?:\/\//.test(url))
+      throw new UsageError('--redis must be a redis:// or rediss:// URL')
+    let opened: Awaited<ReturnType<typeof openQueue>>
+    try {
+      opened = await openQueue(
+        url,
+        str(values, 'queue') ?? 'affiliate-webhooks',
+        str(values, 'prefix') ?? 'bull',
+      )
+    } catch (error) {
+      io.stderr.write(
+        `affiliate-webhooks queue: Redis at ${new URL(url).host} unreachable: ${(error as Error).message}\n`,
+      )
+      return EXIT.failed
+    }
+    try {
+      return await act(action as (typeof ACTIONS)[number], target, values, io, opened)
+    } finally {
+      await opened.close()
+    }
+  },
+}

@@ -1,0 +1,163 @@
+/**
+ * The queued mode under chaos, on a private redis-server with AOF: the CLI's
+ * delivery simulator sends over 2,000 conversion events (shuffled duplicates,
+ * out-of-order and stale arrivals, retries on the schedule at 3600x) to two
+ * receiver processes that hand off to BullMQ; two worker processes run the
+ * handlers. A worker is SIGKILLed mid-job twice and restarted, Redis is
+ * SIGKILLed and restarted once.
+ *
+ * What is asserted: every delivery ended acknowledged; every queued job ended
+ * completed (none failed, none lost across the Redis restart); every event's
+ * effect was applied exactly once, except an event one of whose runs left an
+ * effect and no commit record, which ran at most twice. Those are the provably
+ * interrupted runs: the worker was SIGKILLed after the effect, or the commit
+ * failed because Redis was down; the store cannot know the effect happened, so
+ * the retry runs it again (at-least-once effects, as inline). Their number is
+ * bounded by the jobs in flight at the kills and the restart. No event ran after a
+ * newer one of its conversion (stale ones never); each conversion ends at its
+ * newest status.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { once } from 'node:events'
+import { type AttemptRecord, runSimulation } from '@affiliate-webhooks/cli'
+import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Effects, expectExactlyOnceAndNewestWins } from './chaos-checks.js'
+import { drained } from './queue-harness.js'
+import { freePort, type RedisServer, startRedis } from './redis-servers.js'
+
+const SECRET = 'whsec_queue_chaos'
+const QUEUE = 'aw-chaos'
+const PREFIX = 'aw-chaos:'
+const MINUTE = 60_000
+
+describe('queued chaos: two receivers, two workers, worker SIGKILLs, a Redis restart', () => {
+  let server: RedisServer
+  let redis: Redis
+  const children = new Set<ChildProcess>()
+
+  beforeAll(async () => {
+    // appendfsync always: a job Redis acknowledged survives its SIGKILL.
+    server = await startRedis(['--appendonly', 'yes', '--appendfsync', 'always'])
+    redis = new Redis(server.url, { maxRetriesPerRequest: null })
+  })
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL')
+    redis?.disconnect()
+    await server?.stop()
+  })
+
+  async function start(
+    file: string,
+    env: Record<string, string>,
+  ): Promise<{ child: ChildProcess; pid: number }> {
+    const child = fork(new URL(file, import.meta.url), {
+      env: { ...process.env, REDIS_URL: server.url, KEY_PREFIX: PREFIX, QUEUE, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    children.add(child)
+    child.once('exit', () => children.delete(child))
+    const [message] = (await once(child, 'message')) as [{ pid: number }]
+    return { child, pid: message.pid }
+  }
+  const startWorker = () => start('./queue-chaos-worker.mjs', { FAIL_FIRST_RATE: '0.05' })
+
+  it('handles every event exactly once (bar provably interrupted runs), never a stale one, in order', async () => {
+    const ports = [await freePort(), await freePort()]
+    await Promise.all(
+      ports.map((port) =>
+        start('./queue-chaos-receiver.mjs', { WEBHOOK_SECRET: SECRET, PORT: String(port) }),
+      ),
+    )
+    const workers = [await startWorker(), await startWorker()]
+    const killed: number[] = []
+    const chaos: Promise<void>[] = []
+    // Kill a worker (SIGKILL where told) and start a new one in its place.
+    const killWorker = (index: number, where: 'after-effect' | 'mid-handler') => {
+      const victim = workers[index] as { child: ChildProcess; pid: number }
+      victim.child.send(where)
+      chaos.push(
+        once(victim.child, 'exit').then(async () => {
+          killed.push(victim.pid)
+          workers[index] = await startWorker()
+        }),
+      )
+    }
+    let restartedRedis = false
+    let acked = 0
+    const conversions = 600
+    const report = await runSimulation({
+      url: () => `http://127.0.0.1:${ports[Math.floor(Math.random() * 2)]}/hooks`,
+      secret: SECRET,
+      conversions,
+      duplicates: 0.25,
+      reorder: 0.25,
+      concurrency: 32,
+      timeScale: 3600,
+      windowMs: 60 * MINUTE,
+      seed: 1313,
+      onAttempt(attempt: AttemptRecord) {
+        if (attempt.ok) acked++
+        if (acked === 400) killWorker(0, 'after-effect')
+        if (acked === 1000 && !restartedRedis) {
+          restartedRedis = true
+          chaos.push(server.kill().then(() => server.restart()))
+        }
+        if (acked === 1600) killWorker(1, 'mid-handler')
+      },
+    })
+    await Promise.all(chaos)
+    expect(killed).toHaveLength(2)
+    expect(restartedRedis).toBe(true)
+    expect(report.events.length).toBeGreaterThanOrEqual(2000)
+    expect(report.stats.outcomes.queued ?? 0).toBeGreaterThan(0)
+    expect(report.stats.outcomes.duplicate ?? 0).toBeGreaterThan(0)
+
+    const queue = new Queue(QUEUE, { connection: redis })
+    try {
+      await drained(queue, 60_000)
+      const counts = await queue.getJobCounts('completed', 'failed')
+      expect(counts.failed).toBe(0)
+      expect(counts.completed).toBeGreaterThan(0)
+    } finally {
+      await queue.close()
+    }
+
+    const effectLog = (await redis.lrange(`${PREFIX}effects`, 0, -1)).map((entry) => {
+      const [eventId, pid, run] = entry.split('|') as [string, string, string]
+      return { eventId, pid: Number(pid), run }
+    })
+    const commits = new Set(await redis.lrange(`${PREFIX}commits`, 0, -1))
+    const uncommitted = effectLog.filter(({ run }) => !commits.has(run))
+    const interrupted = new Set(uncommitted.map(({ eventId }) => eventId))
+    // The after-effect kill left at least its own event without a commit.
+    expect(
+      uncommitted.some(({ pid }) => killed.includes(pid)),
+      'the kill after an effect left it uncommitted',
+    ).toBe(true)
+    // No more than the jobs in flight at two kills and one Redis restart (8 per worker).
+    expect(interrupted.size).toBeLessThanOrEqual(3 * 16)
+    const effects: Effects = {
+      applied: new Map(),
+      state: new Map(
+        Object.entries(await redis.hgetall(`${PREFIX}state`)).map(([id, row]) => [Number(id), row]),
+      ),
+      order: new Map(),
+    }
+    const byId = new Map(report.events.map((event) => [event.id, event as ConversionEvent]))
+    for (const { eventId } of effectLog) {
+      effects.applied.set(eventId, (effects.applied.get(eventId) ?? 0) + 1)
+      const event = byId.get(eventId) as ConversionEvent
+      const order = effects.order.get(event.data.conversion.id) ?? []
+      order.push(event.createdAt)
+      effects.order.set(event.data.conversion.id, order)
+    }
+    expectExactlyOnceAndNewestWins(report, effects, interrupted)
+    // Both original workers, and their replacements, ran handlers.
+    const pids = new Set(effectLog.map((e) => e.pid))
+    for (const pid of killed) expect(pids.has(pid)).toBe(true)
+    for (const w of workers) expect(pids.has(w.pid)).toBe(true)
+  }, 90_000)
+})

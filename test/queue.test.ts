@@ -1,0 +1,242 @@
+/**
+ * The queued mode end to end on the machine's Redis: the node adapter hands
+ * events to BullMQ through `bullmqHandoff`, `createWorker` runs the handlers.
+ */
+import { bullmqHandoff, failedJobs, queueStats, retryFailed } from '@affiliate-webhooks/bullmq'
+import type { Conversion, ConversionEvent, ReceiverOptions } from '@affiliate-webhooks/core'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import { affiliateWebhook } from '@affiliate-webhooks/node'
+import { afterEach, describe, expect, it } from 'vitest'
+import { PATH, type Running, serve } from './conformance-adapters.js'
+import { SECRET, send } from './conformance-cases.js'
+import { type QueueSetup, queueSetup } from './queue-harness.js'
+import { freePort } from './redis-servers.js'
+
+const cleanup: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const close of cleanup.splice(0).reverse()) await close()
+})
+
+async function receiver(
+  setup: QueueSetup,
+  options: Partial<ReceiverOptions> = {},
+): Promise<Running> {
+  const app = await serve(
+    affiliateWebhook({
+      secret: SECRET,
+      queue: setup.handoff,
+      store: setup.store,
+      path: PATH,
+      ...options,
+    }),
+  )
+  cleanup.push(app.close)
+  return app
+}
+
+function setupFor(...args: Parameters<typeof queueSetup>): QueueSetup {
+  const setup = queueSetup(...args)
+  cleanup.push(setup.close)
+  return setup
+}
+
+const at = (hour: number) => Date.now() - 3_600_000 * (10 - hour)
+
+/** One conversion's events, an hour apart, oldest first: created, then updates. */
+const lifecycle = (id: number, statuses: string[]) =>
+  statuses.map((status, i) =>
+    buildConversionEvent({
+      type: i === 0 ? 'conversion.created' : 'conversion.updated',
+      createdAt: at(i),
+      conversion: { id, status },
+    }),
+  )
+
+describe('queued hand-off', () => {
+  it('answers every delivery 2xx long before a 15 s handler ends, and runs each event once', async () => {
+    const setup = setupFor()
+    const runs = new Map<string, number>()
+    let firstHandlerEnd = Number.POSITIVE_INFINITY
+    setup.startWorker({
+      concurrency: 8,
+      async onConversion(_c: Conversion, event: ConversionEvent) {
+        runs.set(event.id, (runs.get(event.id) ?? 0) + 1)
+        await new Promise((resolve) => setTimeout(resolve, 15_000))
+        firstHandlerEnd = Math.min(firstHandlerEnd, Date.now())
+      },
+    })
+    const { url } = await receiver(setup)
+    const events = Array.from({ length: 8 }, (_, i) =>
+      buildConversionEvent({ conversion: { id: 9100 + i } }),
+    )
+    const started = Date.now()
+    // Each event twice at once, then once more while the handlers run.
+    const answers = await Promise.all(
+      [...events, ...events].map(async (event) => {
+        const answer = await send(url, event)
+        return { answer, ms: Date.now() - started, at: Date.now() }
+      }),
+    )
+    const again = await Promise.all(events.map((event) => send(url, event, { attempt: 2 })))
+    const answeredBy = Date.now()
+    for (const { answer, ms } of answers) {
+      expect(answer).toMatchObject({ status: 200, json: { outcome: 'queued' } })
+      // Generous against the 15 s handler; the service's limit is 10 s.
+      expect(ms).toBeLessThan(5_000)
+    }
+    for (const answer of again) expect(answer.status).toBe(200)
+    await setup.settle()
+    expect(answeredBy).toBeLessThan(firstHandlerEnd)
+    expect([...runs.values()]).toEqual(events.map(() => 1))
+    expect((await queueStats(setup.queue)).completed).toBe(8)
+  }, 40_000)
+
+  it('answers a repeat 200 duplicate without a new job after the completed job was removed', async () => {
+    const setup = setupFor({ removeOnComplete: true })
+    const calls: string[] = []
+    setup.startWorker({
+      onConversion: (_c: Conversion, event: ConversionEvent) => {
+        calls.push(event.id)
+      },
+    })
+    const { url } = await receiver(setup)
+    const event = buildConversionEvent()
+    expect((await send(url, event)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(await setup.queue.getJob(event.id)).toBeUndefined()
+    expect(await send(url, event, { attempt: 3 })).toMatchObject({
+      status: 200,
+      json: { outcome: 'duplicate' },
+    })
+    expect(await setup.queue.getJob(event.id)).toBeUndefined()
+    expect(calls).toEqual([event.id])
+  })
+
+  it('runs the older of two waiting events of one conversion first, and both', async () => {
+    const setup = setupFor()
+    const calls: string[] = []
+    const worker = setup.startWorker({
+      autorun: false,
+      concurrency: 8,
+      onConversion: (conversion: Conversion) => {
+        calls.push(conversion.status)
+      },
+    })
+    const { url } = await receiver(setup)
+    const [created, updated] = lifecycle(9200, ['pending', 'approved']) as [object, object]
+    // The newer one is queued first: FIFO alone would run it first and drop the older.
+    expect((await send(url, updated)).json.outcome).toBe('queued')
+    expect((await send(url, created)).json.outcome).toBe('queued')
+    void worker.worker.run()
+    await setup.settle()
+    expect(calls).toEqual(['pending', 'approved'])
+  })
+
+  it('never runs two events of one conversion at once', async () => {
+    const setup = setupFor()
+    let running = 0
+    let most = 0
+    const order: string[] = []
+    setup.startWorker({
+      concurrency: 8,
+      async onConversion(conversion: Conversion) {
+        running++
+        most = Math.max(most, running)
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        order.push(conversion.status)
+        running--
+      },
+    })
+    const { url } = await receiver(setup)
+    const statuses = ['pending', 'approved', 'paid', 'reversed', 'adjusted']
+    const events = lifecycle(9300, statuses)
+    const answers = await Promise.all(events.map((event) => send(url, event)))
+    for (const answer of answers) expect([200]).toContain(answer.status)
+    await setup.settle()
+    expect(most).toBe(1)
+    // Every event ran unless a newer one had already run (then it was stale), in order.
+    expect(order).toEqual(statuses.filter((s) => order.includes(s)))
+    expect(order.at(-1)).toBe('adjusted')
+  })
+
+  it('fails a job that is not a webhook event with a clear error, once, and keeps working', async () => {
+    const setup = setupFor()
+    const calls: string[] = []
+    setup.startWorker({
+      onConversion: (_c: Conversion, event: ConversionEvent) => {
+        calls.push(event.id)
+      },
+    })
+    await setup.queue.add(
+      'conversion.created',
+      { event: { id: 'not-an-event' }, attempt: 1, signedAt: 1 },
+      {
+        jobId: 'evt_bogus',
+        attempts: 5,
+      },
+    )
+    const { url } = await receiver(setup)
+    const event = buildConversionEvent()
+    expect((await send(url, event)).json.outcome).toBe('queued')
+    await setup.settle()
+    const [failed, ...rest] = await failedJobs(setup.queue)
+    expect(rest).toEqual([])
+    expect(failed).toMatchObject({ jobId: 'evt_bogus', attemptsMade: 1 })
+    expect(failed?.error).toMatch(
+      /^job evt_bogus is not a verified webhook event: .*id must be a string starting with evt_/,
+    )
+    expect(calls).toEqual([event.id])
+  })
+
+  it('keeps a job that failed every try in the failed set with its error; a retry runs it', async () => {
+    const setup = setupFor({ attempts: 3 })
+    let fail = true
+    const calls: string[] = []
+    setup.startWorker({
+      onConversion: (_c: Conversion, event: ConversionEvent) => {
+        calls.push(event.id)
+        if (fail) throw new Error('ledger offline')
+      },
+    })
+    const { url } = await receiver(setup)
+    const event = buildConversionEvent({ conversion: { id: 9400 } })
+    expect((await send(url, event)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(await failedJobs(setup.queue)).toEqual([
+      expect.objectContaining({
+        jobId: event.id,
+        eventId: event.id,
+        conversionId: 9400,
+        attemptsMade: 3,
+        error: 'ledger offline',
+      }),
+    ])
+    // A delivery of a failed job adds nothing: BullMQ keeps one job per id.
+    expect((await send(url, event, { attempt: 2 })).json.outcome).toBe('queued')
+    expect(await queueStats(setup.queue)).toMatchObject({ failed: 1, waiting: 0 })
+    fail = false
+    expect(await retryFailed(setup.queue, { jobId: event.id })).toBe(1)
+    await setup.settle()
+    expect(calls).toHaveLength(4)
+    expect(await queueStats(setup.queue)).toMatchObject({ failed: 0, completed: 1 })
+    expect(await retryFailed(setup.queue, 'all')).toBe(0)
+  })
+
+  it('answers 503 queue_unavailable when Redis cannot take the job, and queues nothing unverified', async () => {
+    const setup = setupFor()
+    const port = await freePort()
+    const down = bullmqHandoff({
+      connection: { host: '127.0.0.1', port, retryStrategy: () => 200 },
+      queueName: setup.queueName,
+      timeoutMs: 500,
+    })
+    cleanup.push(down.close)
+    const { url } = await receiver(setup, { queue: down })
+    const answer = await send(url, buildConversionEvent())
+    expect(answer).toMatchObject({ status: 503, json: { error: { code: 'queue_unavailable' } } })
+    const good = await receiver(setup)
+    const tampered = await send(good.url, buildConversionEvent(), { tamper: (b) => `${b} ` })
+    expect(tampered.status).toBe(401)
+    expect(await queueStats(setup.queue)).toMatchObject({ waiting: 0, completed: 0, failed: 0 })
+  })
+})
