@@ -139,3 +139,27 @@ describe('affiliateWebhookHandler(opts) on a route with fastify-raw-body', () =>
     expect(lines.filter((line) => /fastify-raw-body/.test(line.msg))).toHaveLength(1)
   })
 })
+
+describe('logger: app.log', () => {
+  it("sends the receiver's lines to Fastify's own pino logger", async () => {
+    const { lines, logger } = capturedLogger()
+    const app = Fastify({ logger })
+    await app.register(affiliateWebhook, {
+      path: '/hooks',
+      secret: SECRET,
+      logger: app.log,
+      onConversion() {
+        throw new Error('warehouse offline')
+      },
+    })
+    const url = await listen(app)
+    const event = buildConversionEvent()
+    expect((await send(`${url}/hooks`, event)).status).toBe(500)
+    const ours = lines.filter((line) => line.msg.startsWith('affiliate-webhooks:'))
+    expect(ours).toHaveLength(1)
+    expect(ours[0]?.level).toBe(50)
+    expect(ours[0]?.msg).toMatch(
+      new RegExp(`500 handler_failed ${event.id} .*Error: warehouse offline`),
+    )
+  })
+})
