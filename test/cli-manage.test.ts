@@ -326,7 +326,9 @@ describe('doctor and recover: "my endpoint got disabled"', () => {
       new RegExp(`^${id} re-enabled at \\S+ \\(disabled since ${endpoint.disabledAt}\\)$`, 'm'),
     )
     expect(recovered.stdout).toMatch(/^replayed 3 of 3 failed deliveries since /m)
-    expect(recovered.stdout).toMatch(/Not recoverable by replay: from \S+ to \S+/)
+    expect(recovered.stdout).toMatch(
+      /Not recoverable by replay: from \S+ \(the service's clock\) to \S+ \(this machine's\),/,
+    )
     expect(recovered.stdout).toMatch(/reconcile them from the service's conversion\nreports/)
 
     await h.advance(2 * 60_000)

@@ -93,7 +93,7 @@ export function causeOf(delivery: Delivery, id: string): Cause {
         title: '500 handler_failed: your handler threw',
         detail:
           'The receiver verified the event and your code threw; the receiver logs each one with its event id and stack.',
-        fix: "look for the event ids below in the receiver's log",
+        fix: "look for these event ids in the receiver's log",
       }
     case 'store_unavailable':
       return {

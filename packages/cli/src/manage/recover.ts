@@ -89,7 +89,7 @@ export function formatRecovery(report: RecoveryReport): string {
   if (report.reenabledAt) {
     lines.push(
       '',
-      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} to ${report.reenabledAt}`,
+      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} (the service's clock) to ${report.reenabledAt} (this machine's),`,
       'the service queued nothing for this endpoint. Conversions created or changed in that',
       "window were never sent and never will be: reconcile them from the service's conversion",
       'reports for that window.',
