@@ -188,7 +188,7 @@ describe('queued hand-off', () => {
     expect(calls).toEqual([event.id])
   })
 
-  it('keeps a job that failed every try in the failed set with its error; a retry runs it', async () => {
+  it('keeps a job that failed every try in the failed set with its error; a new delivery or a retry runs it', async () => {
     const setup = setupFor({ attempts: 3 })
     let fail = true
     const calls: string[] = []
@@ -211,14 +211,24 @@ describe('queued hand-off', () => {
         error: 'ledger offline',
       }),
     ])
-    // A delivery of a failed job adds nothing: BullMQ keeps one job per id.
-    expect((await send(url, event, { attempt: 2 })).json.outcome).toBe('queued')
-    expect(await queueStats(setup.queue)).toMatchObject({ failed: 1, waiting: 0 })
+    // A new delivery of a job that failed for good starts it again: answering
+    // `queued` while it sat in the failed set would end the service's retries.
     fail = false
-    expect(await retryFailed(setup.queue, { jobId: event.id })).toBe(1)
+    expect((await send(url, event, { attempt: 2 })).json.outcome).toBe('queued')
     await setup.settle()
     expect(calls).toHaveLength(4)
     expect(await queueStats(setup.queue)).toMatchObject({ failed: 0, completed: 1 })
+    // The CLI's retry does the same for a job no delivery comes back for.
+    fail = true
+    const other = buildConversionEvent({ conversion: { id: 9401 } })
+    expect((await send(url, other)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(await queueStats(setup.queue)).toMatchObject({ failed: 1 })
+    fail = false
+    expect(await retryFailed(setup.queue, { jobId: other.id })).toBe(1)
+    await setup.settle()
+    expect(calls).toHaveLength(8)
+    expect(await queueStats(setup.queue)).toMatchObject({ failed: 0, completed: 2 })
     expect(await retryFailed(setup.queue, 'all')).toBe(0)
   })
 

@@ -109,10 +109,14 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
         throw failed?.[0] ?? new Error('Redis did not run the index update')
       }
     }
-    await queue.add(event.type, toQueuedJobData(delivery), {
+    const job = await queue.add(event.type, toQueuedJobData(delivery), {
       ...jobOptions,
       jobId: jobIdFor(event.id),
     })
+    // BullMQ keeps an existing job of the same id, whatever its state. One that
+    // failed for good would then sit in the failed set while the service is told
+    // `queued` and stops retrying: a new delivery of it starts it again instead.
+    if ((await job.getState()) === 'failed') await job.retry('failed', { resetAttemptsMade: true })
   }
 
   return {

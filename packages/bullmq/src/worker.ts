@@ -177,10 +177,19 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
     }
     // The store's verdict and the ordering index are read at once (one round trip
     // of wait, not two); a claim taken while an older event waits is handed back.
-    const [begun, older] = await Promise.all([
+    const [beginning, looking] = await Promise.allSettled([
       store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs }),
       conversionId === undefined ? false : olderWaiting(delivery),
     ])
+    if (beginning.status === 'rejected') throw beginning.reason
+    const begun = beginning.value
+    if (looking.status === 'rejected') {
+      // A claim taken while the ordering look-up failed goes back at once, or the
+      // conversion would stay locked for the whole lease.
+      if (begun.status === 'claimed') await store.release(begun.claim)
+      throw looking.reason
+    }
+    const older = looking.value
     if (begun.status === 'in_progress') return defer(job, token)
     if (begun.status === 'claimed' && older) {
       await store.release(begun.claim)

@@ -70,7 +70,8 @@ export async function writeCapture(dir: string, capture: CapturedDelivery): Prom
   for (let n = 0; ; n++) {
     const file = n === 0 ? path : path.replace(/\.json$/, `-${n}.json`)
     try {
-      await writeFile(file, `${JSON.stringify(capture, null, 2)}\n`, { flag: 'wx' })
+      // Only its owner may read it: it holds every header and the conversion data.
+      await writeFile(file, `${JSON.stringify(capture, null, 2)}\n`, { flag: 'wx', mode: 0o600 })
       return file
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n > 100) throw error

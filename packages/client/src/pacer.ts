@@ -68,6 +68,7 @@ export class Pacer {
     ) {
       return
     }
+    if (!(limit > 0)) return // a proxy that drops the limit must not stall the client
     this.#state = { limit, remaining, reset }
     // Reset is the service's Unix time; its Date header says what time the
     // service thinks it is, so clock skew between the two machines cancels.

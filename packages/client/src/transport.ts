@@ -147,12 +147,13 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (spec.auth !== false) headers.authorization = `Bearer ${apiKey}`
     if (spec.body !== undefined) headers['content-type'] = 'application/json'
-    const timeout = AbortSignal.timeout(timeoutMs)
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout
-
     // The health check is neither rate limited nor counted.
     const paced = spec.auth !== false
     if (paced) await this.pacer.acquire(spec.signal)
+    // The time limit starts once the call may go out: a wait for the rate-limit
+    // window is not a service that fails to answer.
+    const timeout = AbortSignal.timeout(timeoutMs)
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout
     let response: Response | undefined
     let text: string
     try {

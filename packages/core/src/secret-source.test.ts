@@ -103,4 +103,23 @@ describe('secret: a SecretSource', () => {
       type: 'conversion.created',
     })
   })
+
+  it('asks again in the background once the secrets are a minute old, so an expired one stops verifying', async () => {
+    const { source: s, set, getSecrets } = source([NEW, OLD])
+    const clock = { ms: NOW * 1000 }
+    const r = receiver(s, clock)
+    expect((await r.receive(await delivery(OLD))).status).toBe(200)
+    // The old secret's grace ends at the source; deliveries keep matching the cached list.
+    set([NEW])
+    clock.ms += 30_000
+    expect((await r.receive(await delivery(OLD))).status).toBe(200)
+    expect(getSecrets).toHaveBeenCalledTimes(1)
+    clock.ms += 31_000
+    // Past a minute: this match still passes, and asks again in the background.
+    expect((await r.receive(await delivery(NEW))).status).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(getSecrets).toHaveBeenCalledTimes(2)
+    const refused = await r.receive(await delivery(OLD))
+    expect(refused.error?.code).toBe('signature_mismatch')
+  })
 })

@@ -23,12 +23,20 @@ export const isSecretSource = (value: unknown): value is SecretSource =>
 export const DEFAULT_SECRET_REFRESH_MS = 5_000
 
 /**
+ * How old the secrets may grow while signatures keep matching, ms: past it they
+ * are asked for again in the background, so a secret whose grace period ended
+ * (say, after a leak) stops verifying within a minute, not at the next restart.
+ */
+export const SECRET_MAX_AGE_MS = 60_000
+
+/**
  * One process's view of a {@link SecretSource}: the last secrets it gave, and
  * the rate limit on asking again. Concurrent deliveries share one ask.
  */
 export class SecretKeeper {
   #secrets: readonly string[] | undefined
   #askedAt = Number.NEGATIVE_INFINITY
+  #loadedAt = Number.NaN
   #asking: Promise<readonly string[]> | undefined
   readonly #source: SecretSource
   readonly #interval: number
@@ -63,6 +71,16 @@ export class SecretKeeper {
     return this.#ask()
   }
 
+  /** After a match: asks again in the background when the secrets are over a minute old. */
+  freshen(now: number): void {
+    // The first match after a load starts the clock, on the receiver's own clock.
+    if (Number.isNaN(this.#loadedAt)) this.#loadedAt = now
+    if (this.#asking || now - this.#loadedAt < SECRET_MAX_AGE_MS) return
+    this.#loadedAt = now
+    // Failures keep the secrets it has; the next mismatch or minute asks again.
+    this.#ask().catch(() => {})
+  }
+
   #ask(): Promise<readonly string[]> {
     if (this.#asking) return this.#asking
     const asking = (async () => {
@@ -79,6 +97,7 @@ export class SecretKeeper {
         )
       }
       this.#secrets = Object.freeze([...secrets])
+      this.#loadedAt = Number.NaN
       return this.#secrets
     })()
     this.#asking = asking

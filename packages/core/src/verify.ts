@@ -226,7 +226,10 @@ async function verifyFromSource(
   done: (matched: boolean) => VerifiedDelivery,
 ): Promise<VerifiedDelivery> {
   const known = await source.load()
-  if (await check(known)) return done(true)
+  if (await check(known)) {
+    source.freshen(now)
+    return done(true)
+  }
   const asking = source.refresh(now)
   if (asking === undefined) return done(false)
   const fresh = await asking

@@ -126,8 +126,12 @@ Exit codes: 0 done, 1 the named job is not in the failed set or Redis is unreach
     }
     try {
       return await act(action as (typeof ACTIONS)[number], target, values, io, opened)
+    } catch (error) {
+      io.stderr.write(`affiliate-webhooks queue: ${(error as Error).message}\n`)
+      if (values.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`)
+      return EXIT.failed
     } finally {
-      await opened.close()
+      await opened.close().catch(() => {})
     }
   },
 }
