@@ -22,6 +22,7 @@ export default defineConfig({
         replacement: src('./packages/fastify/src/index.ts'),
       },
       { find: /^@affiliate-webhooks\/next$/, replacement: src('./packages/next/src/index.ts') },
+      { find: /^@affiliate-webhooks\/web$/, replacement: src('./packages/web/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/client$/,

@@ -1,3 +1,12 @@
+export {
+  type AdapterCore,
+  type AdapterIO,
+  type AdapterOptions,
+  BoundedBody,
+  createAdapter,
+  keptBody,
+  tooLarge,
+} from './adapter.js'
 export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
 export { ERROR_STATUS, isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 export { getHeader, type HeadersInput } from './headers.js'

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import { createReceiver, type ReceiverOptions } from '@affiliate-webhooks/core'
-import { handleNodeRequest, sendResult } from '@affiliate-webhooks/node'
+import type { ReceiverOptions } from '@affiliate-webhooks/core'
+import { createNodeAdapter } from '@affiliate-webhooks/node'
 import type { RequestHandler } from 'express'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
@@ -19,30 +19,13 @@ export function rawBodySaver(req: IncomingMessage, _res: unknown, buf: Buffer): 
 
 /**
  * `app.post('/hooks', affiliateWebhook({ secret, onConversion }))`. Reads the body
- * itself, or uses the bytes express.raw() or rawBodySaver kept; answers POST only.
+ * itself, or uses the bytes express.raw(), rawBodySaver or NestJS's `rawBody: true`
+ * kept; answers POST only.
  */
 export function affiliateWebhook(options: ExpressWebhookOptions): RequestHandler {
-  const receiver = createReceiver(options)
-  let warned = false
-  return (req, res) => {
-    if (req.method !== 'POST') {
-      sendResult(res, receiver.reject('method_not_allowed'))
-      return
-    }
-    handleNodeRequest(receiver, req, { unavailableMessage: UNAVAILABLE_MESSAGE })
-      .then((result) => {
-        if (result === undefined) {
-          req.destroy()
-          return
-        }
-        // A setup mistake, not a bad delivery: say so once in the app's log, not per retry.
-        if (result.error?.code === 'raw_body_unavailable' && !warned) {
-          warned = true
-          receiver.logger?.error(`@affiliate-webhooks/express: ${UNAVAILABLE_MESSAGE}`)
-        }
-        sendResult(res, result)
-      })
-      // Only writing to a socket that is already gone can fail here.
-      .catch(() => req.destroy())
-  }
+  const { answer } = createNodeAdapter(options, {
+    name: '@affiliate-webhooks/express',
+    unavailableMessage: UNAVAILABLE_MESSAGE,
+  })
+  return (req, res) => void answer(req, res)
 }

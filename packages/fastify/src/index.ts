@@ -1,8 +1,9 @@
 import {
-  createReceiver,
+  createAdapter,
+  keptBody,
   type ReceiveResult,
-  type Receiver,
   type ReceiverOptions,
+  WebhookError,
 } from '@affiliate-webhooks/core'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
@@ -15,44 +16,36 @@ export interface FastifyWebhookOptions extends ReceiverOptions {
 /** A Fastify route handler, as {@link affiliateWebhookHandler} returns it. */
 export type FastifyWebhookHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
+const NAME = '@affiliate-webhooks/fastify'
 const UNAVAILABLE_MESSAGE =
   'This route has no raw body, so the signature cannot be checked. Register fastify-raw-body (ideally with encoding: false) and give the route config: { rawBody: true }, or let app.register(affiliateWebhook, { path }) add the route with its own body parser.'
 
-const utf8 = new TextEncoder()
-
-function send(reply: FastifyReply, result: ReceiveResult): void {
-  reply.code(result.status).headers(result.headers).send(result.body)
+function send(reply: FastifyReply, result: ReceiveResult | undefined): void {
+  // Fastify has read the whole body before a handler runs: there is always an answer.
+  if (result) reply.code(result.status).headers(result.headers).send(result.body)
 }
 
-/** The bytes fastify-raw-body kept (a Buffer, or a UTF-8 string with its default encoding). */
-function keptBytes(request: FastifyRequest): Uint8Array | undefined {
-  const { rawBody } = request as { rawBody?: unknown }
-  if (rawBody instanceof Uint8Array) return rawBody
-  if (typeof rawBody === 'string') return utf8.encode(rawBody)
-  return request.body instanceof Uint8Array ? request.body : undefined
-}
-
-function handler(receiver: Receiver, bytes: (request: FastifyRequest) => Uint8Array | undefined) {
-  let warned = false
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (request.method !== 'POST') return send(reply, receiver.reject('method_not_allowed'))
-    const rawBody = bytes(request)
-    if (rawBody === undefined) {
-      // A setup mistake, not a bad delivery: say so once in the app's log, not per retry.
-      if (!warned) request.log.error(UNAVAILABLE_MESSAGE)
-      warned = true
-      return send(reply, receiver.reject('raw_body_unavailable', UNAVAILABLE_MESSAGE))
-    }
-    send(reply, await receiver.receive({ headers: request.headers, rawBody }))
-  }
-}
+const method = (request: FastifyRequest) => request.method
+const headers = (request: FastifyRequest) => request.headers
+const setupMistake = (request: FastifyRequest, line: string) => request.log.error(line)
 
 /**
  * For a route the app defines itself with fastify-raw-body:
  * `app.post('/hooks', { config: { rawBody: true } }, affiliateWebhookHandler(opts))`.
  */
 export function affiliateWebhookHandler(options: ReceiverOptions): FastifyWebhookHandler {
-  return handler(createReceiver(options), keptBytes)
+  const adapter = createAdapter<FastifyRequest>(options, {
+    name: NAME,
+    method,
+    headers,
+    setupMistake,
+    body: (request, limit) => {
+      const kept = keptBody(request, limit)
+      if (kept === undefined) throw new WebhookError('raw_body_unavailable', UNAVAILABLE_MESSAGE)
+      return kept
+    },
+  })
+  return async (request, reply) => send(reply, await adapter.handle(request))
 }
 
 const EMPTY = new Uint8Array(0)
@@ -68,7 +61,14 @@ export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions> = (
   done,
 ) => {
   const { path, ...receiverOptions } = options
-  const receiver = createReceiver(receiverOptions)
+  const adapter = createAdapter<FastifyRequest>(receiverOptions, {
+    name: NAME,
+    method,
+    headers,
+    setupMistake,
+    body: (request) => (request.body instanceof Uint8Array ? request.body : EMPTY),
+  })
+  const receiver = adapter.receiver()
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, parsed) =>
     parsed(null, body),
@@ -78,8 +78,8 @@ export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions> = (
     if (error.statusCode !== 413) throw error
     send(reply, receiver.reject('payload_too_large'))
   })
-  const bytes = (request: FastifyRequest) =>
-    request.body instanceof Uint8Array ? request.body : EMPTY
-  app.all(path, { bodyLimit: receiver.maxBodyBytes }, handler(receiver, bytes))
+  app.all(path, { bodyLimit: receiver.maxBodyBytes }, async (request, reply) =>
+    send(reply, await adapter.handle(request)),
+  )
   done()
 }

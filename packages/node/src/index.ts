@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
-  createReceiver,
-  isWebhookError,
+  type AdapterOptions,
+  createAdapter,
   type ReceiveResult,
   type Receiver,
   type ReceiverOptions,
 } from '@affiliate-webhooks/core'
-import { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
+import { readRawBody } from './raw-body.js'
 
 export { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
@@ -28,20 +28,48 @@ export function sendResult(res: ServerResponse, result: ReceiveResult): void {
   res.writeHead(result.status, result.headers).end(result.body)
 }
 
-/** Reads the exact bytes and runs the receiver; never rejects. */
-export async function handleNodeRequest(
-  receiver: Receiver,
-  req: IncomingMessage,
-  options?: ReadRawBodyOptions,
-): Promise<ReceiveResult | undefined> {
-  let rawBody: Uint8Array
-  try {
-    rawBody = await readRawBody(req, receiver.maxBodyBytes, options)
-  } catch (error) {
-    // A client that went away gets no answer.
-    return isWebhookError(error) ? receiver.reject(error.code, error.message) : undefined
+/** How a Node framework names itself and tells its users to keep the bytes. */
+export interface NodeAdapterInfo {
+  /** The package, for its log lines: '@affiliate-webhooks/express'. */
+  name: string
+  /** The raw_body_unavailable message: how to keep the bytes in that framework. */
+  unavailableMessage?: string | undefined
+}
+
+/** A Node adapter: its receiver, and the function that answers one request. */
+export interface NodeAdapter {
+  receiver(): Receiver
+  /**
+   * Reads, receives and writes the answer; drops the connection of a client that
+   * went away. Settles once the answer is written; never rejects.
+   */
+  answer(req: IncomingMessage, res: ServerResponse): Promise<void>
+}
+
+/**
+ * The shared Node adapter (node:http, Express, Next Pages, Koa): the core's
+ * adapter factory fed with Node's request, `readRawBody`, and `sendResult`.
+ */
+export function createNodeAdapter(options: AdapterOptions, info: NodeAdapterInfo): NodeAdapter {
+  const core = createAdapter<IncomingMessage>(options, {
+    name: info.name,
+    method: (req) => req.method,
+    headers: (req) => req.headers,
+    body: (req, limit) => readRawBody(req, limit, { unavailableMessage: info.unavailableMessage }),
+  })
+  return {
+    receiver: core.receiver,
+    answer: (req, res) =>
+      core
+        .handle(req)
+        .then((result) => {
+          // A client that went away gets no answer.
+          if (result === undefined) req.destroy()
+          else sendResult(res, result)
+        })
+        // Only writing to a socket that is already gone can fail here.
+        .catch(() => void req.destroy()),
   }
-  return receiver.receive({ headers: req.headers, rawBody })
 }
 
 /**
@@ -50,23 +78,13 @@ export async function handleNodeRequest(
  */
 export function affiliateWebhook(options: NodeWebhookOptions): NodeWebhookHandler {
   const { path, ...receiverOptions } = options
-  const receiver = createReceiver(receiverOptions)
+  const adapter = createNodeAdapter(receiverOptions, { name: '@affiliate-webhooks/node' })
   return (req, res, next) => {
     if (path !== undefined && (req.url ?? '/').split('?', 1)[0] !== path) {
       if (next) next()
-      else sendResult(res, receiver.reject('not_found'))
+      else sendResult(res, adapter.receiver().reject('not_found'))
       return
     }
-    if (req.method !== 'POST') {
-      sendResult(res, receiver.reject('method_not_allowed'))
-      return
-    }
-    handleNodeRequest(receiver, req)
-      .then((result) => {
-        if (result === undefined) req.destroy()
-        else sendResult(res, result)
-      })
-      // Only writing to a socket that is already gone can fail here.
-      .catch(() => req.destroy())
+    void adapter.answer(req, res)
   }
 }

@@ -1,23 +1,14 @@
 import type { IncomingMessage } from 'node:http'
-import { WebhookError } from '@affiliate-webhooks/core'
-
-/** Where body parsers that keep the bytes put them (express.raw, rawBodySaver, fastify-raw-body). */
-interface ParsedRequest extends IncomingMessage {
-  body?: unknown
-  rawBody?: unknown
-}
+import { BoundedBody, keptBody, tooLarge, WebhookError } from '@affiliate-webhooks/core'
 
 /** Options of {@link readRawBody}. */
 export interface ReadRawBodyOptions {
   /** The raw_body_unavailable message: how to keep the bytes in the caller's framework. */
-  unavailableMessage?: string
+  unavailableMessage?: string | undefined
 }
 
 const UNAVAILABLE_MESSAGE =
   'A body parser read this request before the webhook handler, so its exact bytes are gone. Mount the webhook route before the JSON parser, or keep the bytes with express.raw({ type: "application/json" }) or express.json({ verify: rawBodySaver }).'
-
-const tooLarge = (limit: number) =>
-  new WebhookError('payload_too_large', `The body is larger than ${limit} bytes.`)
 
 /**
  * The exact bytes of a request body, read with a size limit enforced while
@@ -31,11 +22,11 @@ export function readRawBody(
   limit: number,
   options: ReadRawBodyOptions = {},
 ): Promise<Uint8Array> {
-  const { rawBody, body } = req as ParsedRequest
-  const kept =
-    rawBody instanceof Uint8Array ? rawBody : body instanceof Uint8Array ? body : undefined
-  if (kept !== undefined) {
-    return kept.byteLength > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(kept)
+  try {
+    const kept = keptBody(req as { body?: unknown; rawBody?: unknown }, limit)
+    if (kept !== undefined) return Promise.resolve(kept)
+  } catch (error) {
+    return Promise.reject(error)
   }
   // Judge by the stream, not by req.body: Express 4's json() sets req.body = {} on
   // requests it skips (another Content-Type), leaving their bytes unread and intact.
@@ -51,8 +42,7 @@ export function readRawBody(
   if (req.destroyed) return Promise.reject(new Error('request closed before its body was read'))
 
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
+    const body = new BoundedBody(limit)
     const cleanup = () => {
       req.off('data', onData)
       req.off('end', onEnd)
@@ -60,19 +50,15 @@ export function readRawBody(
       req.off('close', onClose)
     }
     const onData = (chunk: Buffer) => {
-      size += chunk.byteLength
-      if (size > limit) {
-        cleanup()
-        // Stop reading; the answer closes the connection instead of draining it.
-        req.pause()
-        reject(tooLarge(limit))
-        return
-      }
-      chunks.push(chunk)
+      if (body.add(chunk)) return
+      cleanup()
+      // Stop reading; the answer closes the connection instead of draining it.
+      req.pause()
+      reject(tooLarge(limit))
     }
     const onEnd = () => {
       cleanup()
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+      resolve(body.bytes())
     }
     const onError = (error: unknown) => {
       cleanup()
