@@ -23,6 +23,7 @@ const SECRET = 'whsec_consumer_test'
 let work: string
 let esm: string
 let cjs: string
+let runtimeApp: string
 
 async function project(name: string, type: 'module' | 'commonjs', tarballs: string[]) {
   const dir = join(work, name)
@@ -54,6 +55,17 @@ beforeAll(async () => {
   const tarballs = readdirSync(packs).map((file) => join(packs, file))
   esm = await project('esm-app', 'module', tarballs)
   cjs = await project('cjs-app', 'commonjs', tarballs)
+  // A Bun or Deno project with only the fetch handler and what it depends on.
+  runtimeApp = join(work, 'runtime-app')
+  mkdirSync(runtimeApp)
+  writeFileSync(
+    join(runtimeApp, 'package.json'),
+    JSON.stringify({ name: 'runtime-app', private: true, type: 'module' }, null, 2),
+  )
+  const web = tarballs.filter((file) => /affiliate-webhooks-(web|core)-/.test(file))
+  await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...web], {
+    cwd: runtimeApp,
+  })
 }, 240_000)
 
 afterAll(() => {
@@ -97,6 +109,63 @@ const testing = require('@affiliate-webhooks/core/testing')`
     writeFileSync(join(cjs, 'app.js'), app(source, 'cjs'))
     const { stdout } = await run('node', ['app.js'], { cwd: cjs })
     expect(JSON.parse(stdout)).toMatchObject({ mode: 'cjs', status: 200, seen: ['approved'] })
+  })
+
+  // A TypeScript app serving the fetch handler with the runtime's own server,
+  // sending itself one signed delivery and a duplicate of it.
+  const runtimeSource = `import { affiliateWebhook } from '@affiliate-webhooks/web'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import type { Conversion } from '@affiliate-webhooks/core'
+
+const seen: string[] = []
+const handler = affiliateWebhook({ secret: '${SECRET}', onConversion: (c: Conversion) => { seen.push(c.status) } })
+const g = globalThis as any
+const serve = (fetch: (request: Request) => Promise<Response>, onPort: (port: number) => void) =>
+  g.Bun
+    ? onPort(g.Bun.serve({ port: 0, hostname: '127.0.0.1', fetch }).port)
+    : g.Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: ({ port }: { port: number }) => onPort(port) }, fetch)
+serve(handler, async (port) => {
+  const event = buildConversionEvent({ conversion: { status: 'approved' } })
+  const outcomes: unknown[] = []
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const { headers, body } = await signedDelivery({ secret: '${SECRET}', event, attempt })
+    const response = await fetch('http://127.0.0.1:' + port + '/hooks', { method: 'POST', headers, body })
+    outcomes.push([response.status, (await response.json()).outcome])
+  }
+  console.log(JSON.stringify({ runtime: g.Bun ? 'bun' : 'deno', outcomes, seen }))
+  g.Bun ? process.exit(0) : g.Deno.exit(0)
+})
+`
+
+  it.each([
+    ['bun', ['run', 'app.ts']],
+    [
+      'deno',
+      [
+        'run',
+        '--quiet',
+        '--no-lock',
+        '--node-modules-dir=manual',
+        '--allow-net',
+        '--allow-env',
+        '--allow-read',
+        'app.ts',
+      ],
+    ],
+  ] as const)('a %s project serves the installed web handler', async (runtime, args) => {
+    writeFileSync(join(runtimeApp, 'app.ts'), runtimeSource)
+    const { stdout } = await run(join(root, 'node_modules/.bin', runtime), args, {
+      cwd: runtimeApp,
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1' },
+    })
+    expect(JSON.parse(stdout)).toEqual({
+      runtime,
+      outcomes: [
+        [200, 'processed'],
+        [200, 'duplicate'],
+      ],
+      seen: ['approved'],
+    })
   })
 
   describe.each(['node16', 'bundler'] as const)('TypeScript, moduleResolution %s', (resolution) => {

@@ -91,20 +91,31 @@ function start(options: ReceiverOptions, io: { name: string }): Receiver {
   if (options.store === undefined && host !== undefined && receiver.logger) {
     warnOnce(
       receiver.logger,
-      `${io.name}: the memory store lives in one ${host} instance, and the service's retries can reach another, so a retried event can run twice. Pass a shared store (redisStore, or your own EventStore on a database) as \`store\`.`,
+      `${io.name}: the memory store lives in one ${host.where}, and the service's retries can reach another, so a retried event can run twice. ${host.instead}`,
     )
   }
   return receiver
 }
 
-/** Where a process-local memory store cannot see the other instances. */
-function ephemeralHost(): string | undefined {
+/** Where a process-local memory store cannot see the other instances, and what to use there. */
+function ephemeralHost(): { where: string; instead: string } | undefined {
   const g = globalThis as {
     navigator?: { userAgent?: string }
     process?: { env?: Record<string, string | undefined> }
   }
-  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'Cloudflare Workers isolate'
-  if (g.process?.env?.AWS_LAMBDA_FUNCTION_NAME) return 'AWS Lambda execution environment'
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') {
+    return {
+      where: 'Cloudflare Workers isolate',
+      instead:
+        'Pass as `store` an EventStore on state all isolates share, such as a Durable Object or D1 (see @affiliate-webhooks/web, "Stores on Workers").',
+    }
+  }
+  if (g.process?.env?.AWS_LAMBDA_FUNCTION_NAME) {
+    return {
+      where: 'AWS Lambda execution environment',
+      instead: 'Pass a shared store as `store`: redisStore({ url }) or your own EventStore.',
+    }
+  }
   return undefined
 }
 
