@@ -118,6 +118,39 @@ const frameworkServer = async (framework: string): Promise<Server> => {
   return { base: `http://127.0.0.1:${base}`, stop }
 }
 
+/** bench/http-web.ts on Node (@hono/node-server), Bun or Deno, from the npm-installed binaries. */
+const webServer = (runtime: 'node' | 'bun' | 'deno') => async (): Promise<Server> => {
+  const script = 'bench/http-web.ts'
+  const [command, args] =
+    runtime === 'node'
+      ? [process.execPath, ['--import', 'tsx', script]]
+      : runtime === 'bun'
+        ? [join(root, 'node_modules/.bin/bun'), ['run', script]]
+        : [
+            join(root, 'node_modules/.bin/deno'),
+            [
+              'run',
+              '-A',
+              '--quiet',
+              '--no-lock',
+              '--node-modules-dir=manual',
+              '--sloppy-imports',
+              script,
+            ],
+          ]
+  const { base, stop } = await startProcess(command, args, root, /"port":(\d+)/)
+  return { base: `http://127.0.0.1:${base}`, stop }
+}
+
+const web = (runtime: 'node' | 'bun' | 'deno', name: string): Target => ({
+  name,
+  server: webServer(runtime),
+  bare: '/bare',
+  core: '/core',
+  adapter: '/hooks',
+  cpu: '/cpu',
+})
+
 let nextApp: string | undefined
 async function nextServer(): Promise<Server> {
   if (nextApp === undefined) {
@@ -238,6 +271,9 @@ const framework = (name: string): Target => ({
 })
 
 const targets: Target[] = [
+  web('node', 'web on Node'),
+  web('bun', 'web on Bun'),
+  web('deno', 'web on Deno'),
   framework('node'),
   framework('express 4'),
   framework('express 5'),
