@@ -92,31 +92,36 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
     return connecting
   }
 
+  const failedKey = `${prefix}:${queueName}:failed`
+
+  // One round trip for the index entry, the failed-set check and the job: the
+  // pipeline is written first, and Redis runs one connection's commands in order,
+  // so the index entry still lands before the job (no worker sees the job without
+  // it). An entry whose job never came is skipped by workers (they check its state).
   const add = async (delivery: QueuedDelivery) => {
     await ready()
     const { event, conversionId, order } = delivery
+    const jobId = jobIdFor(event.id)
+    const pipeline = client.pipeline()
     if (conversionId !== undefined) {
-      // Indexed before the job exists, so no worker can see the job without it;
-      // an entry whose job never came is skipped by workers (they check its state).
       const key = pendingKey(prefix, queueName, conversionId)
-      const results = await client
-        .pipeline()
-        .zadd(key, order, event.id)
-        .pexpire(key, PENDING_TTL_MS)
-        .exec()
-      const failed = results?.find(([error]) => error !== null)
-      if (results === null || failed !== undefined) {
-        throw failed?.[0] ?? new Error('Redis did not run the index update')
-      }
+      pipeline.zadd(key, order, event.id).pexpire(key, PENDING_TTL_MS)
     }
-    const job = await queue.add(event.type, toQueuedJobData(delivery), {
-      ...jobOptions,
-      jobId: jobIdFor(event.id),
-    })
+    // Read before the add; the add never moves a job into or out of the failed set.
+    pipeline.zscore(failedKey, jobId)
+    const written = pipeline.exec()
+    const [results, job] = await Promise.all([
+      written,
+      queue.add(event.type, toQueuedJobData(delivery), { ...jobOptions, jobId }),
+    ])
+    const failed = results?.find(([error]) => error !== null)
+    if (results === null || failed !== undefined) {
+      throw failed?.[0] ?? new Error('Redis did not run the index update')
+    }
     // BullMQ keeps an existing job of the same id, whatever its state. One that
     // failed for good would then sit in the failed set while the service is told
     // `queued` and stops retrying: a new delivery of it starts it again instead.
-    if ((await job.getState()) === 'failed') await job.retry('failed', { resetAttemptsMade: true })
+    if (results.at(-1)?.[1] !== null) await job.retry('failed', { resetAttemptsMade: true })
   }
 
   return {
