@@ -11,13 +11,10 @@ import { Hono } from 'hono'
  * @param {(path: string, body: unknown) => Promise<Response>} post
  */
 export function bridgedOptions(config, post) {
-  const pending = new Set()
+  // Lines are kept and sent together when the answer is ready (see appFetch).
+  const lines = []
   const log = (level) => (line) => {
-    const sent = post('/log', { level, line }).then(
-      () => pending.delete(sent),
-      () => pending.delete(sent),
-    )
-    pending.add(sent)
+    lines.push({ level, line })
   }
   const options = {
     secret: config.secret,
@@ -30,30 +27,44 @@ export function bridgedOptions(config, post) {
   if (config.maxBodyBytes !== undefined) options.maxBodyBytes = config.maxBodyBytes
   return {
     options,
-    /** Waits for the log lines sent so far, so they arrive before the answer does. */
-    flush: () => Promise.all([...pending]),
+    /** Sends the lines logged so far, so they arrive before the answer does. */
+    flush: async () => {
+      if (lines.length > 0) await post('/log', lines.splice(0))
+    },
   }
 }
 
 /**
  * The app under test: the web handler alone, or mounted on a Hono app the way
- * the README shows. `env` is what a Worker's fetch gets (undefined elsewhere).
+ * the README shows. `env` and `ctx` are what a Worker's fetch gets (undefined elsewhere).
  * @param {'web' | 'hono'} framework
  * @param {(env: unknown) => ReturnType<typeof bridgedOptions>} setup
  */
+/** Hono's `c.executionCtx` throws where the runtime gives none (Bun, Deno). */
+function executionCtx(c) {
+  try {
+    return c.executionCtx
+  } catch {
+    return undefined
+  }
+}
+
 export function appFetch(framework, setup) {
   let bridged
   const handler = affiliateWebhook((env) => {
     bridged = setup(env)
     return bridged.options
   })
-  const answer = async (request, env) => {
+  const answer = async (request, env, ctx) => {
     const response = await handler(request, env)
-    await bridged?.flush()
+    // workerd resets the connection, losing the answer, when a Worker that left a
+    // body unread (the 413) has a subrequest in flight: those lines go after it.
+    if (response.status === 413 && ctx) ctx.waitUntil(bridged.flush())
+    else await bridged?.flush()
     return response
   }
   if (framework === 'web') return answer
   const app = new Hono()
-  app.all('/hooks', (c) => answer(c.req.raw, c.env))
-  return (request, env) => app.fetch(request, env)
+  app.all('/hooks', (c) => answer(c.req.raw, c.env, executionCtx(c)))
+  return (request, env, ctx) => app.fetch(request, env, ctx)
 }

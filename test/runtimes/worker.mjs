@@ -5,7 +5,7 @@ import { appFetch, bridgedOptions } from './bridged-options.mjs'
 
 let fetchHandler
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     fetchHandler ??= appFetch(env.FRAMEWORK, (workerEnv) => {
       const post = (path, body) =>
         workerEnv.BRIDGE.fetch(`http://bridge${path}`, {
@@ -15,6 +15,6 @@ export default {
         })
       return bridgedOptions(JSON.parse(workerEnv.CONFIG), post)
     })
-    return fetchHandler(request, env)
+    return fetchHandler(request, env, ctx)
   },
 }
