@@ -23,6 +23,11 @@ export default defineConfig({
       },
       { find: /^@affiliate-webhooks\/next$/, replacement: src('./packages/next/src/index.ts') },
       { find: /^@affiliate-webhooks\/web$/, replacement: src('./packages/web/src/index.ts') },
+      {
+        find: /^@affiliate-webhooks\/lambda$/,
+        replacement: src('./packages/lambda/src/index.ts'),
+      },
+      { find: /^@affiliate-webhooks\/koa$/, replacement: src('./packages/koa/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/client$/,

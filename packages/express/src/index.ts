@@ -7,7 +7,7 @@ import type { RequestHandler } from 'express'
 export type ExpressWebhookOptions = ReceiverOptions
 
 const UNAVAILABLE_MESSAGE =
-  'A body parser (express.json()?) read this request before the webhook handler, so its exact bytes are gone and the signature cannot be checked. Register the webhook route before app.use(express.json()), or keep the bytes with express.json({ verify: rawBodySaver }) (rawBodySaver from @affiliate-webhooks/express) or express.raw({ type: "application/json" }) on this route.'
+  'A body parser (express.json()?) read this request first, so its exact bytes are gone. Register the webhook before app.use(express.json()), or keep the bytes: express.json({ verify: rawBodySaver }), express.raw() on this route, or NestFactory.create(AppModule, { rawBody: true }) in NestJS.'
 
 /**
  * `express.json({ verify: rawBodySaver })` keeps each body's exact bytes in
