@@ -221,6 +221,7 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
 
   const noteStreak = (streak: FailureStreak) => {
     if (telemetry.current !== undefined) telemetry.current.streak = streak.count
+    if (streak.count === 0) return
     const warning = logger && failureStreakWarning(streak)
     if (warning) logger.warn(warning)
   }
