@@ -1,14 +1,24 @@
 /**
  * Verification throughput of the built @affiliate-webhooks/core against the floor
- * (the least work any correct receiver must do) and Stripe's constructEvent.
+ * (the least work any correct receiver must do), Stripe's constructEvent and
+ * @octokit/webhooks' verify on the same bodies.
  *
  * Run with `npm run bench`. One process, interleaved rounds with the order rotated
- * each round, median ops/s per case; targets are reported, never asserted.
+ * each round, median ops/s per case; targets are reported, never asserted. The
+ * ratios go to bench/results/verify.json and the table into bench/README.md.
+ *
+ * BENCH_QUICK=1 runs tiny rounds (seconds, meaningless figures) and BENCH_RESULTS
+ * names another JSON file: test/bench-guard.test.ts checks that way that every
+ * ratio is still produced.
  */
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type * as Core from '@affiliate-webhooks/core'
 import type * as Testing from '@affiliate-webhooks/core/testing'
+import { Webhooks } from '@octokit/webhooks'
 import Stripe from 'stripe'
 
 // The built packages, as users get them. The specifier is computed so the type
@@ -19,13 +29,16 @@ const nodeCore = (await import(dist('node/index.js'))) as typeof Core
 const webCore = (await import(dist('web/index.js'))) as typeof Core
 const testing = (await import(dist('node/testing.js'))) as typeof Testing
 
-const ROUNDS = 15
+const QUICK = process.env.BENCH_QUICK === '1'
+const RESULTS =
+  process.env.BENCH_RESULTS ?? fileURLToPath(new URL('results/verify.json', import.meta.url))
+const ROUNDS = QUICK ? 2 : 15
 /** Wall time each case gets per round, once calibrated. */
-const ROUND_MS = 150
+const ROUND_MS = QUICK ? 5 : 150
 /** Wall time each case runs while warming up (JIT) and calibrating. */
-const WARMUP_MS = 400
+const WARMUP_MS = QUICK ? 10 : 400
 /** Distinct signed events for receive(), which de-duplicates by event id. */
-const POOL_SIZE = 40_000
+const POOL_SIZE = QUICK ? 1_000 : 40_000
 /** Signatures are re-made before they get near the 300 s tolerance. */
 const RESIGN_AFTER_S = 200
 
@@ -52,6 +65,8 @@ interface Fixture {
   prefix: string
   /** The v1 value, hex. */
   v1: string
+  /** The same body signed as GitHub signs it (`sha256=` HMAC of the body), for Octokit. */
+  githubSignature: string
 }
 
 const PAD_TEXT = 'Order 4711 for 3 items, shipped to DE; campaign spring-sale; '
@@ -81,6 +96,7 @@ async function sign(body: string, timestamp: number): Promise<Fixture> {
     signature,
     prefix: `${match[1]}.`,
     v1: match[2] as string,
+    githubSignature: `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
   }
 }
 
@@ -192,6 +208,24 @@ for (const { key: size } of SIZES) {
   })
 }
 
+const octokit = new Webhooks({ secret: SECRET })
+for (const { key: size } of SIZES) {
+  addCase({
+    name: 'Octokit webhooks.verify + JSON.parse',
+    size,
+    floor: floorName(size),
+    async run(n) {
+      const f = fixture(size)
+      for (let i = 0; i < n; i++) {
+        // Octokit takes the body as a string, so the decoding is part of its cost.
+        const text = f.body.toString('utf8')
+        if (!(await octokit.verify(text, f.githubSignature))) throw new Error('octokit: no match')
+        sink += (JSON.parse(text) as { id: string }).id.length
+      }
+    },
+  })
+}
+
 // receive() must see a new event every time, so it and its floor walk the same
 // pool of distinct events from the start, with a new receiver and store per run.
 const POOL_FLOOR = 'floor 300B, distinct events'
@@ -216,6 +250,28 @@ addCase({
       secret: SECRET,
       onConversion: () => {},
       store: nodeCore.memoryStore(),
+    })
+  },
+  async run(n) {
+    const r = receiver as Core.Receiver
+    for (let i = 0; i < n; i++) {
+      const f = pool[i] as Fixture
+      const result = await r.receive({ rawBody: f.body, headers: f.headers })
+      if (result.outcome !== 'processed') notProcessed++
+    }
+  },
+})
+addCase({
+  name: 'receive() + memoryStore, telemetry: false',
+  size: '300B',
+  floor: POOL_FLOOR,
+  cap: POOL_SIZE,
+  before() {
+    receiver = nodeCore.createReceiver({
+      secret: SECRET,
+      onConversion: () => {},
+      store: nodeCore.memoryStore(),
+      telemetry: false,
     })
   },
   async run(n) {
@@ -374,6 +430,12 @@ function report(): void {
       1.3,
     ],
     ['receive() >= 1.3 x Stripe constructEvent at ~300 B', opsPerSecond(receive) / stripe300, 1.3],
+    [
+      'receive() with the API loaded, no SDK / telemetry: false (1.00 = no cost)',
+      opsPerSecond(receive) /
+        opsPerSecond(byName('receive() + memoryStore, telemetry: false', '300B')),
+      0.97,
+    ],
   ]
   out.push('', 'Targets (reported, not asserted):')
   for (const [label, value, goal] of targets) {
@@ -383,6 +445,35 @@ function report(): void {
   // Keeps the results observable so no work above can be optimised away.
   if (sink === -1) out.push('')
   process.stdout.write(`${out.join('\n')}\n`)
+
+  const ratios: Record<string, number> = {}
+  for (const c of rows) if (c.name !== c.floor) ratios[`${c.name} @ ${c.size}`] = ratioToFloor(c)
+  const results = {
+    node: process.version,
+    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`,
+    quick: QUICK,
+    ratios,
+    targets: Object.fromEntries(targets.map(([label, value]) => [label, value])),
+  }
+  mkdirSync(dirname(RESULTS), { recursive: true })
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`)
+  if (!QUICK && process.env.BENCH_RESULTS === undefined) updateReadme(out)
+}
+
+/** Puts the table of this run into bench/README.md, between its two markers. */
+function updateReadme(report: readonly string[]): void {
+  const path = fileURLToPath(new URL('README.md', import.meta.url))
+  const readme = readFileSync(path, 'utf8')
+  const start = '<!-- verify.bench: start -->'
+  const end = '<!-- verify.bench: end -->'
+  const from = readme.indexOf(start)
+  const to = readme.indexOf(end)
+  if (from === -1 || to < from) return
+  const body = report
+    .filter((line) => !line.startsWith('# '))
+    .join('\n')
+    .trim()
+  writeFileSync(path, `${readme.slice(0, from + start.length)}\n${body}\n${readme.slice(to)}`)
 }
 
 await main()

@@ -8,14 +8,14 @@ describe('memoryStore bounds', () => {
   it('keeps at most maxEvents handled ids, forgetting the oldest', async () => {
     const store = memoryStore({ maxEvents: 3 })
     for (const n of [1, 2, 3, 4]) {
-      const begun = await store.begin({ eventId: `evt_${n}`, createdAt: n, leaseMs: 1000 })
+      const begun = await store.begin({ eventId: `evt_${n}`, order: n, leaseMs: 1000 })
       if (begun.status !== 'claimed') throw new Error(begun.status)
       await store.commit(begun.claim)
     }
-    expect((await store.begin({ eventId: 'evt_4', createdAt: 4, leaseMs: 1000 })).status).toBe(
+    expect((await store.begin({ eventId: 'evt_4', order: 4, leaseMs: 1000 })).status).toBe(
       'duplicate',
     )
-    expect((await store.begin({ eventId: 'evt_1', createdAt: 1, leaseMs: 1000 })).status).toBe(
+    expect((await store.begin({ eventId: 'evt_1', order: 1, leaseMs: 1000 })).status).toBe(
       'claimed',
     )
   })
@@ -23,23 +23,23 @@ describe('memoryStore bounds', () => {
   it('follows an injected clock for every expiry', async () => {
     let clock = 1_000_000
     const store = memoryStore({ now: () => clock, dedupeTtl: 60_000 })
-    const begun = await store.begin({ eventId: 'evt_clock', createdAt: 1, leaseMs: 30_000 })
+    const begun = await store.begin({ eventId: 'evt_clock', order: 1, leaseMs: 30_000 })
     if (begun.status !== 'claimed') throw new Error(begun.status)
     clock += 29_000
-    expect(
-      (await store.begin({ eventId: 'evt_clock', createdAt: 1, leaseMs: 30_000 })).status,
-    ).toBe('in_progress')
+    expect((await store.begin({ eventId: 'evt_clock', order: 1, leaseMs: 30_000 })).status).toBe(
+      'in_progress',
+    )
     clock += 2_000
-    const retry = await store.begin({ eventId: 'evt_clock', createdAt: 1, leaseMs: 30_000 })
+    const retry = await store.begin({ eventId: 'evt_clock', order: 1, leaseMs: 30_000 })
     if (retry.status !== 'claimed') throw new Error(retry.status)
     await store.commit(retry.claim)
     clock += 59_000
-    expect(
-      (await store.begin({ eventId: 'evt_clock', createdAt: 1, leaseMs: 30_000 })).status,
-    ).toBe('duplicate')
+    expect((await store.begin({ eventId: 'evt_clock', order: 1, leaseMs: 30_000 })).status).toBe(
+      'duplicate',
+    )
     clock += 2_000
-    expect(
-      (await store.begin({ eventId: 'evt_clock', createdAt: 1, leaseMs: 30_000 })).status,
-    ).toBe('claimed')
+    expect((await store.begin({ eventId: 'evt_clock', order: 1, leaseMs: 30_000 })).status).toBe(
+      'claimed',
+    )
   })
 })

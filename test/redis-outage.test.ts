@@ -100,14 +100,14 @@ describe('a short Redis restart', () => {
     const client = new Redis(own.url, { ...recommendedRedisOptions, retryStrategy: () => 20 })
     client.on('error', () => {})
     const store = redisStore({ client, operationTimeoutMs: 3000 })
-    await store.begin({ eventId: 'evt_warm', createdAt: 1 })
+    await store.begin({ eventId: 'evt_warm', order: 1 })
     await own.kill()
     // A command already on the wire when Redis dies fails (a 503, rightly); this is
     // about the ones sent once the client knows and is reconnecting.
     while (client.status === 'ready') await new Promise((resolve) => setTimeout(resolve, 5))
     const restarting = new Promise((resolve) => setTimeout(resolve, 300)).then(() => own.restart())
     // Sent while Redis is down: it waits for the reconnect instead of failing.
-    const begun = await store.begin({ eventId: 'evt_during_restart', createdAt: 1 })
+    const begun = await store.begin({ eventId: 'evt_during_restart', order: 1 })
     expect(begun.status).toBe('claimed')
     await restarting
     client.disconnect()
@@ -124,7 +124,7 @@ describe('Redis outage with a client on ioredis defaults', () => {
     await own.kill()
     const store = redisStore({ client: queued, operationTimeoutMs: 300 })
     const started = Date.now()
-    await expect(store.begin({ eventId: 'evt_queued', createdAt: 1 })).rejects.toThrow()
+    await expect(store.begin({ eventId: 'evt_queued', order: 1 })).rejects.toThrow()
     expect(Date.now() - started).toBeLessThan(1500)
     queued.disconnect()
     await own.stop()

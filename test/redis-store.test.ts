@@ -53,7 +53,7 @@ describe('redisStore on a 3-master Redis Cluster', () => {
       const begun = await store.begin({
         eventId: `evt_spread_${id}`,
         conversionId: id,
-        createdAt: 1,
+        order: 1,
       })
       if (begun.status !== 'claimed') throw new Error(begun.status)
       await store.commit(begun.claim)
@@ -65,14 +65,28 @@ describe('redisStore on a 3-master Redis Cluster', () => {
 })
 
 describe('redisStore details', () => {
+  it('counts one failure streak for every store on the same prefix, as two processes would', async () => {
+    const shared = `${prefix}streak-${randomUUID().slice(0, 8)}:`
+    const a = redisStore({ client: single, prefix: shared })
+    const b = redisStore({ client: single5 as unknown as Redis, prefix: shared })
+    await a.recordAnswer('signature_mismatch')
+    await b.recordAnswer('handler_failed')
+    expect(await a.recordAnswer('store_unavailable')).toEqual({
+      count: 3,
+      recentCodes: ['store_unavailable', 'handler_failed', 'signature_mismatch'],
+    })
+    // A 2xx answered by either process resets it for both.
+    expect((await b.recordAnswer(null)).count).toBe(0)
+    expect((await a.recordAnswer('handler_failed')).count).toBe(1)
+    await a.recordAnswer(null)
+  })
+
   it('connects by itself from a url, with the recommended client options', async () => {
     const store = redisStore({ url: REDIS_URL, prefix })
-    const begun = await store.begin({ eventId: `evt_url_${prefix}`, createdAt: 1 })
+    const begun = await store.begin({ eventId: `evt_url_${prefix}`, order: 1 })
     expect(begun.status).toBe('claimed')
     if (begun.status === 'claimed') expect(await store.commit(begun.claim)).toBe(true)
-    expect((await store.begin({ eventId: `evt_url_${prefix}`, createdAt: 1 })).status).toBe(
-      'duplicate',
-    )
+    expect((await store.begin({ eventId: `evt_url_${prefix}`, order: 1 })).status).toBe('duplicate')
     store.client.disconnect()
   })
 
@@ -88,7 +102,7 @@ describe('redisStore details', () => {
   it('writes the documented keys with TTLs, and reloads its scripts after SCRIPT FLUSH', async () => {
     const store = redisStore({ client: single, prefix })
     await single.script('FLUSH')
-    const begun = await store.begin({ eventId: 'evt_keys', conversionId: 4242, createdAt: 1000 })
+    const begun = await store.begin({ eventId: 'evt_keys', conversionId: 4242, order: 1000 })
     if (begun.status !== 'claimed') throw new Error(begun.status)
     expect(await single.pttl(`${prefix}{c:4242}:lease:evt_keys`)).toBeGreaterThan(0)
     expect(await single.get(`${prefix}{c:4242}:lock`)).toBe(begun.claim.token)
@@ -109,9 +123,7 @@ describe('redisStore details', () => {
     const admin = new Redis(REDIS_URL)
     await admin.client('PAUSE', 500, 'ALL')
     const started = Date.now()
-    await expect(store.begin({ eventId: 'evt_slow', createdAt: 1 })).rejects.toThrow(
-      /did not answer/,
-    )
+    await expect(store.begin({ eventId: 'evt_slow', order: 1 })).rejects.toThrow(/did not answer/)
     expect(Date.now() - started).toBeLessThan(450)
     admin.disconnect()
     paused.disconnect()

@@ -11,6 +11,8 @@ export interface StoreFactoryOptions {
   lockWaitMs?: number
   dedupeTtl?: number
   orderingTtl?: number
+  /** Key prefix, for a store shared through Redis: a case that must not see other cases' keys. */
+  prefix?: string
 }
 
 export type StoreFactory = (options: StoreFactoryOptions) => EventStore | Promise<EventStore>
@@ -44,14 +46,37 @@ function claimed(result: BeginResult): Claim {
 
 export function storeContract(name: string, factory: StoreFactory): void {
   describe(`${name}: EventStore contract`, () => {
+    it('counts answers that were not 2xx in a row, keeps the latest five codes, and resets on a 2xx', async () => {
+      const store = await factory({ prefix: `aw-streak-${randomUUID().slice(0, 8)}:` })
+      const record = store.recordAnswer?.bind(store)
+      if (record === undefined) throw new Error(`${name} does not count answers`)
+      expect(await record('signature_mismatch')).toEqual({
+        count: 1,
+        recentCodes: ['signature_mismatch'],
+      })
+      const codes = ['a', 'b', 'c', 'd', 'e', 'f'].map((c) => `code_${c}`)
+      let last = { count: 0, recentCodes: [] as readonly string[] }
+      for (const code of codes) last = await record(code)
+      expect(last).toEqual({
+        count: 7,
+        recentCodes: ['code_f', 'code_e', 'code_d', 'code_c', 'code_b'],
+      })
+      expect(await record(null)).toEqual({ count: 0, recentCodes: [] })
+      expect(await record('handler_failed')).toEqual({
+        count: 1,
+        recentCodes: ['handler_failed'],
+      })
+      await record(null) // leaves no keys behind in a shared Redis
+    })
+
     it('claims a new event, then calls it a duplicate once committed', async () => {
       const store = await factory({})
       const id = ids()
       const eventId = id.event()
-      const claim = claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
+      const claim = claimed(await store.begin({ eventId, order: 1000, leaseMs: LEASE }))
       expect(typeof claim.token).toBe('string')
       expect(await store.commit(claim)).toBe(true)
-      expect(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).toEqual({
+      expect(await store.begin({ eventId, order: 1000, leaseMs: LEASE })).toEqual({
         status: 'duplicate',
       })
     })
@@ -62,29 +87,29 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const eventId = id.event()
       const conversionId = id.conversion()
-      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('unsettled')
+      expect(await store.peek({ eventId, conversionId, order: 2000 })).toBe('unsettled')
       const claim = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 2000, leaseMs: LEASE }),
+        await store.begin({ eventId, conversionId, order: 2000, leaseMs: LEASE }),
       )
       // A running attempt is not settled: the queue's own job id covers that case.
-      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('unsettled')
+      expect(await store.peek({ eventId, conversionId, order: 2000 })).toBe('unsettled')
       expect(await store.commit(claim)).toBe(true)
-      expect(await store.peek({ eventId, conversionId, createdAt: 2000 })).toBe('duplicate')
+      expect(await store.peek({ eventId, conversionId, order: 2000 })).toBe('duplicate')
       const older = id.event()
-      expect(await store.peek({ eventId: older, conversionId, createdAt: 1000 })).toBe('stale')
+      expect(await store.peek({ eventId: older, conversionId, order: 1000 })).toBe('stale')
       // Peek marked nothing: the older event is still judged (and marked) by begin.
-      expect(await store.begin({ eventId: older, conversionId, createdAt: 1000 })).toEqual({
+      expect(await store.begin({ eventId: older, conversionId, order: 1000 })).toEqual({
         status: 'stale',
       })
       const unrelated = id.event()
-      expect(await store.peek({ eventId: unrelated, createdAt: 1 })).toBe('unsettled')
+      expect(await store.peek({ eventId: unrelated, order: 1 })).toBe('unsettled')
     })
 
     it('says in_progress while another attempt holds the event', async () => {
       const store = await factory({})
       const eventId = ids().event()
-      claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
-      expect((await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).status).toBe(
+      claimed(await store.begin({ eventId, order: 1000, leaseMs: LEASE }))
+      expect((await store.begin({ eventId, order: 1000, leaseMs: LEASE })).status).toBe(
         'in_progress',
       )
     })
@@ -95,11 +120,11 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const eventId = id.event()
       const conversionId = id.conversion()
       const first = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+        await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE }),
       )
       await store.release(first)
       const retry = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+        await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE }),
       )
       expect(retry.token).not.toBe(first.token)
       expect(await store.commit(retry)).toBe(true)
@@ -110,32 +135,30 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const conversionId = id.conversion()
       const newer = claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
       )
       await store.commit(newer)
       const olderId = id.event()
       expect(
-        (await store.begin({ eventId: olderId, conversionId, createdAt: 1000, leaseMs: LEASE }))
-          .status,
+        (await store.begin({ eventId: olderId, conversionId, order: 1000, leaseMs: LEASE })).status,
       ).toBe('stale')
       // Once judged stale, the event is done: a retry of it is a duplicate.
       expect(
-        (await store.begin({ eventId: olderId, conversionId, createdAt: 1000, leaseMs: LEASE }))
-          .status,
+        (await store.begin({ eventId: olderId, conversionId, order: 1000, leaseMs: LEASE })).status,
       ).toBe('duplicate')
     })
 
-    it('calls an event with the same createdAt as the watermark stale', async () => {
+    it('calls an event with the same order as the watermark stale', async () => {
       const store = await factory({})
       const id = ids()
       const conversionId = id.conversion()
       await store.commit(
         claimed(
-          await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+          await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
         ),
       )
       expect(
-        (await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }))
+        (await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }))
           .status,
       ).toBe('stale')
     })
@@ -146,12 +169,10 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const conversionId = id.conversion()
       await store.commit(
         claimed(
-          await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+          await store.begin({ eventId: id.event(), conversionId, order: 1000, leaseMs: LEASE }),
         ),
       )
-      claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
-      )
+      claimed(await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }))
     })
 
     it('keeps conversions apart', async () => {
@@ -162,7 +183,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
           await store.begin({
             eventId: id.event(),
             conversionId: id.conversion(),
-            createdAt: 5000,
+            order: 5000,
             leaseMs: LEASE,
           }),
         ),
@@ -171,7 +192,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
         await store.begin({
           eventId: id.event(),
           conversionId: id.conversion(),
-          createdAt: 1000,
+          order: 1000,
           leaseMs: LEASE,
         }),
       )
@@ -182,11 +203,11 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const conversionId = id.conversion()
       const first = claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+        await store.begin({ eventId: id.event(), conversionId, order: 1000, leaseMs: LEASE }),
       )
       let settled = false
       const second = Promise.resolve(
-        store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
       ).then((r) => {
         settled = true
         return r
@@ -202,12 +223,12 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const conversionId = id.conversion()
       const newer = claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
       )
       const older = store.begin({
         eventId: id.event(),
         conversionId,
-        createdAt: 1000,
+        order: 1000,
         leaseMs: LEASE,
       })
       await sleep(50)
@@ -220,10 +241,10 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const conversionId = id.conversion()
       const first = claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
       )
       const second = track(
-        store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
+        store.begin({ eventId: id.event(), conversionId, order: 1000, leaseMs: LEASE }),
       )
       await sleep(50)
       expect(second.settled).toBe(false)
@@ -235,14 +256,12 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const store = await factory({ lockWaitMs: 150 })
       const id = ids()
       const conversionId = id.conversion()
-      claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
-      )
+      claimed(await store.begin({ eventId: id.event(), conversionId, order: 1000, leaseMs: LEASE }))
       const started = Date.now()
       const second = await store.begin({
         eventId: id.event(),
         conversionId,
-        createdAt: 2000,
+        order: 2000,
         leaseMs: LEASE,
       })
       expect(second.status).toBe('in_progress')
@@ -254,26 +273,24 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const eventId = id.event()
       const conversionId = id.conversion()
-      const slow = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: 100 }),
-      )
+      const slow = claimed(await store.begin({ eventId, conversionId, order: 1000, leaseMs: 100 }))
       await sleep(150)
       const retry = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+        await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE }),
       )
       // The slow attempt finishes while the retry holds the event.
       expect(await store.commit(slow)).toBe(false)
       await store.release(slow)
       // Its release did not free the retry's lock: another event of the conversion still waits.
       const other = track(
-        store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+        store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
       )
       await sleep(50)
       expect(other.settled).toBe(false)
       expect(await store.commit(retry)).toBe(true)
       expect((await other.promise).status).toBe('claimed')
       expect(
-        (await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE })).status,
+        (await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE })).status,
       ).toBe('duplicate')
     })
 
@@ -282,25 +299,21 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const id = ids()
       const eventId = id.event()
       const conversionId = id.conversion()
-      const slow = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: 100 }),
-      )
+      const slow = claimed(await store.begin({ eventId, conversionId, order: 1000, leaseMs: 100 }))
       await sleep(150)
       const retry = claimed(
-        await store.begin({ eventId, conversionId, createdAt: 1000, leaseMs: LEASE }),
+        await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE }),
       )
       expect(await store.commit(retry)).toBe(true)
       // A newer event of the conversion now holds the lock...
-      claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 5000, leaseMs: LEASE }),
-      )
+      claimed(await store.begin({ eventId: id.event(), conversionId, order: 5000, leaseMs: LEASE }))
       // ...and the slow attempt's late commit and release leave it held.
       expect(await store.commit(slow)).toBe(false)
       await store.release(slow)
       const blocked = await store.begin({
         eventId: id.event(),
         conversionId,
-        createdAt: 9000,
+        order: 9000,
         leaseMs: LEASE,
       })
       expect(blocked.status).toBe('in_progress')
@@ -310,22 +323,18 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const store = await factory({})
       const id = ids()
       const eventId = id.event()
-      await store.commit(claimed(await store.begin({ eventId, createdAt: 5000, leaseMs: LEASE })))
-      expect((await store.begin({ eventId, createdAt: 5000, leaseMs: LEASE })).status).toBe(
-        'duplicate',
-      )
-      claimed(await store.begin({ eventId: id.event(), createdAt: 1, leaseMs: LEASE }))
+      await store.commit(claimed(await store.begin({ eventId, order: 5000, leaseMs: LEASE })))
+      expect((await store.begin({ eventId, order: 5000, leaseMs: LEASE })).status).toBe('duplicate')
+      claimed(await store.begin({ eventId: id.event(), order: 1, leaseMs: LEASE }))
     })
 
     it('forgets a handled event after dedupeTtl', async () => {
       const store = await factory({ dedupeTtl: 200 })
       const eventId = ids().event()
-      await store.commit(claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })))
-      expect((await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE })).status).toBe(
-        'duplicate',
-      )
+      await store.commit(claimed(await store.begin({ eventId, order: 1000, leaseMs: LEASE })))
+      expect((await store.begin({ eventId, order: 1000, leaseMs: LEASE })).status).toBe('duplicate')
       await sleep(300)
-      claimed(await store.begin({ eventId, createdAt: 1000, leaseMs: LEASE }))
+      claimed(await store.begin({ eventId, order: 1000, leaseMs: LEASE }))
     })
 
     it('forgets a conversion watermark after orderingTtl', async () => {
@@ -334,32 +343,30 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const conversionId = id.conversion()
       await store.commit(
         claimed(
-          await store.begin({ eventId: id.event(), conversionId, createdAt: 2000, leaseMs: LEASE }),
+          await store.begin({ eventId: id.event(), conversionId, order: 2000, leaseMs: LEASE }),
         ),
       )
       await sleep(300)
-      claimed(
-        await store.begin({ eventId: id.event(), conversionId, createdAt: 1000, leaseMs: LEASE }),
-      )
+      claimed(await store.begin({ eventId: id.event(), conversionId, order: 1000, leaseMs: LEASE }))
     })
 
-    it('serialises many concurrent events of one conversion in createdAt order, dropping older ones', async () => {
+    it('serialises many concurrent events of one conversion in order, dropping older ones', async () => {
       const store = await factory({ lockWaitMs: 10_000 })
       const id = ids()
       const conversionId = id.conversion()
       const applied: number[] = []
-      const createdAts = [5, 3, 9, 1, 7, 2, 8, 4, 6].map((n) => n * 1000)
+      const orders = [5, 3, 9, 1, 7, 2, 8, 4, 6].map((n) => n * 1000)
       await Promise.all(
-        createdAts.map(async (createdAt) => {
+        orders.map(async (order) => {
           const result = await store.begin({
             eventId: id.event(),
             conversionId,
-            createdAt,
+            order,
             leaseMs: LEASE,
           })
           if (result.status !== 'claimed') return
           await sleep(5)
-          applied.push(createdAt)
+          applied.push(order)
           await store.commit(result.claim)
         }),
       )

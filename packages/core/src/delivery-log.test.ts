@@ -143,20 +143,26 @@ describe('logger: one line per delivery not acknowledged', () => {
 })
 
 describe('logger: bursts of unauthenticated refusals are summarised', () => {
-  it('1,000 bad signatures make two lines: the first, then a count when the window ends', async () => {
+  it('1,000 bad signatures make two lines: the first, then a count when the window ends (besides the three streak warnings)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
     try {
-      const lines: string[] = []
-      const r = receiver({ logger: { warn: (l) => lines.push(l), error: (l) => lines.push(l) } })
+      const all: string[] = []
+      const r = receiver({ logger: { warn: (l) => all.push(l), error: (l) => all.push(l) } })
       const { input } = await delivery({ secret: 'whsec_an_attacker_guess' })
       for (let i = 0; i < 1000; i++) expect((await r.receive(input)).status).toBe(401)
+      // A wrong secret is also how an endpoint gets disabled, so these refusals
+      // count toward the failure streak: it warns at 5, 10 and 15, then no more.
+      const streak = all.filter((l) => / answers in a row were not 2xx /.test(l))
+      expect(streak.map((l) => Number(/: (\d+) answers/.exec(l)?.[1]))).toEqual([5, 10, 15])
+      const lines = all.filter((l) => !streak.includes(l))
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatch(
         /^affiliate-webhooks: 401 signature_mismatch evt_\w+ \(unverified id, attempt 3\)/,
       )
       await vi.advanceTimersByTimeAsync(BURST_WINDOW_MS)
-      expect(lines).toHaveLength(2)
-      expect(lines[1]).toBe(
+      const later = all.filter((l) => !streak.includes(l))
+      expect(later).toHaveLength(2)
+      expect(later[1]).toBe(
         'affiliate-webhooks: 999 more deliveries refused before verification in the last 60 s (signature_mismatch x999); not logged one by one',
       )
     } finally {

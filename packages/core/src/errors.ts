@@ -1,35 +1,105 @@
+/** What an error answer tells the service, by its status: see `Outcome` in receiver.ts. */
+export type ErrorOutcome = 'rejected' | 'in_progress' | 'failed'
+
+/** One row of {@link ERROR_CODES}: everything the receiver needs to answer with that code. */
+export interface ErrorCodeRow {
+  readonly status: number
+  readonly outcome: ErrorOutcome
+  /** Said when nothing more specific is known (an adapter's refusal, a store or handler failure). */
+  readonly message: string
+}
+
+const row = <S extends number, O extends ErrorOutcome>(status: S, outcome: O, message: string) =>
+  ({ status, outcome, message }) as const
+
 /**
- * Every way a delivery can be refused, with the HTTP status the receiver answers.
- * One table, so no adapter ever decides a status code on its own.
+ * Every way a delivery can be refused: its HTTP status, the outcome it reports
+ * and its default message, in one row per code. No adapter decides a status on
+ * its own; 4xx tells the service the delivery is wrong, 409 and 5xx that it
+ * should retry.
  */
-export const ERROR_STATUS = {
-  payload_too_large: 413,
-  missing_signature: 400,
-  malformed_signature: 400,
-  signature_mismatch: 401,
-  timestamp_outside_tolerance: 401,
-  malformed_json: 400,
-  invalid_payload: 400,
-  event_id_mismatch: 400,
-  event_in_progress: 409,
-  handler_failed: 500,
-  store_unavailable: 503,
-  secret_unavailable: 503,
-  queue_unavailable: 503,
-  raw_body_unavailable: 500,
-  method_not_allowed: 405,
-  not_found: 404,
-  internal_error: 500,
-} as const satisfies Record<string, number>
+export const ERROR_CODES = {
+  /** The body is over `maxBodyBytes`; adapters stop reading at the limit. */
+  payload_too_large: row(413, 'rejected', 'The body is larger than the limit.'),
+  /** No `Service-Signature` header, or an empty one. */
+  missing_signature: row(400, 'rejected', 'The Service-Signature header is missing.'),
+  /** `Service-Signature` is not `t=<integer>,v1=<hex>[,v1=...]`. */
+  malformed_signature: row(400, 'rejected', 'The Service-Signature header is malformed.'),
+  /** No v1 matches the body under any configured secret: wrong secret, or a changed body. */
+  signature_mismatch: row(401, 'rejected', 'No v1 signature matches this body and secret.'),
+  /** `t` is further than `tolerance` from this server's clock, either way. */
+  timestamp_outside_tolerance: row(
+    401,
+    'rejected',
+    'The signature timestamp is outside the tolerance.',
+  ),
+  /** Signed, but the body is not JSON. */
+  malformed_json: row(400, 'rejected', 'The body is not valid JSON.'),
+  /** Signed JSON that is not an event envelope of the spec's shape. */
+  invalid_payload: row(400, 'rejected', 'The body is not a valid event.'),
+  /** `Service-Event-Id` differs from the signed body's `id`. */
+  event_id_mismatch: row(
+    400,
+    'rejected',
+    'Service-Event-Id differs from the id in the signed body.',
+  ),
+  /** Another attempt of this event, or of its conversion, holds the store's lease. */
+  event_in_progress: row(
+    409,
+    'in_progress',
+    'Another attempt of this event is being handled; retry later.',
+  ),
+  /** The handler threw or rejected; the claim was released for the retry. */
+  handler_failed: row(500, 'failed', 'The event handler failed; the delivery will be retried.'),
+  /** The store could not be reached, before or after the handler; nothing is marked done. */
+  store_unavailable: row(
+    503,
+    'failed',
+    'The de-duplication store is unreachable; the delivery will be retried.',
+  ),
+  /** A secret source could not give the secrets to verify with. */
+  secret_unavailable: row(
+    503,
+    'failed',
+    'The signing secrets could not be loaded; the delivery will be retried.',
+  ),
+  /** The `queue` option's queue did not accept the event. */
+  queue_unavailable: row(
+    503,
+    'failed',
+    'The queue did not accept the event; the delivery will be retried.',
+  ),
+  /** The framework consumed the body (a JSON parser ran first): the exact bytes are gone. */
+  raw_body_unavailable: row(
+    500,
+    'failed',
+    'The raw request body is not available to verify the signature.',
+  ),
+  /** Not a POST. */
+  method_not_allowed: row(405, 'rejected', 'Webhook deliveries are POST requests.'),
+  /** A path the endpoint does not serve. */
+  not_found: row(404, 'rejected', 'No webhook endpoint at this path.'),
+  /** Anything else that went wrong inside the receiver. */
+  internal_error: row(
+    500,
+    'failed',
+    'The receiver failed unexpectedly; the delivery will be retried.',
+  ),
+} as const satisfies Record<string, ErrorCodeRow>
 
 /** Stable, snake_case error codes; branch on these, never on messages. */
-export type WebhookErrorCode = keyof typeof ERROR_STATUS
+export type WebhookErrorCode = keyof typeof ERROR_CODES
+
+/** The status of each code, from {@link ERROR_CODES} (kept for code written against it). */
+export const ERROR_STATUS = Object.fromEntries(
+  Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]),
+) as { readonly [K in WebhookErrorCode]: (typeof ERROR_CODES)[K]['status'] }
 
 const BRAND = Symbol.for('affiliate-webhooks.WebhookError')
 
 /**
  * The one error class of the library. `code` is stable and `status` comes from
- * {@link ERROR_STATUS}. Messages are safe to send back to the service: they never
+ * {@link ERROR_CODES}. Messages are safe to send back to the service: they never
  * contain a secret, an expected signature or a stack trace.
  */
 export class WebhookError extends Error {
@@ -38,10 +108,11 @@ export class WebhookError extends Error {
   readonly status: number
   readonly [BRAND] = true
 
-  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
+  /** Without a message, the code's default from {@link ERROR_CODES}. */
+  constructor(code: WebhookErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? ERROR_CODES[code].message, options)
     this.code = code
-    this.status = ERROR_STATUS[code]
+    this.status = ERROR_CODES[code].status
   }
 }
 

@@ -8,7 +8,16 @@ export {
   tooLarge,
 } from './adapter.js'
 export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
-export { ERROR_STATUS, isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
+export {
+  ERROR_CODES,
+  ERROR_STATUS,
+  type ErrorCodeRow,
+  type ErrorOutcome,
+  isWebhookError,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js'
+export { FAILURE_STREAK_WARNINGS } from './failure-streak.js'
 export { getHeader, type HeadersInput } from './headers.js'
 export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
 export {
@@ -42,13 +51,17 @@ export {
   type BeginResult,
   type Claim,
   type EventStore,
+  type FailureStreak,
   type MaybePromise,
+  NO_STREAK,
   type PeekInput,
   type PeekResult,
   resolveStoreTimings,
   STORE_DEFAULTS,
+  STREAK_CODES_KEPT,
   type StoreTimings,
 } from './store.js'
+export { TELEMETRY_NAMES } from './telemetry.js'
 export {
   type AnyWebhookEvent,
   type Conversion,

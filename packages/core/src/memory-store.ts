@@ -4,10 +4,13 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type FailureStreak,
   type MaybePromise,
+  NO_STREAK,
   type PeekInput,
   type PeekResult,
   resolveStoreTimings,
+  STREAK_CODES_KEPT,
   type StoreTimings,
 } from './store.js'
 
@@ -30,6 +33,200 @@ const DONE = { status: 'duplicate' } as const
 const STALE = { status: 'stale' } as const
 const IN_PROGRESS = { status: 'in_progress' } as const
 
+type Timings = ReturnType<typeof resolveStoreTimings>
+
+/** What outlives an attempt: events done, and each conversion's watermark (newest order handled). */
+interface Settled {
+  done: LRUCache<string, true>
+  watermarks: LRUCache<number, number>
+}
+
+function settledState(options: MemoryStoreOptions, timings: Timings, now: () => number): Settled {
+  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
+  // own clock may be cached for a millisecond, which is cheaper.
+  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
+  return {
+    done: new LRUCache<string, true>({
+      max: options.maxEvents ?? 100_000,
+      ttl: timings.dedupeTtl,
+      ...timing,
+    }),
+    watermarks: new LRUCache<number, number>({
+      max: options.maxConversions ?? 100_000,
+      ttl: timings.orderingTtl,
+      ...timing,
+    }),
+  }
+}
+
+/** True when the conversion has handled an event at or after this order. */
+function isStale(settled: Settled, conversionId: number, order: number): boolean {
+  const watermark = settled.watermarks.get(conversionId)
+  return watermark !== undefined && watermark >= order
+}
+
+/**
+ * Leases (per event) and locks (per conversion) held by running attempts, and
+ * the attempts waiting for a lock. They live only as long as an attempt runs, so
+ * their count is bounded by the requests in flight; expired ones are dropped when met.
+ */
+class Holds {
+  readonly leases = new Map<string, Hold>()
+  readonly locks = new Map<number, Hold>()
+  readonly #waiters = new Map<number, Set<() => void>>()
+  #counter = 0
+
+  /** A fresh hold's token. */
+  nextToken(): string {
+    return `${++this.#counter}`
+  }
+
+  /** The hold under `key` if it has not run out at `at`. */
+  live<K>(map: Map<K, Hold>, key: K, at: number): Hold | undefined {
+    const hold = map.get(key)
+    if (hold !== undefined && hold.expiresAt <= at) {
+      map.delete(key)
+      return undefined
+    }
+    return hold
+  }
+
+  /** Drops the conversion's lock and wakes whoever waits for it. */
+  unlock(conversionId: number): void {
+    this.locks.delete(conversionId)
+    if (this.#waiters.size === 0) return
+    const wake = this.#waiters.get(conversionId)
+    if (wake === undefined) return
+    this.#waiters.delete(conversionId)
+    for (const resolve of wake) resolve()
+  }
+
+  /** Resolves when the conversion's lock is dropped or after `ms`, whichever is first. */
+  waitForUnlock(conversionId: number, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let set = this.#waiters.get(conversionId)
+      if (set === undefined) {
+        set = new Set()
+        this.#waiters.set(conversionId, set)
+      }
+      const wake = () => {
+        clearTimeout(timer)
+        set.delete(wake)
+        if (set.size === 0 && this.#waiters.get(conversionId) === set) {
+          this.#waiters.delete(conversionId)
+        }
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      set.add(wake)
+    })
+  }
+}
+
+/** One atomic look: an answer, or the lock to wait for. */
+function attempt(
+  settled: Settled,
+  holds: Holds,
+  input: BeginInput,
+  leaseMs: number,
+  at: number,
+): BeginResult | Hold {
+  const { eventId, conversionId, order } = input
+  if (settled.done.has(eventId)) return DONE
+  if (holds.live(holds.leases, eventId, at)) return IN_PROGRESS
+  if (conversionId !== undefined) {
+    if (isStale(settled, conversionId, order)) {
+      settled.done.set(eventId, true)
+      return STALE
+    }
+    const lock = holds.live(holds.locks, conversionId, at)
+    if (lock !== undefined) return lock
+  }
+  const hold = { token: holds.nextToken(), expiresAt: at + leaseMs }
+  holds.leases.set(eventId, hold)
+  if (conversionId !== undefined) holds.locks.set(conversionId, hold)
+  return { status: 'claimed', claim: { eventId, conversionId, order, token: hold.token } }
+}
+
+/** `begin`: synchronous unless the conversion is locked, then it waits for the lock. */
+function beginStep(
+  settled: Settled,
+  holds: Holds,
+  { leaseMs: defaultLeaseMs, lockWaitMs }: Timings,
+  now: () => number,
+): (input: BeginInput) => MaybePromise<BeginResult> {
+  async function waitAndBegin(input: BeginInput, leaseMs: number, lock: Hold, deadline: number) {
+    for (;;) {
+      const at = now()
+      if (at >= deadline) return IN_PROGRESS
+      // Wake on release, or when the holder's lease runs out, or at the deadline.
+      await holds.waitForUnlock(
+        input.conversionId as number,
+        Math.min(deadline, lock.expiresAt) - at,
+      )
+      const result = attempt(settled, holds, input, leaseMs, now())
+      if ('status' in result) return result
+      lock = result
+    }
+  }
+  return (input) => {
+    const leaseMs = input.leaseMs ?? defaultLeaseMs
+    const at = now()
+    const result = attempt(settled, holds, input, leaseMs, at)
+    return 'status' in result ? result : waitAndBegin(input, leaseMs, result, at + lockWaitMs)
+  }
+}
+
+function commitClaim(settled: Settled, holds: Holds, claim: Claim): boolean {
+  const lease = holds.leases.get(claim.eventId)
+  // A newer attempt took the lease over, or (once ours ran out) one already
+  // committed: change nothing. Holding the lease means nobody else could.
+  if (lease === undefined ? settled.done.has(claim.eventId) : lease.token !== claim.token) {
+    return false
+  }
+  holds.leases.delete(claim.eventId)
+  settled.done.set(claim.eventId, true)
+  const { conversionId } = claim
+  if (conversionId !== undefined) {
+    if (!isStale(settled, conversionId, claim.order)) {
+      settled.watermarks.set(conversionId, claim.order)
+    }
+    if (holds.locks.get(conversionId)?.token === claim.token) holds.unlock(conversionId)
+  }
+  return true
+}
+
+function releaseClaim(holds: Holds, claim: Claim): void {
+  if (holds.leases.get(claim.eventId)?.token === claim.token) holds.leases.delete(claim.eventId)
+  const { conversionId } = claim
+  if (conversionId !== undefined && holds.locks.get(conversionId)?.token === claim.token) {
+    holds.unlock(conversionId)
+  }
+}
+
+function peekSettled(settled: Settled, { eventId, conversionId, order }: PeekInput): PeekResult {
+  if (settled.done.has(eventId)) return 'duplicate'
+  if (conversionId === undefined) return 'unsettled'
+  return isStale(settled, conversionId, order) ? 'stale' : 'unsettled'
+}
+
+/**
+ * A failure streak kept in this process: the memory store's own, and the
+ * receiver's fallback for a store that does not count answers.
+ */
+export function localFailureStreak(): (code: string | null) => FailureStreak {
+  let streak: FailureStreak = NO_STREAK
+  return (code) => {
+    if (code === null) {
+      streak = NO_STREAK
+    } else {
+      const recentCodes = [code, ...streak.recentCodes.slice(0, STREAK_CODES_KEPT - 1)]
+      streak = { count: streak.count + 1, recentCodes }
+    }
+    return streak
+  }
+}
+
 /**
  * An {@link EventStore} in this process's memory, bounded in entries and time.
  * It answers synchronously unless an event must wait for another one of its
@@ -39,134 +236,13 @@ const IN_PROGRESS = { status: 'in_progress' } as const
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
   const timings = resolveStoreTimings(options, 'memoryStore')
-  const { lockWaitMs, leaseMs: defaultLeaseMs } = timings
-  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
-  // own clock may be cached for a millisecond, which is cheaper.
-  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
-  const done = new LRUCache<string, true>({
-    max: options.maxEvents ?? 100_000,
-    ttl: timings.dedupeTtl,
-    ...timing,
-  })
-  const watermarks = new LRUCache<number, number>({
-    max: options.maxConversions ?? 100_000,
-    ttl: timings.orderingTtl,
-    ...timing,
-  })
-  // Leases and locks live only as long as an attempt runs, so their count is
-  // bounded by the requests in flight; expired ones are dropped when met.
-  const leases = new Map<string, Hold>()
-  const locks = new Map<number, Hold>()
-  const waiters = new Map<number, Set<() => void>>()
-  let counter = 0
-
-  const live = <K>(map: Map<K, Hold>, key: K, at: number): Hold | undefined => {
-    const hold = map.get(key)
-    if (hold !== undefined && hold.expiresAt <= at) {
-      map.delete(key)
-      return undefined
-    }
-    return hold
-  }
-
-  const unlock = (conversionId: number) => {
-    locks.delete(conversionId)
-    if (waiters.size === 0) return
-    const wake = waiters.get(conversionId)
-    if (wake === undefined) return
-    waiters.delete(conversionId)
-    for (const resolve of wake) resolve()
-  }
-
-  // Resolves when the conversion's lock is dropped or after `ms`, whichever is first.
-  const waitForUnlock = (conversionId: number, ms: number) =>
-    new Promise<void>((resolve) => {
-      let set = waiters.get(conversionId)
-      if (set === undefined) {
-        set = new Set()
-        waiters.set(conversionId, set)
-      }
-      const wake = () => {
-        clearTimeout(timer)
-        set.delete(wake)
-        if (set.size === 0 && waiters.get(conversionId) === set) waiters.delete(conversionId)
-        resolve()
-      }
-      const timer = setTimeout(wake, ms)
-      set.add(wake)
-    })
-
-  /** One atomic look: an answer, or how long to wait for the conversion's lock. */
-  function attempt(input: BeginInput, leaseMs: number, at: number): BeginResult | Hold {
-    const { eventId, conversionId, createdAt } = input
-    if (done.has(eventId)) return DONE
-    if (live(leases, eventId, at)) return IN_PROGRESS
-    if (conversionId !== undefined) {
-      const watermark = watermarks.get(conversionId)
-      if (watermark !== undefined && watermark >= createdAt) {
-        done.set(eventId, true)
-        return STALE
-      }
-      const lock = live(locks, conversionId, at)
-      if (lock !== undefined) return lock
-    }
-    const hold = { token: `${++counter}`, expiresAt: at + leaseMs }
-    leases.set(eventId, hold)
-    if (conversionId !== undefined) locks.set(conversionId, hold)
-    return { status: 'claimed', claim: { eventId, conversionId, createdAt, token: hold.token } }
-  }
-
-  async function waitAndBegin(input: BeginInput, leaseMs: number, lock: Hold, deadline: number) {
-    for (;;) {
-      const at = now()
-      if (at >= deadline) return IN_PROGRESS
-      // Wake on release, or when the holder's lease runs out, or at the deadline.
-      await waitForUnlock(input.conversionId as number, Math.min(deadline, lock.expiresAt) - at)
-      const result = attempt(input, leaseMs, now())
-      if ('status' in result) return result
-      lock = result
-    }
-  }
-
+  const settled = settledState(options, timings, now)
+  const holds = new Holds()
   return {
-    begin(input: BeginInput): MaybePromise<BeginResult> {
-      const leaseMs = input.leaseMs ?? defaultLeaseMs
-      const at = now()
-      const result = attempt(input, leaseMs, at)
-      return 'status' in result ? result : waitAndBegin(input, leaseMs, result, at + lockWaitMs)
-    },
-
-    commit(claim: Claim): boolean {
-      const lease = leases.get(claim.eventId)
-      // A newer attempt took the lease over, or (once ours ran out) one already
-      // committed: change nothing. Holding the lease means nobody else could.
-      if (lease === undefined ? done.has(claim.eventId) : lease.token !== claim.token) return false
-      leases.delete(claim.eventId)
-      done.set(claim.eventId, true)
-      const { conversionId } = claim
-      if (conversionId !== undefined) {
-        const watermark = watermarks.get(conversionId)
-        if (watermark === undefined || watermark < claim.createdAt) {
-          watermarks.set(conversionId, claim.createdAt)
-        }
-        if (locks.get(conversionId)?.token === claim.token) unlock(conversionId)
-      }
-      return true
-    },
-
-    peek({ eventId, conversionId, createdAt }: PeekInput): PeekResult {
-      if (done.has(eventId)) return 'duplicate'
-      if (conversionId === undefined) return 'unsettled'
-      const watermark = watermarks.get(conversionId)
-      return watermark !== undefined && watermark >= createdAt ? 'stale' : 'unsettled'
-    },
-
-    release(claim: Claim): void {
-      if (leases.get(claim.eventId)?.token === claim.token) leases.delete(claim.eventId)
-      const { conversionId } = claim
-      if (conversionId !== undefined && locks.get(conversionId)?.token === claim.token) {
-        unlock(conversionId)
-      }
-    },
+    begin: beginStep(settled, holds, timings, now),
+    commit: (claim) => commitClaim(settled, holds, claim),
+    release: (claim) => releaseClaim(holds, claim),
+    peek: (input) => peekSettled(settled, input),
+    recordAnswer: localFailureStreak(),
   }
 }

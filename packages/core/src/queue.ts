@@ -22,7 +22,7 @@ export interface QueuedDelivery {
   event: AnyWebhookEvent
   /** The conversion id of conversion events; undefined for the rest. */
   conversionId: number | undefined
-  /** The event's place in its conversion's order (see `BeginInput.createdAt`). */
+  /** The event's place in its conversion's order (see `BeginInput.order`). */
   order: number
   /** `Service-Delivery-Attempt` of the delivery that queued it, or null. */
   attempt: number | null
@@ -83,15 +83,11 @@ const settle = async (
     const peeked = store.peek({
       eventId: delivery.event.id,
       conversionId: delivery.conversionId,
-      createdAt: delivery.order,
+      order: delivery.order,
     })
     return isPromiseLike(peeked) ? await peeked : peeked
   } catch (cause) {
-    return new WebhookError(
-      'store_unavailable',
-      'The de-duplication store is unreachable; the delivery will be retried.',
-      { cause },
-    )
+    return new WebhookError('store_unavailable', undefined, { cause })
   }
 }
 
@@ -112,11 +108,7 @@ export async function handOff(
     return { outcome: 'queued' }
   } catch (cause) {
     return {
-      error: new WebhookError(
-        'queue_unavailable',
-        'The queue did not accept the event; the delivery will be retried.',
-        { cause },
-      ),
+      error: new WebhookError('queue_unavailable', undefined, { cause }),
     }
   }
 }

@@ -1,15 +1,19 @@
+import { acknowledge, type Outcome, type ReceiveResult, refuse } from './answer.js'
 import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
-import { memoryStore } from './memory-store.js'
+import { failureStreakWarning } from './failure-streak.js'
+import { localFailureStreak, memoryStore } from './memory-store.js'
 import { handOff, type QueueHandoff } from './queue.js'
 import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type FailureStreak,
   isPromiseLike,
   type MaybePromise,
   resolveStoreTimings,
 } from './store.js'
+import { type DeliveryTrace, loadOtelApi, ReceiverTelemetry } from './telemetry.js'
 import type {
   AnyWebhookEvent,
   Conversion,
@@ -24,41 +28,11 @@ import {
   resolveVerifySettings,
   type VerifiedDelivery,
   type VerifyOptions,
+  type VerifySettings,
   verifyDelivery,
 } from './verify.js'
 
-/** What happened to a delivery. */
-export type Outcome =
-  /** The handler ran and returned: 200. */
-  | 'processed'
-  /** This event id was handled before: 200, handler not called. */
-  | 'duplicate'
-  /** A newer event of the same conversion was handled: 200, handler not called. */
-  | 'stale'
-  /** No handler is configured for this event type: 200. */
-  | 'ignored'
-  /** Handed to the `queue` option's queue, which holds it durably: 200. */
-  | 'queued'
-  /** Another attempt of this event is running: 409, the service retries. */
-  | 'in_progress'
-  /** Refused before the handler: bad size, signature, timestamp, JSON or envelope (4xx). */
-  | 'rejected'
-  /** The handler threw or the store failed: 5xx, the service retries. */
-  | 'failed'
-
-/** The answer to one delivery: what to send back, and what happened. */
-export interface ReceiveResult {
-  status: number
-  /** Small JSON text to send back; the service keeps its first 500 characters. */
-  body: string
-  /** Headers to send with the answer. */
-  headers: Readonly<Record<string, string>>
-  outcome: Outcome
-  /** The verified event, once it got that far. */
-  event?: AnyWebhookEvent
-  /** Why the delivery was not acknowledged. */
-  error?: WebhookError
-}
+export type { Outcome, ReceiveResult }
 
 /** Facts about the delivery, handed to every handler beside the event. */
 export interface HandlerContext {
@@ -107,10 +81,17 @@ export interface ReceiverOptions extends VerifyOptions {
   leaseMs?: number | undefined
   /**
    * Where to report deliveries not acknowledged (one line each: status, code,
-   * event id; a handler's exception with its stack) and setup mistakes.
-   * `console` by default; pino fits too; `false` silences it.
+   * event id; a handler's exception with its stack), failure streaks that put the
+   * endpoint at risk, and setup mistakes. `console` by default; pino fits too;
+   * `false` silences it.
    */
   logger?: Logger | false | undefined
+  /**
+   * OpenTelemetry spans and metrics through `@opentelemetry/api` when it is
+   * installed and an SDK is registered (see the README). `false` leaves it out
+   * even then. Default: on.
+   */
+  telemetry?: false | undefined
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
   onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
   /** A delivery of an event already handled. Observes only. */
@@ -131,59 +112,11 @@ export interface Receiver {
   readonly logger: Logger | undefined
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const
-
-const okBody = (outcome: Outcome) => JSON.stringify({ received: true, outcome })
-const BODIES = {
-  processed: okBody('processed'),
-  duplicate: okBody('duplicate'),
-  stale: okBody('stale'),
-  ignored: okBody('ignored'),
-  queued: okBody('queued'),
-}
-
-// A literal per answer: cheaper than spreading a template on every request.
-const ok = (outcome: keyof typeof BODIES, event: AnyWebhookEvent): ReceiveResult => ({
-  status: 200,
-  body: BODIES[outcome],
-  headers: JSON_HEADERS,
-  outcome,
-  event,
-})
-
-const DEFAULT_MESSAGES: Partial<Record<WebhookErrorCode, string>> = {
-  method_not_allowed: 'Webhook deliveries are POST requests.',
-  not_found: 'No webhook endpoint at this path.',
-  payload_too_large: 'The body is larger than the limit.',
-  event_in_progress: 'Another attempt of this event is being handled; retry later.',
-  handler_failed: 'The event handler failed; the delivery will be retried.',
-  store_unavailable: 'The de-duplication store is unreachable; the delivery will be retried.',
-  internal_error: 'The receiver failed unexpectedly; the delivery will be retried.',
-}
-
-/** Keeps every body inside the 500 characters the service stores; the code comes first. */
-const MAX_MESSAGE = 300
-const clip = (message: string) =>
-  message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message
-
-function errorResult(error: WebhookError, event?: AnyWebhookEvent): ReceiveResult {
-  const headers: Record<string, string> = { ...JSON_HEADERS }
-  if (error.code === 'method_not_allowed') headers.allow = 'POST'
-  // Refusing a large body means not reading the rest, so the connection cannot be reused.
-  if (error.code === 'payload_too_large') headers.connection = 'close'
-  const result: ReceiveResult = {
-    status: error.status,
-    body: JSON.stringify({ error: { code: error.code, message: clip(error.message) } }),
-    headers,
-    outcome: error.status === 409 ? 'in_progress' : error.status >= 500 ? 'failed' : 'rejected',
-    error,
-  }
-  if (event !== undefined) result.event = event
-  return result
-}
-
 /** A handler of any event type, as {@link handlerTable} holds them. */
 export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext) => unknown
+
+const KNOWN_TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
+const KNOWN = new Set<string>(KNOWN_TYPES)
 
 /**
  * Which handler runs for each known event type, from `onConversion` and `on`
@@ -198,7 +131,7 @@ export function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> 
         return onConversion(conversionEvent.data.conversion, conversionEvent, ctx)
       }
     : undefined
-  for (const type of ['conversion.created', 'conversion.updated', 'webhook.test'] as const) {
+  for (const type of KNOWN_TYPES) {
     const handler =
       (on[type] as AnyHandler | undefined) ?? (type === 'webhook.test' ? undefined : viaConversion)
     if (handler) table.set(type, handler)
@@ -217,13 +150,21 @@ function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, 
   }
 }
 
-/**
- * The framework-neutral receiver: verify, parse, de-duplicate, order, dispatch,
- * and decide the HTTP answer. Adapters only move bytes in and the answer out.
- */
-export function createReceiver(options: ReceiverOptions): Receiver {
+/** The options checked once, with every default filled in. */
+interface Setup {
+  settings: VerifySettings
+  store: EventStore
+  queue: QueueHandoff | undefined
+  leaseMs: number | undefined
+  handlers: Map<string, AnyHandler>
+  onUnknownEvent: AnyHandler | undefined
+  logger: Logger | undefined
+  options: ReceiverOptions
+}
+
+/** Step 1 of {@link createReceiver}: check the options, once, and fill in the defaults. */
+function resolveSetup(options: ReceiverOptions): Setup {
   const settings = resolveVerifySettings(options, 'createReceiver')
-  const store = options.store ?? memoryStore()
   const { leaseMs, queue } = options
   // Checked here, once: stores trust the lease the receiver hands them.
   if (leaseMs !== undefined) resolveStoreTimings({ leaseMs }, 'createReceiver')
@@ -234,46 +175,107 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       'createReceiver: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
     )
   }
-  const { onUnknownEvent, onError, onDuplicate, onStale } = options
-  const logger = resolveLogger(options.logger, 'createReceiver')
-  const log = logger && createDeliveryLog(logger)
-  // Only answers that are not 2xx are logged; with `logger: false` nothing is added.
-  const settle = log
-    ? (result: ReceiveResult, input: DeliveryInput) => {
-        if (result.status >= 300) {
-          try {
-            log(result, input)
-          } catch {
-            // A logger that throws must not change the answer.
-          }
-        }
-        return result
-      }
-    : (result: ReceiveResult) => result
-  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
-
-  const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
-    observe(onError, error, event)
-    return errorResult(error, event)
+  return {
+    settings,
+    store: options.store ?? memoryStore(),
+    queue,
+    leaseMs,
+    handlers,
+    onUnknownEvent: options.onUnknownEvent as AnyHandler | undefined,
+    logger: resolveLogger(options.logger, 'createReceiver'),
+    options,
   }
+}
+
+/**
+ * Step 2: OpenTelemetry, when `@opentelemetry/api` is installed. The module is
+ * loaded once, in the background; `pending` is set until then, and deliveries
+ * that arrive meanwhile wait for it (only the first few of a process).
+ */
+function setupTelemetry(options: ReceiverOptions) {
+  const state: { current: ReceiverTelemetry | undefined; pending: Promise<void> | undefined } = {
+    current: undefined,
+    pending: undefined,
+  }
+  if (options.telemetry === false) return state
+  state.pending = loadOtelApi().then((api) => {
+    if (api !== undefined) state.current = new ReceiverTelemetry(api)
+    state.pending = undefined
+  })
+  return state
+}
+
+/**
+ * Step 3: what happens to every answer of the pipeline once it is decided. A
+ * delivery not acknowledged is logged; every answer goes into the failure streak
+ * (in the store, so every process counts together), whose warnings come at 5,
+ * 10 and 15; and the delivery's span and metrics are finished.
+ */
+function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | undefined }) {
+  const { logger, store } = setup
+  const log = logger && createDeliveryLog(logger)
+  const recordAnswer: (code: string | null) => MaybePromise<FailureStreak> =
+    typeof store.recordAnswer === 'function'
+      ? (code) => (store.recordAnswer as NonNullable<EventStore['recordAnswer']>)(code)
+      : localFailureStreak()
+
+  const noteStreak = (streak: FailureStreak) => {
+    if (telemetry.current !== undefined) telemetry.current.streak = streak.count
+    if (streak.count === 0) return
+    const warning = logger && failureStreakWarning(streak)
+    if (warning) logger.warn(warning)
+  }
+
+  const countAnswer = (code: string | null) => {
+    // Counting never delays nor changes the answer: a store that cannot count
+    // right now only costs the warning.
+    try {
+      const streak = recordAnswer(code)
+      if (isPromiseLike(streak)) Promise.resolve(streak).then(noteStreak, () => {})
+      else noteStreak(streak)
+    } catch {
+      // As above.
+    }
+  }
+
+  return (result: ReceiveResult, input: DeliveryInput, trace: DeliveryTrace | undefined) => {
+    if (result.status >= 300) {
+      if (log) {
+        try {
+          log(result, input)
+        } catch {
+          // A logger that throws must not change the answer.
+        }
+      }
+      countAnswer(result.error?.code ?? 'internal_error')
+    } else {
+      countAnswer(null)
+    }
+    if (trace !== undefined) trace.end(result)
+    return result
+  }
+}
+
+/**
+ * Step 4: the store and the handler for one verified event: begin, run the
+ * handler, then commit (answered `processed`) or release (answered 500).
+ */
+function createDispatch(
+  setup: Setup,
+  fail: (e: WebhookError, ev?: AnyWebhookEvent) => ReceiveResult,
+) {
+  const { store, options } = setup
+  const { onDuplicate, onStale } = options
+
   const storeFailed = (cause: unknown, event: AnyWebhookEvent) =>
-    fail(
-      new WebhookError('store_unavailable', DEFAULT_MESSAGES.store_unavailable as string, {
-        cause,
-      }),
-      event,
-    )
+    fail(new WebhookError('store_unavailable', undefined, { cause }), event)
 
   const handlerFailed = (
     claim: Claim,
     cause: unknown,
     event: AnyWebhookEvent,
   ): MaybePromise<ReceiveResult> => {
-    const failed = () =>
-      fail(
-        new WebhookError('handler_failed', DEFAULT_MESSAGES.handler_failed as string, { cause }),
-        event,
-      )
+    const failed = () => fail(new WebhookError('handler_failed', undefined, { cause }), event)
     // The lease runs out on its own before the service's first retry, so a failed
     // release changes nothing the retry would notice.
     try {
@@ -291,38 +293,26 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const committed = store.commit(claim)
       return isPromiseLike(committed)
         ? Promise.resolve(committed).then(
-            () => ok('processed', event),
+            () => acknowledge('processed', event),
             (cause) => storeFailed(cause, event),
           )
-        : ok('processed', event)
+        : acknowledge('processed', event)
     } catch (cause) {
       return storeFailed(cause, event)
     }
   }
 
-  const dispatch = (
-    begun: BeginResult,
+  const runHandler = (
+    claim: Claim,
     handler: AnyHandler,
     event: AnyWebhookEvent,
     ctx: HandlerContext,
+    trace: DeliveryTrace | undefined,
   ): MaybePromise<ReceiveResult> => {
-    switch (begun.status) {
-      case 'duplicate':
-        observe(onDuplicate, event, ctx)
-        return ok('duplicate', event)
-      case 'stale':
-        observe(onStale, event, ctx)
-        return ok('stale', event)
-      case 'in_progress':
-        return fail(
-          new WebhookError('event_in_progress', DEFAULT_MESSAGES.event_in_progress as string),
-          event,
-        )
-    }
-    const { claim } = begun
     let returned: unknown
     try {
-      returned = handler(event, ctx)
+      returned =
+        trace === undefined ? handler(event, ctx) : trace.handle(() => handler(event, ctx), event)
     } catch (cause) {
       return handlerFailed(claim, cause, event)
     }
@@ -334,6 +324,65 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       : commit(claim, event)
   }
 
+  const decide = (
+    begun: BeginResult,
+    handler: AnyHandler,
+    event: AnyWebhookEvent,
+    ctx: HandlerContext,
+    trace: DeliveryTrace | undefined,
+  ): MaybePromise<ReceiveResult> => {
+    switch (begun.status) {
+      case 'duplicate':
+        observe(onDuplicate, event, ctx)
+        return acknowledge('duplicate', event)
+      case 'stale':
+        observe(onStale, event, ctx)
+        return acknowledge('stale', event)
+      case 'in_progress':
+        return fail(new WebhookError('event_in_progress'), event)
+    }
+    return runHandler(begun.claim, handler, event, ctx, trace)
+  }
+
+  return (
+    delivery: VerifiedDelivery,
+    handler: AnyHandler,
+    trace: DeliveryTrace | undefined,
+  ): MaybePromise<ReceiveResult> => {
+    const { event, signedAt, attempt, order, conversionId } = delivery
+    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
+    let begun: MaybePromise<BeginResult>
+    try {
+      begun = store.begin({ eventId: event.id, conversionId, order, leaseMs: setup.leaseMs })
+    } catch (cause) {
+      return storeFailed(cause, event)
+    }
+    return isPromiseLike(begun)
+      ? Promise.resolve(begun).then(
+          (result) => decide(result, handler, event, ctx, trace),
+          (cause) => storeFailed(cause, event),
+        )
+      : decide(begun, handler, event, ctx, trace)
+  }
+}
+
+/**
+ * The framework-neutral receiver: verify, parse, de-duplicate, order, dispatch,
+ * and decide the HTTP answer. Adapters only move bytes in and the answer out.
+ */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const setup = resolveSetup(options)
+  const telemetry = setupTelemetry(options)
+  const settle = createSettle(setup, telemetry)
+  const { settings, queue, handlers, onUnknownEvent } = setup
+  const { onError, onDuplicate, onStale } = options
+
+  const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
+    observe(onError, error, event)
+    return refuse(error, event)
+  }
+  const dispatch = createDispatch(setup, fail)
+
   const queued = (queue: QueueHandoff, delivery: VerifiedDelivery) =>
     handOff(queue, options.store, delivery).then((result) => {
       if (result.outcome === undefined) return fail(result.error, delivery.event)
@@ -341,61 +390,57 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
       if (result.outcome === 'duplicate') observe(onDuplicate, event, ctx)
       if (result.outcome === 'stale') observe(onStale, event, ctx)
-      return ok(result.outcome, event)
+      return acknowledge(result.outcome, event)
     })
 
-  const afterVerify = (delivery: VerifiedDelivery): MaybePromise<ReceiveResult> => {
+  const afterVerify = (
+    delivery: VerifiedDelivery,
+    trace: DeliveryTrace | undefined,
+  ): MaybePromise<ReceiveResult> => {
+    if (trace !== undefined) trace.verified(delivery)
     if (queue !== undefined) return queued(queue, delivery)
-    const { event, signedAt, attempt, order, conversionId } = delivery
-    const handler =
-      handlers.get(event.type) ??
-      (known.has(event.type) ? undefined : (onUnknownEvent as AnyHandler | undefined))
-    if (handler === undefined) return ok('ignored', event)
-    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
-    let begun: MaybePromise<BeginResult>
-    try {
-      begun = store.begin({ eventId: event.id, conversionId, createdAt: order, leaseMs })
-    } catch (cause) {
-      return storeFailed(cause, event)
-    }
-    return isPromiseLike(begun)
-      ? Promise.resolve(begun).then(
-          (result) => dispatch(result, handler, event, ctx),
-          (cause) => storeFailed(cause, event),
-        )
-      : dispatch(begun, handler, event, ctx)
+    const { event } = delivery
+    const handler = handlers.get(event.type) ?? (KNOWN.has(event.type) ? undefined : onUnknownEvent)
+    if (handler === undefined) return acknowledge('ignored', event)
+    return dispatch(delivery, handler, trace)
   }
 
   const unexpected = (error: unknown): ReceiveResult =>
-    isWebhookError(error)
-      ? fail(error)
-      : fail(
-          new WebhookError('internal_error', DEFAULT_MESSAGES.internal_error as string, {
-            cause: error,
-          }),
-        )
+    fail(
+      isWebhookError(error)
+        ? error
+        : new WebhookError('internal_error', undefined, { cause: error }),
+    )
+
+  // A chain rather than async/await, so that a synchronous store and handler
+  // cost no promise per step: only the final answer is one.
+  const run = (input: DeliveryInput): Promise<ReceiveResult> => {
+    const trace = telemetry.current?.start()
+    try {
+      const delivery = verifyDelivery(input, settings)
+      const result = isPromiseLike(delivery)
+        ? delivery.then((verified) => afterVerify(verified, trace))
+        : afterVerify(delivery, trace)
+      return isPromiseLike(result)
+        ? result.then(
+            (answer) => settle(answer, input, trace),
+            (error) => settle(unexpected(error), input, trace),
+          )
+        : Promise.resolve(settle(result, input, trace))
+    } catch (error) {
+      return Promise.resolve(settle(unexpected(error), input, trace))
+    }
+  }
 
   return {
     maxBodyBytes: settings.maxBodyBytes,
-    logger,
-    // A chain rather than async/await, so that a synchronous store and handler
-    // cost no promise per step: only the final answer is one.
+    logger: setup.logger,
     receive(input) {
-      try {
-        const delivery = verifyDelivery(input, settings)
-        const result = isPromiseLike(delivery) ? delivery.then(afterVerify) : afterVerify(delivery)
-        return isPromiseLike(result)
-          ? result.then(
-              (answer) => settle(answer, input),
-              (error) => settle(unexpected(error), input),
-            )
-          : Promise.resolve(settle(result, input))
-      } catch (error) {
-        return Promise.resolve(settle(unexpected(error), input))
-      }
+      const { pending } = telemetry
+      return pending === undefined ? run(input) : pending.then(() => run(input))
     },
     reject(code, message) {
-      return fail(new WebhookError(code, message ?? DEFAULT_MESSAGES[code] ?? code))
+      return fail(new WebhookError(code, message))
     },
   }
 }

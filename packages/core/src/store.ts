@@ -7,7 +7,7 @@ export interface EventStore {
   begin(input: BeginInput): MaybePromise<BeginResult>
   /**
    * The handler succeeded: mark the event done, raise the conversion's watermark
-   * to its createdAt and drop the lock. Resolves false, changing nothing, when the
+   * to its order and drop the lock. Resolves false, changing nothing, when the
    * claim's lease was lost to a newer attempt or the event is already done.
    */
   commit(claim: Claim): MaybePromise<boolean>
@@ -21,7 +21,30 @@ export interface EventStore {
    * Stores without it still work: the worker's `begin` catches the duplicate.
    */
   peek?(input: PeekInput): MaybePromise<PeekResult>
+  /**
+   * Optional: counts the receiver's answers that were not 2xx in a row, across
+   * every process sharing the store, so the receiver can warn before the service
+   * disables the endpoint (after 20 failed attempts in a row). `code` is the
+   * answer's error code, or null for a 2xx answer, which resets the count.
+   * Resolves to the streak after this answer. Stores without it still work: the
+   * receiver then counts in its own process only.
+   */
+  recordAnswer?(code: string | null): MaybePromise<FailureStreak>
 }
+
+/** How many answers in a row were not 2xx, and the codes of the last ones. */
+export interface FailureStreak {
+  /** 0 after a 2xx answer. */
+  count: number
+  /** Error codes of the latest failed answers, newest first, at most {@link STREAK_CODES_KEPT}. */
+  recentCodes: readonly string[]
+}
+
+/** How many of the latest failed answers' codes a store keeps for {@link FailureStreak}. */
+export const STREAK_CODES_KEPT = 5
+
+/** The streak after a 2xx answer. */
+export const NO_STREAK: FailureStreak = Object.freeze({ count: 0, recentCodes: Object.freeze([]) })
 
 /** What {@link EventStore.peek} needs: the event's identity and order, no lease. */
 export type PeekInput = Omit<BeginInput, 'leaseMs'>
@@ -59,11 +82,11 @@ export interface BeginInput {
   conversionId?: number | undefined
   /**
    * Where the event stands in its conversion's order; larger is newer. The
-   * receiver passes createdAt in microseconds since the epoch, times two, plus one
-   * for conversion.updated, so a created and an updated event stamped in the same
-   * instant still order. Stores only compare it.
+   * receiver derives it from the event's createdAt: microseconds since the epoch,
+   * times two, plus one for conversion.updated, so a created and an updated event
+   * stamped in the same instant still order. Stores only compare it.
    */
-  createdAt: number
+  order: number
   /** How long the claim holds before another attempt may take over. Default: the store's `leaseMs`. */
   leaseMs?: number | undefined
 }
@@ -72,7 +95,8 @@ export interface BeginInput {
 export interface Claim {
   eventId: string
   conversionId?: number | undefined
-  createdAt: number
+  /** The {@link BeginInput.order} it was claimed with. */
+  order: number
   token: string
 }
 

@@ -178,7 +178,9 @@ function finish(
 
 /**
  * Steps 1 to 6 of the pipeline: size, signature header, HMAC, timestamp, JSON and
- * envelope, event id. Throws a {@link WebhookError}; returns a promise either way.
+ * envelope, event id. Throws a {@link WebhookError} for what it can tell at once;
+ * returns the delivery itself when every step was synchronous (fixed secrets on
+ * node:crypto), else a promise that resolves to it or rejects with one.
  */
 export function verifyDelivery(
   input: DeliveryInput,

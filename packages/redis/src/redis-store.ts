@@ -4,14 +4,17 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type FailureStreak,
   type Logger,
+  NO_STREAK,
   type PeekInput,
   type PeekResult,
   resolveStoreTimings,
+  STREAK_CODES_KEPT,
   type StoreTimings,
 } from '@affiliate-webhooks/core'
 import { type Cluster, Redis } from 'ioredis'
-import { BEGIN, COMMIT, PEEK, RELEASE } from './scripts.js'
+import { BEGIN, COMMIT, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
@@ -97,6 +100,7 @@ const scripts = {
   commit: new Script(COMMIT),
   release: new Script(RELEASE),
   peek: new Script(PEEK),
+  recordAnswer: new Script(RECORD_ANSWER),
 }
 
 const isNoScript = (error: unknown) =>
@@ -107,49 +111,49 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export interface RedisEventStore extends EventStore {
   readonly client: Redis | Cluster
   peek(input: PeekInput): Promise<PeekResult>
+  recordAnswer(code: string | null): Promise<FailureStreak>
 }
 
-/**
- * An {@link EventStore} on Redis, shared by every process that uses the same
- * Redis and prefix. Each operation is one Lua script in one round trip
- * (EVALSHA; the script is sent once more only after Redis lost it).
- */
-export function redisStore(options: RedisStoreOptions): RedisEventStore {
-  const client = clientFor(options, 'redisStore')
-  const prefix = options.prefix ?? 'aw:'
-  // A brace in either prefix would pin every key to one Cluster slot.
+/** Refuses a prefix that would pin every key to one Cluster slot. */
+function checkPrefix(client: Redis | Cluster, prefix: string): void {
   const clientPrefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix ?? ''
   if (/[{}]/.test(prefix + clientPrefix)) {
     throw new TypeError("redisStore: `prefix` (and the client's keyPrefix) must not contain { or }")
   }
-  const timings = resolveStoreTimings(options, 'redisStore')
-  const dedupeTtl = String(timings.dedupeTtl)
-  const orderingTtl = String(timings.orderingTtl)
-  const { leaseMs: defaultLeaseMs, lockWaitMs } = timings
-  const timeoutMs = options.operationTimeoutMs ?? 2000
+}
+
+function checkTimeout(timeoutMs: number): number {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2 ** 31 - 1) {
     throw new TypeError(
       `redisStore: \`operationTimeoutMs\` must be a whole number of milliseconds >= 1; got ${timeoutMs}`,
     )
   }
+  return timeoutMs
+}
 
-  const keys = (eventId: string, conversionId: number | undefined): string[] => {
+/**
+ * The keys of one event: done and lease, plus the conversion's watermark and lock
+ * for conversion events. One hash tag per conversion (or per event without one).
+ */
+const keysFor =
+  (prefix: string) =>
+  (eventId: string, conversionId: number | undefined): string[] => {
     const tag =
       conversionId === undefined ? `${prefix}{e:${eventId}}` : `${prefix}{c:${conversionId}}`
     const own = [`${tag}:done:${eventId}`, `${tag}:lease:${eventId}`]
     return conversionId === undefined ? own : [...own, `${tag}:wm`, `${tag}:lock`]
   }
 
-  // While the client is (re)connecting, wait for it within the operation's time
-  // rather than fail at once: the first request after start-up, or a failover
-  // that completes within the timeout, still gets an answer.
-  const CONNECTING = new Set(['wait', 'connecting', 'connect', 'reconnecting'])
+// While the client is (re)connecting, wait for it within the operation's time
+// rather than fail at once: the first request after start-up, or a failover
+// that completes within the timeout, still gets an answer.
+const CONNECTING = new Set(['wait', 'connecting', 'connect', 'reconnecting'])
 
-  async function run(
-    script: Script,
-    keyList: string[],
-    args: (string | number)[],
-  ): Promise<unknown> {
+type RunScript = (script: Script, keyList: string[], args: (string | number)[]) => Promise<unknown>
+
+/** Runs one script by its SHA (sending it again only after Redis lost it), within `timeoutMs`. */
+function scriptRunner(client: Redis | Cluster, timeoutMs: number): RunScript {
+  return async (script, keyList, args) => {
     let timer: ReturnType<typeof setTimeout> | undefined
     let onReady: (() => void) | undefined
     const call = async () => {
@@ -179,55 +183,84 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
       if (onReady) client.off('ready', onReady)
     }
   }
+}
+
+/**
+ * `begin`: one script; only when another event of the conversion is running,
+ * poll until it ends, its lease runs out, or `lockWaitMs` is over.
+ */
+function beginStep(
+  run: RunScript,
+  keys: ReturnType<typeof keysFor>,
+  { leaseMs: defaultLeaseMs, lockWaitMs, dedupeTtl }: ReturnType<typeof resolveStoreTimings>,
+) {
+  return async ({
+    eventId,
+    conversionId,
+    order,
+    leaseMs = defaultLeaseMs,
+  }: BeginInput): Promise<BeginResult> => {
+    const keyList = keys(eventId, conversionId)
+    const token = randomUUID()
+    const deadline = Date.now() + lockWaitMs
+    let pause = 5
+    for (;;) {
+      const [status, held] = (await run(scripts.begin, keyList, [
+        token,
+        leaseMs,
+        order,
+        dedupeTtl,
+      ])) as [string, number?]
+      if (status === 'claimed') {
+        return { status: 'claimed', claim: { eventId, conversionId, order, token } }
+      }
+      if (status !== 'locked') return { status } as BeginResult
+      // Only contended events pay for this wait.
+      const left = deadline - Date.now()
+      if (left <= 0) return { status: 'in_progress' }
+      await sleep(Math.min(pause, left, held ?? pause))
+      pause = Math.min(pause * 2, 50)
+    }
+  }
+}
+
+/**
+ * An {@link EventStore} on Redis, shared by every process that uses the same
+ * Redis and prefix. Each operation is one Lua script in one round trip
+ * (EVALSHA; the script is sent once more only after Redis lost it).
+ */
+export function redisStore(options: RedisStoreOptions): RedisEventStore {
+  const client = clientFor(options, 'redisStore')
+  const prefix = options.prefix ?? 'aw:'
+  checkPrefix(client, prefix)
+  const timings = resolveStoreTimings(options, 'redisStore')
+  const run = scriptRunner(client, checkTimeout(options.operationTimeoutMs ?? 2000))
+  const keys = keysFor(prefix)
+  const dedupeTtl = String(timings.dedupeTtl)
+  const orderingTtl = String(timings.orderingTtl)
+  // One streak per prefix (per endpoint), both keys in one slot.
+  const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
 
   return {
     client,
-    async begin({
-      eventId,
-      conversionId,
-      createdAt,
-      leaseMs = defaultLeaseMs,
-    }: BeginInput): Promise<BeginResult> {
-      const keyList = keys(eventId, conversionId)
-      const token = randomUUID()
-      const deadline = Date.now() + lockWaitMs
-      let pause = 5
-      for (;;) {
-        const [status, held] = (await run(scripts.begin, keyList, [
-          token,
-          leaseMs,
-          createdAt,
-          dedupeTtl,
-        ])) as [string, number?]
-        if (status === 'claimed') {
-          return { status: 'claimed', claim: { eventId, conversionId, createdAt, token } }
-        }
-        if (status !== 'locked') return { status } as BeginResult
-        // Another event of this conversion is running: poll until it ends, its
-        // lease runs out, or our wait is over. Only contended events pay for this.
-        const left = deadline - Date.now()
-        if (left <= 0) return { status: 'in_progress' }
-        await sleep(Math.min(pause, left, held ?? pause))
-        pause = Math.min(pause * 2, 50)
-      }
-    },
+    begin: beginStep(run, keys, timings),
 
     async commit(claim: Claim): Promise<boolean> {
       const result = await run(scripts.commit, keys(claim.eventId, claim.conversionId), [
         claim.token,
-        claim.createdAt,
+        claim.order,
         dedupeTtl,
         orderingTtl,
       ])
       return result === 1
     },
 
-    async peek({ eventId, conversionId, createdAt }: PeekInput): Promise<PeekResult> {
+    async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
       const [done, , wm] = keys(eventId, conversionId)
       const [status] = (await run(
         scripts.peek,
         wm === undefined ? [done as string] : [done as string, wm],
-        [createdAt],
+        [order],
       )) as [PeekResult]
       return status
     },
@@ -237,6 +270,15 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
       await run(scripts.release, lock === undefined ? [lease as string] : [lease as string, lock], [
         claim.token,
       ])
+    },
+
+    async recordAnswer(code: string | null): Promise<FailureStreak> {
+      const [count, recentCodes] = (await run(scripts.recordAnswer, streakKeys, [
+        code ?? '',
+        STREAK_CODES_KEPT,
+        dedupeTtl,
+      ])) as [number, string[]?]
+      return count === 0 ? NO_STREAK : { count, recentCodes: recentCodes ?? [] }
     },
   }
 }

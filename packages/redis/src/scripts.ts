@@ -1,16 +1,22 @@
 /**
- * The three store operations, each one atomic Lua script. Every key a script
- * touches carries the same hash tag, so each runs on one Cluster slot.
+ * The store operations, each one atomic Lua script. Every key a script touches
+ * carries the same hash tag, so each runs on one Cluster slot.
  *
  * Key layout (`p` = prefix, tag = `{c:<conversionId>}` or `{e:<eventId>}`):
- *   p{tag}:done:<eventId>   "1"            handled (or judged stale), TTL dedupeTtl
- *   p{tag}:lease:<eventId>  token          an attempt is running, TTL lease
- *   p{tag}:wm               createdAt ms   newest handled createdAt, TTL orderingTtl
- *   p{tag}:lock             token          an event of this conversion is running, TTL lease
+ *   p{tag}:done:<eventId>   "1"       handled (or judged stale), TTL dedupeTtl
+ *   p{tag}:lease:<eventId>  token     an attempt is running, TTL lease
+ *   p{tag}:wm               order     newest order handled, TTL orderingTtl
+ *   p{tag}:lock             token     an event of this conversion is running, TTL lease
+ *   p{streak}:count         integer   answers in a row that were not 2xx, TTL dedupeTtl
+ *   p{streak}:codes         list      their latest error codes, newest first, TTL dedupeTtl
+ *
+ * `order` is the event's ordering key (BeginInput.order): its createdAt in
+ * microseconds since the epoch, times two, plus one for conversion.updated. It is
+ * about 3.5e15 today, below 2^53, so Lua's doubles compare it exactly.
  */
 
 /**
- * KEYS: done, lease[, wm, lock]   ARGV: token, leaseMs, createdAt, dedupeTtl
+ * KEYS: done, lease[, wm, lock]   ARGV: token, leaseMs, order, dedupeTtl
  * Returns {'claimed'} | {'duplicate'} | {'in_progress'} | {'stale'} | {'locked', pttl}
  */
 export const BEGIN = `
@@ -31,7 +37,7 @@ return {'claimed'}
 `
 
 /**
- * KEYS: done, lease[, wm, lock]   ARGV: token, createdAt, dedupeTtl, orderingTtl
+ * KEYS: done, lease[, wm, lock]   ARGV: token, order, dedupeTtl, orderingTtl
  * Returns 1 when committed, 0 when the lease belongs to a newer attempt or the
  * event is already done (a late commit changes nothing).
  */
@@ -58,7 +64,7 @@ return 1
 `
 
 /**
- * KEYS: done[, wm]   ARGV: createdAt. Read-only: {'duplicate'} | {'stale'} | {'unsettled'}.
+ * KEYS: done[, wm]   ARGV: order. Read-only: {'duplicate'} | {'stale'} | {'unsettled'}.
  */
 export const PEEK = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'duplicate'} end
@@ -67,4 +73,21 @@ if KEYS[2] then
   if wm and tonumber(wm) >= tonumber(ARGV[1]) then return {'stale'} end
 end
 return {'unsettled'}
+`
+
+/**
+ * KEYS: count, codes   ARGV: code ('' for a 2xx answer), codes kept, ttl.
+ * A 2xx answer resets the streak: {0}. Otherwise {count, {codes, newest first}}.
+ */
+export const RECORD_ANSWER = `
+if ARGV[1] == '' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return {0}
+end
+local count = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return {count, redis.call('LRANGE', KEYS[2], 0, -1)}
 `
