@@ -29,6 +29,11 @@ export interface Running {
 
 export interface Adapter {
   name: string
+  /**
+   * The platform buffers the whole body before the handler runs (API Gateway,
+   * function URLs): an oversize body is refused only once it has all arrived.
+   */
+  buffersWholeBody?: boolean
   start(options: ReceiverOptions): Promise<Running>
 }
 

@@ -270,14 +270,17 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
     expect(calls).toEqual([])
   })
 
-  it('answers 413 to an undeclared (chunked) oversize body before the client has sent it all', async () => {
+  const buffered = adapter.buffersWholeBody === true
+  it(`answers 413 to an undeclared (chunked) oversize body ${buffered ? 'once the platform has buffered it' : 'before the client has sent it all'}`, async () => {
     const { url, calls } = await start(undefined, { maxBodyBytes: 64 * 1024 })
-    // 3.2 MB offered against a 64 KiB limit: the answer must come long before the end.
+    // 3.2 MB offered against a 64 KiB limit: the answer must come long before the end,
+    // unless the platform takes the whole body before the handler can see it.
     const { status, code, sent, reset } = await streamOversize(url, 200)
     expect(status).toBe(413)
     // Unless a connection reset took the body with it (see streamOversize).
     if (!reset) expect(code).toBe('payload_too_large')
-    expect(sent).toBeLessThan(200)
+    if (buffered) expect(sent).toBe(200)
+    else expect(sent).toBeLessThan(200)
     expect(calls).toEqual([])
   })
 

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { DEFAULT_MAX_BODY_BYTES, type ReceiverOptions } from '@affiliate-webhooks/core'
+import type { ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   affiliateWebhook,
   type LambdaHttpEvent,
@@ -202,35 +202,28 @@ export function toEvent(integration: Integration, request: GatewayRequest): Lamb
   return event as unknown as LambdaHttpEvent
 }
 
+/** What each integration takes at most; past it the gateway answers 413 itself. */
+const GATEWAY_LIMIT: Record<Integration, number> = {
+  rest: 10 * 1024 * 1024,
+  'rest-binary': 10 * 1024 * 1024,
+  'http-api': 10 * 1024 * 1024,
+  'function-url': 6 * 1024 * 1024,
+}
+
 /**
- * Reads the request body. A gateway buffers all of it (up to its own 10 MB, or
- * the 6 MB a function URL takes) before the function runs, so on AWS a 413 comes
- * only after the whole upload. Here reading stops once the body is past the
- * receiver's limit: the handler still gets more than `limit` bytes and must
- * answer 413 from their decoded size, and the conformance case that streams
- * 3 MB is not held up by bytes that cannot change the answer.
+ * Reads the whole request body, as a gateway does before the function runs, up
+ * to the gateway's own limit (undefined past it). So on AWS, and here, a body
+ * over the receiver's `maxBodyBytes` is refused only after the whole upload.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const done = () => {
-      req.off('data', onData)
-      resolve(Buffer.concat(chunks))
-    }
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk)
-      size += chunk.byteLength
-      if (size > limit) {
-        req.pause()
-        req.off('end', done)
-        done()
-      }
-    }
-    req.on('data', onData)
-    req.once('end', done)
-    req.once('error', reject)
-  })
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).byteLength
+    if (size > limit) return undefined
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
 }
 
 function pairs(raw: string[]): [string, string][] {
@@ -243,7 +236,6 @@ function pairs(raw: string[]): [string, string][] {
 export function gateway(
   integration: Integration,
   handler: (event: LambdaHttpEvent, context: unknown) => Promise<LambdaHttpResult>,
-  limit: number,
 ) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/'
@@ -252,7 +244,12 @@ export function gateway(
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}')
       return
     }
-    const body = await readBody(req, limit)
+    const body = await readBody(req, GATEWAY_LIMIT[integration])
+    if (body === undefined) {
+      res.writeHead(413, { 'content-type': 'application/json' })
+      res.end('{"message":"Request Entity Too Large"}')
+      return
+    }
     const event = toEvent(integration, {
       method: req.method ?? 'GET',
       url,
@@ -277,14 +274,8 @@ export function gateway(
 function lambdaAdapter(name: string, integration: Integration): Adapter {
   return {
     name,
-    start: (options: ReceiverOptions) =>
-      serve(
-        gateway(
-          integration,
-          affiliateWebhook(options),
-          options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-        ),
-      ),
+    buffersWholeBody: true,
+    start: (options: ReceiverOptions) => serve(gateway(integration, affiliateWebhook(options))),
   }
 }
 

@@ -302,6 +302,16 @@ describe('OpenTelemetry: one span per delivery, the handler in a child span, met
     expect(point?.value).toBe(3)
   })
 
+  it('telemetry: the API passed in (as on Workers) records the same, at once; anything else is refused', async () => {
+    const api = await import('@opentelemetry/api')
+    const r = receiver({ telemetry: api })
+    expect((await r.receive(await delivery(buildConversionEvent()))).outcome).toBe('processed')
+    expect(spans.getFinishedSpans().map((span) => span.name)).toContain(
+      TELEMETRY_NAMES.deliverySpan,
+    )
+    expect(() => receiver({ telemetry: { trace: {} } })).toThrow(/@opentelemetry\/api module/)
+  })
+
   it('telemetry: false records nothing even with an SDK registered', async () => {
     const r = receiver({ telemetry: false })
     expect((await r.receive(await delivery(buildConversionEvent()))).outcome).toBe('processed')

@@ -3,6 +3,7 @@ import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js
 import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
 import { failureStreakWarning } from './failure-streak.js'
 import { localFailureStreak, memoryStore } from './memory-store.js'
+import { platform } from './platform/index.js'
 import { handOff, type QueueHandoff } from './queue.js'
 import {
   type BeginResult,
@@ -13,7 +14,7 @@ import {
   type MaybePromise,
   resolveStoreTimings,
 } from './store.js'
-import { type DeliveryTrace, loadOtelApi, ReceiverTelemetry } from './telemetry.js'
+import { type DeliveryTrace, otelApiOf, ReceiverTelemetry } from './telemetry.js'
 import type {
   AnyWebhookEvent,
   Conversion,
@@ -87,11 +88,13 @@ export interface ReceiverOptions extends VerifyOptions {
    */
   logger?: Logger | false | undefined
   /**
-   * OpenTelemetry spans and metrics through `@opentelemetry/api` when it is
-   * installed and an SDK is registered (see the README). `false` leaves it out
-   * even then. Default: on.
+   * OpenTelemetry spans and metrics through `@opentelemetry/api`, recorded once
+   * an SDK is registered (see the README). On Node, Bun and Deno the receiver
+   * imports the API by itself when it is installed. On Workers and Edge pass it:
+   * `import * as otel from '@opentelemetry/api'`, `telemetry: otel`. `false`
+   * leaves it out even when installed.
    */
-  telemetry?: false | undefined
+  telemetry?: false | object | undefined
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
   onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
   /** A delivery of an event already handled. Observes only. */
@@ -188,17 +191,32 @@ function resolveSetup(options: ReceiverOptions): Setup {
 }
 
 /**
- * Step 2: OpenTelemetry, when `@opentelemetry/api` is installed. The module is
- * loaded once, in the background; `pending` is set until then, and deliveries
- * that arrive meanwhile wait for it (only the first few of a process).
+ * Step 2: OpenTelemetry: the API given as `telemetry`, or, on the node build,
+ * `@opentelemetry/api` if it is installed. That module is imported once, in the
+ * background; `pending` is set until then, and deliveries that arrive meanwhile
+ * wait for it (only the first few of a process).
  */
 function setupTelemetry(options: ReceiverOptions) {
   const state: { current: ReceiverTelemetry | undefined; pending: Promise<void> | undefined } = {
     current: undefined,
     pending: undefined,
   }
-  if (options.telemetry === false) return state
-  state.pending = loadOtelApi().then((api) => {
+  const given = options.telemetry
+  if (given === false) return state
+  if (given !== undefined) {
+    const api = otelApiOf(given)
+    if (api === undefined) {
+      throw new TypeError(
+        'createReceiver: `telemetry` must be the @opentelemetry/api module (import * as otel from "@opentelemetry/api"), or false',
+      )
+    }
+    state.current = new ReceiverTelemetry(api)
+    return state
+  }
+  const importing = platform.importOtelApi()
+  if (importing === undefined) return state
+  state.pending = importing.then((module) => {
+    const api = otelApiOf(module)
     if (api !== undefined) state.current = new ReceiverTelemetry(api)
     state.pending = undefined
   })

@@ -46,23 +46,15 @@ const DURATION_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ]
 
-// Kept in a variable so that bundlers leave the import to run time: without the
-// package installed the import fails there, and the receiver goes on without it.
-const API_MODULE = '@opentelemetry/api'
-let apiLoading: Promise<Api | undefined> | undefined
-
-/** `@opentelemetry/api` if it is installed, else undefined. Loaded once per process. */
-export function loadOtelApi(): Promise<Api | undefined> {
-  apiLoading ??= import(/* webpackIgnore: true */ /* @vite-ignore */ API_MODULE).then(
-    (module: Api & { default?: Api }) =>
-      typeof module?.trace?.getTracer === 'function'
-        ? module
-        : typeof module?.default?.trace?.getTracer === 'function'
-          ? module.default
-          : undefined,
-    () => undefined,
-  )
-  return apiLoading
+/**
+ * The `@opentelemetry/api` module, whether imported as ESM (namespace) or CJS
+ * (`default`); undefined for anything else.
+ */
+export function otelApiOf(module: unknown): Api | undefined {
+  const m = module as (Api & { default?: Api }) | undefined
+  if (typeof m?.trace?.getTracer === 'function') return m
+  if (typeof m?.default?.trace?.getTracer === 'function') return m.default
+  return undefined
 }
 
 /** The instruments of one meter provider; made again when the global provider changes. */

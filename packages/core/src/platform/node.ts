@@ -9,7 +9,16 @@ const keyFor = (secret: string) =>
 const digest = (secret: string, signedPrefix: string, body: Uint8Array) =>
   createHmac('sha256', keyFor(secret)).update(signedPrefix).update(body).digest()
 
+// Kept in a variable so that bundlers leave the import to run time: without the
+// package installed the import fails there, and the receiver goes on without it.
+const OTEL_API = '@opentelemetry/api'
+let otelApi: Promise<unknown> | undefined
+
 export const platform: Platform = {
+  importOtelApi() {
+    otelApi ??= import(/* webpackIgnore: true */ /* @vite-ignore */ OTEL_API).catch(() => undefined)
+    return otelApi
+  },
   verify(secrets, signedPrefix, body, candidates) {
     const wanted: Buffer[] = []
     for (const hex of candidates) {

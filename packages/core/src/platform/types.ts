@@ -18,6 +18,13 @@ export interface Platform {
   sign(secret: string, signedPrefix: string, body: Uint8Array): Promise<string>
   utf8Decode(bytes: Uint8Array): string
   utf8Encode(text: string): Uint8Array
+  /**
+   * Imports `@opentelemetry/api` if it is installed (undefined if not), where a
+   * run-time import of an optional package is possible: the node build. The web
+   * build returns undefined at once: Workers refuse a module with an import
+   * whose name is not a literal, so there the API is passed as `telemetry`.
+   */
+  importOtelApi(): Promise<unknown> | undefined
 }
 
 /** Secrets are configuration, so a small cap only guards callers who pass a new one per call. */
