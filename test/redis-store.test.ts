@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { redisStore } from '@affiliate-webhooks/redis'
+import { redisStore, STREAK_RESET_EVERY_MS } from '@affiliate-webhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import { Redis as Redis5 } from 'ioredis5'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -79,6 +79,26 @@ describe('redisStore details', () => {
     expect((await b.recordAnswer(null)).count).toBe(0)
     expect((await a.recordAnswer('handler_failed')).count).toBe(1)
     await a.recordAnswer(null)
+  })
+
+  it('a process that saw no failure resets the shared streak at most once a second', async () => {
+    const shared = `${prefix}streak-${randomUUID().slice(0, 8)}:`
+    const healthy = redisStore({ client: single, prefix: shared })
+    const failing = redisStore({ client: single5 as unknown as Redis, prefix: shared })
+    const countKey = `${shared}{streak}:count`
+    await healthy.recordAnswer(null)
+    await failing.recordAnswer('handler_failed')
+    await failing.recordAnswer('handler_failed')
+    // Within the second: the healthy process's 2xx does not touch Redis.
+    await healthy.recordAnswer(null)
+    expect(await single.get(countKey)).toBe('2')
+    await new Promise((resolve) => setTimeout(resolve, STREAK_RESET_EVERY_MS + 50))
+    await healthy.recordAnswer(null)
+    expect(await single.get(countKey)).toBeNull()
+    // One that saw the failures itself resets on its next 2xx.
+    expect((await failing.recordAnswer('handler_failed')).count).toBe(1)
+    await failing.recordAnswer(null)
+    expect(await single.get(countKey)).toBeNull()
   })
 
   it('connects by itself from a url, with the recommended client options', async () => {

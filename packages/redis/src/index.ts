@@ -3,6 +3,7 @@ export {
   type RedisStoreOptions,
   recommendedRedisOptions,
   redisStore,
+  STREAK_RESET_EVERY_MS,
 } from './redis-store.js'
 export {
   type RedisSecretSource,
