@@ -137,7 +137,7 @@ describe('OpenTelemetry: one span per delivery, the handler in a child span, met
     expect(span.attributes).toEqual({
       'messaging.system': 'affiliate_webhook',
       'messaging.operation.type': 'process',
-      'messaging.operation.name': 'receive',
+      'messaging.operation.name': 'process',
       'messaging.message.id': event.id,
       'affiliate_webhook.event.type': 'conversion.created',
       'affiliate_webhook.delivery.attempt': 2,
@@ -300,6 +300,15 @@ describe('OpenTelemetry: one span per delivery, the handler in a child span, met
     for (let i = 0; i < 3; i++) await r.receive(await delivery(buildConversionEvent()))
     const [point] = await points(TELEMETRY_NAMES.failureStreak)
     expect(point?.value).toBe(3)
+  })
+
+  it('one failure-streak gauge for the process: the longest streak, whichever receiver has it', async () => {
+    const failing = receiver({ onConversion: () => Promise.reject(new Error('down')) })
+    const healthy = receiver()
+    for (let i = 0; i < 4; i++) await failing.receive(await delivery(buildConversionEvent()))
+    await healthy.receive(await delivery(buildConversionEvent()))
+    const observed = await points(TELEMETRY_NAMES.failureStreak)
+    expect(observed.map((point) => point.value)).toEqual([4])
   })
 
   it('telemetry: the API passed in (as on Workers) records the same, at once; anything else is refused', async () => {

@@ -96,8 +96,11 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
 
   // One round trip for the index entry, the failed-set check and the job: the
   // pipeline is written first, and Redis runs one connection's commands in order,
-  // so the index entry still lands before the job (no worker sees the job without
-  // it). An entry whose job never came is skipped by workers (they check its state).
+  // so the index entry lands before the job. If the index write fails while the
+  // add succeeds, the answer is 503 and the service's retry writes it; meanwhile a
+  // newer event of the conversion may run first and this one is then dropped as
+  // stale, which is ordering's rule anyway. An entry whose job never came is
+  // skipped by workers (they check its state).
   const add = async (delivery: QueuedDelivery) => {
     await ready()
     const { event, conversionId, order } = delivery

@@ -98,6 +98,12 @@ describe('createAdapter', () => {
       logger: { warn, error() {} },
       store: memoryStore(),
     })
+    // With a queue, dedupe is the job id's: no warning either.
+    adapterFor({
+      secret: SECRET,
+      logger: { warn, error() {} },
+      queue: { enqueue: async () => {} },
+    } as never)
     expect(warn).toHaveBeenCalledTimes(1)
     expect(warn.mock.calls[0]?.[0]).toMatch(/AWS Lambda execution environment.*redisStore/)
     vi.unstubAllEnvs()

@@ -88,7 +88,12 @@ export function createAdapter<Req, Env = unknown>(
 function start(options: ReceiverOptions, io: { name: string }): Receiver {
   const receiver = createReceiver(options)
   const host = ephemeralHost()
-  if (options.store === undefined && host !== undefined && receiver.logger) {
+  if (
+    options.store === undefined &&
+    options.queue === undefined &&
+    host !== undefined &&
+    receiver.logger
+  ) {
     warnOnce(
       receiver.logger,
       `${io.name}: the memory store lives in one ${host.where}, and the service's retries can reach another, so a retried event can run twice. ${host.instead}`,

@@ -90,4 +90,30 @@ describe('failure streak: a warning before the service disables the endpoint', (
     expect((await receiver.receive(await delivery())).outcome).toBe('processed')
     expect(warnings()).toEqual([])
   })
+
+  it('still warns from its own count while the store cannot count (an outage is a streak too)', async () => {
+    const inner = memoryStore()
+    const store: EventStore = {
+      begin: (input) => inner.begin(input),
+      commit: (claim) => inner.commit(claim),
+      release: (claim) => inner.release(claim),
+      recordAnswer: () => Promise.reject(new Error('Redis down')),
+    }
+    const { receiver, warnings } = receiverWith(store, () => {
+      throw new Error('x')
+    })
+    for (let i = 0; i < 5; i++) await receiver.receive(await delivery())
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(warnings()).toHaveLength(1)
+  })
+
+  it("counts an adapter's refusals (a body parser took the bytes, a body too large), not stray methods", async () => {
+    const { receiver, warnings } = receiverWith(memoryStore(), () => {})
+    for (let i = 0; i < 6; i++) receiver.reject('method_not_allowed')
+    for (let i = 0; i < 6; i++) receiver.reject('not_found')
+    expect(warnings()).toEqual([])
+    for (let i = 0; i < 3; i++) receiver.reject('raw_body_unavailable')
+    for (let i = 0; i < 2; i++) receiver.reject('payload_too_large')
+    expect(warnings()).toEqual([expect.stringContaining('5 answers in a row')])
+  })
 })

@@ -207,7 +207,7 @@ function setupTelemetry(options: ReceiverOptions) {
     const api = otelApiOf(given)
     if (api === undefined) {
       throw new TypeError(
-        'createReceiver: `telemetry` must be the @opentelemetry/api module (import * as otel from "@opentelemetry/api"), or false',
+        'createReceiver: `telemetry` must be the @opentelemetry/api module (import * as otel from "@opentelemetry/api", 1.4 or later), or false',
       )
     }
     state.current = new ReceiverTelemetry(api)
@@ -215,11 +215,16 @@ function setupTelemetry(options: ReceiverOptions) {
   }
   const importing = platform.importOtelApi()
   if (importing === undefined) return state
-  state.pending = importing.then((module) => {
-    const api = otelApiOf(module)
-    if (api !== undefined) state.current = new ReceiverTelemetry(api)
-    state.pending = undefined
-  })
+  state.pending = importing
+    .then((module) => {
+      const api = otelApiOf(module)
+      if (api !== undefined) state.current = new ReceiverTelemetry(api)
+    })
+    // An API the receiver cannot use (too old) leaves telemetry off, never the receiver.
+    .catch(() => {})
+    .finally(() => {
+      state.pending = undefined
+    })
   return state
 }
 
@@ -232,10 +237,14 @@ function setupTelemetry(options: ReceiverOptions) {
 function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | undefined }) {
   const { logger, store } = setup
   const log = logger && createDeliveryLog(logger)
-  const recordAnswer: (code: string | null) => MaybePromise<FailureStreak> =
+  const shared: ((code: string | null) => MaybePromise<FailureStreak>) | undefined =
     typeof store.recordAnswer === 'function'
       ? (code) => (store.recordAnswer as NonNullable<EventStore['recordAnswer']>)(code)
-      : localFailureStreak()
+      : undefined
+  // This process's own count, always kept: the streak of a store without
+  // recordAnswer, and the one that still warns while the store cannot count
+  // (a Redis outage is itself a streak that gets endpoints disabled).
+  const local = localFailureStreak()
 
   const noteStreak = (streak: FailureStreak) => {
     if (telemetry.current !== undefined) telemetry.current.streak = streak.count
@@ -245,18 +254,23 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
   }
 
   const countAnswer = (code: string | null) => {
-    // Counting never delays nor changes the answer: a store that cannot count
-    // right now only costs the warning.
+    // Counting never delays nor changes the answer.
+    const mine = local(code)
+    if (shared === undefined) return noteStreak(mine)
     try {
-      const streak = recordAnswer(code)
-      if (isPromiseLike(streak)) Promise.resolve(streak).then(noteStreak, () => {})
+      const streak = shared(code)
+      if (isPromiseLike(streak)) Promise.resolve(streak).then(noteStreak, () => noteStreak(mine))
       else noteStreak(streak)
     } catch {
-      // As above.
+      noteStreak(mine)
     }
   }
 
-  return (result: ReceiveResult, input: DeliveryInput, trace: DeliveryTrace | undefined) => {
+  const settle = (
+    result: ReceiveResult,
+    input: DeliveryInput,
+    trace: DeliveryTrace | undefined,
+  ) => {
     if (result.status >= 300) {
       if (log) {
         try {
@@ -272,6 +286,7 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
     if (trace !== undefined) trace.end(result)
     return result
   }
+  return { settle, countAnswer }
 }
 
 /**
@@ -391,7 +406,7 @@ function createDispatch(
 export function createReceiver(options: ReceiverOptions): Receiver {
   const setup = resolveSetup(options)
   const telemetry = setupTelemetry(options)
-  const settle = createSettle(setup, telemetry)
+  const { settle, countAnswer } = createSettle(setup, telemetry)
   const { settings, queue, handlers, onUnknownEvent } = setup
   const { onError, onDuplicate, onStale } = options
 
@@ -433,8 +448,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // A chain rather than async/await, so that a synchronous store and handler
   // cost no promise per step: only the final answer is one.
   const run = (input: DeliveryInput): Promise<ReceiveResult> => {
-    const trace = telemetry.current?.start()
+    let trace: DeliveryTrace | undefined
     try {
+      trace = telemetry.current?.start()
       const delivery = verifyDelivery(input, settings)
       const result = isPromiseLike(delivery)
         ? delivery.then((verified) => afterVerify(verified, trace))
@@ -458,7 +474,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return pending === undefined ? run(input) : pending.then(() => run(input))
     },
     reject(code, message) {
-      return fail(new WebhookError(code, message))
+      const result = fail(new WebhookError(code, message))
+      // A wrong method or path is a stray request; the rest (a body parser that
+      // took the bytes, a body over the limit) fail the service's deliveries and
+      // count toward the failure streak like any other answer.
+      if (code !== 'method_not_allowed' && code !== 'not_found') countAnswer(code)
+      return result
     },
   }
 }

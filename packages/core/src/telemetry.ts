@@ -57,6 +57,37 @@ export function otelApiOf(module: unknown): Api | undefined {
   return undefined
 }
 
+/**
+ * One failure-streak gauge per meter, whatever the number of receivers: it
+ * reports the longest streak among the receivers alive, so a second receiver in
+ * the process (another route) cannot hide the first one's streak, and a
+ * receiver no longer used is not kept alive by the gauge.
+ */
+const streakGauges = new WeakMap<Meter, Set<WeakRef<{ streak: number }>>>()
+function streakGaugeOf(meter: Meter): Set<WeakRef<{ streak: number }>> {
+  let holders = streakGauges.get(meter)
+  if (holders !== undefined) return holders
+  const live = new Set<WeakRef<{ streak: number }>>()
+  holders = live
+  streakGauges.set(meter, live)
+  meter
+    .createObservableGauge(TELEMETRY_NAMES.failureStreak, {
+      description:
+        'Answers in a row that were not 2xx, as the store last counted them (the longest among the receivers of this process); the service disables an endpoint after 20 failed attempts in a row.',
+      unit: '{answer}',
+    })
+    .addCallback((result) => {
+      let longest = 0
+      for (const ref of live) {
+        const holder = ref.deref()
+        if (holder === undefined) live.delete(ref)
+        else if (holder.streak > longest) longest = holder.streak
+      }
+      result.observe(longest)
+    })
+  return live
+}
+
 /** The instruments of one meter provider; made again when the global provider changes. */
 interface Instruments {
   deliveries: Counter
@@ -102,12 +133,7 @@ export class ReceiverTelemetry {
 
   #makeInstruments(meter: Meter): Instruments {
     const advice = { explicitBucketBoundaries: DURATION_BUCKETS }
-    const gauge = meter.createObservableGauge(TELEMETRY_NAMES.failureStreak, {
-      description:
-        "Answers in a row that were not 2xx, as this receiver's store last counted them; the service disables an endpoint after 20 failed attempts in a row.",
-      unit: '{answer}',
-    })
-    gauge.addCallback((result) => result.observe(this.streak))
+    streakGaugeOf(meter).add(new WeakRef(this))
     return {
       deliveries: meter.createCounter(TELEMETRY_NAMES.deliveries, {
         description: 'Deliveries answered, by outcome and error code.',
@@ -179,7 +205,7 @@ export class DeliveryTrace {
           attributes: {
             [ATTR.system]: 'affiliate_webhook',
             [ATTR.operationType]: 'process',
-            [ATTR.operationName]: 'receive',
+            [ATTR.operationName]: 'process',
           },
         },
         parent,

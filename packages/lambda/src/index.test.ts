@@ -196,6 +196,21 @@ describe('@affiliate-webhooks/lambda', () => {
     },
   )
 
+  it('answers without hop-by-hop headers: the gateway owns the connection', async () => {
+    const handler = affiliateWebhook({
+      secret: SECRET,
+      onConversion: () => {},
+      logger: false,
+      maxBodyBytes: 16,
+    })
+    const event = buildConversionEvent()
+    const result = await handler(await eventFor('function-url', { bytes: json(event), base64: false }))
+    expect(result.statusCode).toBe(413)
+    expect(Object.keys(result.headers ?? {}).map((name) => name.toLowerCase())).not.toContain(
+      'connection',
+    )
+  })
+
   it('applies maxBodyBytes to the decoded size, not to the base64 text', async () => {
     const handler = affiliateWebhook({
       secret: SECRET,

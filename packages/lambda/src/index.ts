@@ -93,9 +93,11 @@ function body(event: LambdaHttpEvent, limit: number): Uint8Array {
 
 /** The core's answer as the result API Gateway and function URLs expect. */
 export function toLambdaResult(result: ReceiveResult): LambdaHttpResult {
+  // Connection is hop-by-hop: the gateway owns the client's connection, not the function.
+  const { connection: _hopByHop, ...headers } = result.headers as Record<string, string>
   return {
     statusCode: result.status,
-    headers: { ...result.headers },
+    headers,
     body: result.body,
     isBase64Encoded: false,
   }

@@ -35,7 +35,8 @@ export async function readRequestBody(request: Request, limit: number): Promise<
   if (request.bodyUsed) throw new WebhookError('raw_body_unavailable', UNAVAILABLE_MESSAGE)
   const declared = request.headers.get('content-length')
   if (declared !== null) {
-    if (Number(declared) > limit) throw tooLarge(limit)
+    // A length that is not a number is not trusted to bound the read: not <= limit.
+    if (!(Number(declared) <= limit)) throw tooLarge(limit)
     // The runtime holds a declared body to its length, so reading it whole is bounded.
     return new Uint8Array(await request.arrayBuffer())
   }
