@@ -178,7 +178,7 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
     // The store's verdict and the ordering index are read at once (one round trip
     // of wait, not two); a claim taken while an older event waits is handed back.
     const [beginning, looking] = await Promise.allSettled([
-      store.begin({ eventId: event.id, conversionId, order, leaseMs }),
+      store.begin({ eventId: event.id, conversionId, order, createdAt: order, leaseMs }),
       conversionId === undefined ? false : olderWaiting(delivery),
     ])
     if (beginning.status === 'rejected') throw beginning.reason

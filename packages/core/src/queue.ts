@@ -84,6 +84,7 @@ const settle = async (
       eventId: delivery.event.id,
       conversionId: delivery.conversionId,
       order: delivery.order,
+      createdAt: delivery.order,
     })
     return isPromiseLike(peeked) ? await peeked : peeked
   } catch (cause) {

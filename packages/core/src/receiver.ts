@@ -386,7 +386,13 @@ function createDispatch(
     const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
     let begun: MaybePromise<BeginResult>
     try {
-      begun = store.begin({ eventId: event.id, conversionId, order, leaseMs: setup.leaseMs })
+      begun = store.begin({
+        eventId: event.id,
+        conversionId,
+        order,
+        createdAt: order,
+        leaseMs: setup.leaseMs,
+      })
     } catch (cause) {
       return storeFailed(cause, event)
     }

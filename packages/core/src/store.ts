@@ -87,6 +87,12 @@ export interface BeginInput {
    * stamped in the same instant still order. Stores only compare it.
    */
   order: number
+  /**
+   * @deprecated Renamed {@link BeginInput.order} (it never was a time). The same
+   * value, still passed in 0.x so a store written against the old name keeps its
+   * ordering; it goes in 1.0.
+   */
+  createdAt?: number | undefined
   /** How long the claim holds before another attempt may take over. Default: the store's `leaseMs`. */
   leaseMs?: number | undefined
 }

@@ -204,7 +204,9 @@ describe('@affiliate-webhooks/lambda', () => {
       maxBodyBytes: 16,
     })
     const event = buildConversionEvent()
-    const result = await handler(await eventFor('function-url', { bytes: json(event), base64: false }))
+    const result = await handler(
+      await eventFor('function-url', { bytes: json(event), base64: false }),
+    )
     expect(result.statusCode).toBe(413)
     expect(Object.keys(result.headers ?? {}).map((name) => name.toLowerCase())).not.toContain(
       'connection',
