@@ -125,7 +125,12 @@ describe('queued chaos: two receivers, two workers, worker SIGKILLs, a Redis res
       await queue.close()
     }
 
-    const effectLog = (await redis.lrange(`${PREFIX}effects`, 0, -1)).map((entry) => {
+    // One entry per handler run. Each run has its own id, so the same entry twice
+    // is one run logged twice: the workers' effect client resends a MULTI that was
+    // in flight when Redis restarted (ioredis's autoResendUnfulfilledCommands),
+    // not a second run of the handler. A real second run has another run id.
+    const logged = await redis.lrange(`${PREFIX}effects`, 0, -1)
+    const effectLog = [...new Set(logged)].map((entry) => {
       const [eventId, pid, run] = entry.split('|') as [string, string, string]
       return { eventId, pid: Number(pid), run }
     })

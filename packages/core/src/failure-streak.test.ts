@@ -6,8 +6,12 @@ import { buildConversionEvent, signedDelivery } from './testing/index.js'
 
 const SECRET = 'whsec_streak_test_secret'
 
+// Each event its own conversion: two built in the same millisecond would
+// otherwise share an order, and the second be answered stale (a 2xx).
+let conversionId = 0
 async function delivery(secret = SECRET) {
-  const { headers, body } = await signedDelivery({ secret, event: buildConversionEvent() })
+  const event = buildConversionEvent({ conversion: { id: ++conversionId } })
+  const { headers, body } = await signedDelivery({ secret, event })
   return { headers, rawBody: new TextEncoder().encode(body) }
 }
 

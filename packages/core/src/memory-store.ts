@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache'
+import { ExpiringMap } from './expiring-map.js'
 import {
   type BeginInput,
   type BeginResult,
@@ -37,31 +37,24 @@ type Timings = ReturnType<typeof resolveStoreTimings>
 
 /** What outlives an attempt: events done, and each conversion's watermark (newest order handled). */
 interface Settled {
-  done: LRUCache<string, true>
-  watermarks: LRUCache<number, number>
+  done: ExpiringMap<string, true>
+  watermarks: ExpiringMap<number, number>
 }
 
 function settledState(options: MemoryStoreOptions, timings: Timings, now: () => number): Settled {
-  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
-  // own clock may be cached for a millisecond, which is cheaper.
-  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
   return {
-    done: new LRUCache<string, true>({
-      max: options.maxEvents ?? 100_000,
-      ttl: timings.dedupeTtl,
-      ...timing,
-    }),
-    watermarks: new LRUCache<number, number>({
+    done: new ExpiringMap({ max: options.maxEvents ?? 100_000, ttl: timings.dedupeTtl, now }),
+    watermarks: new ExpiringMap({
       max: options.maxConversions ?? 100_000,
       ttl: timings.orderingTtl,
-      ...timing,
+      now,
     }),
   }
 }
 
 /** True when the conversion has handled an event at or after this order. */
-function isStale(settled: Settled, conversionId: number, order: number): boolean {
-  const watermark = settled.watermarks.get(conversionId)
+function isStale(settled: Settled, conversionId: number, order: number, at?: number): boolean {
+  const watermark = settled.watermarks.get(conversionId, at)
   return watermark !== undefined && watermark >= order
 }
 
@@ -132,11 +125,11 @@ function attempt(
   at: number,
 ): BeginResult | Hold {
   const { eventId, conversionId, order } = input
-  if (settled.done.has(eventId)) return DONE
+  if (settled.done.has(eventId, at)) return DONE
   if (holds.live(holds.leases, eventId, at)) return IN_PROGRESS
   if (conversionId !== undefined) {
-    if (isStale(settled, conversionId, order)) {
-      settled.done.set(eventId, true)
+    if (isStale(settled, conversionId, order, at)) {
+      settled.done.set(eventId, true, at)
       return STALE
     }
     const lock = holds.live(holds.locks, conversionId, at)

@@ -8,8 +8,12 @@ const OLD = 'whsec_before_rotation'
 const NEW = 'whsec_after_rotation'
 const NOW = 1_790_000_000
 
+let conversionId = 0
 async function delivery(secret: string) {
-  const signed = await signedDelivery({ secret, event: buildConversionEvent(), timestamp: NOW })
+  // Each event its own conversion: two built in the same millisecond would
+  // otherwise share an order, and the second be answered stale.
+  const event = buildConversionEvent({ conversion: { id: ++conversionId } })
+  const signed = await signedDelivery({ secret, event, timestamp: NOW })
   return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
 }
 

@@ -43,9 +43,18 @@ function randomHex(bytes: number): string {
 /** A fresh `evt_...` id. */
 export const randomEventId = (): string => `evt_${randomHex(12)}`
 
+// Events built without a createdAt are stamped now, each at least a millisecond
+// after the last: two built in the same millisecond for the same conversion would
+// otherwise share an order, and the second be judged stale.
+let lastDefaultMs = 0
+const defaultNow = (): number => {
+  lastDefaultMs = Math.max(Date.now(), lastDefaultMs + 1)
+  return lastDefaultMs
+}
+
 const toIso = (value: string | Date | number | undefined): string =>
   value === undefined
-    ? new Date().toISOString()
+    ? new Date(defaultNow()).toISOString()
     : typeof value === 'string'
       ? value
       : new Date(value).toISOString()
@@ -56,6 +65,7 @@ export interface BuildConversionEventOptions<
 > {
   type?: T
   id?: string
+  /** Default: now, and always later than the last event built without one. */
   createdAt?: string | Date | number
   /** Fields to set on the conversion; the rest get realistic defaults. */
   conversion?: Partial<Conversion> & { status?: ConversionStatus }
