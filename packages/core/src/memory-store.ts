@@ -1,4 +1,4 @@
-import { ExpiringMap } from './expiring-map.js'
+import { LRUCache } from 'lru-cache'
 import {
   type BeginInput,
   type BeginResult,
@@ -37,24 +37,31 @@ type Timings = ReturnType<typeof resolveStoreTimings>
 
 /** What outlives an attempt: events done, and each conversion's watermark (newest order handled). */
 interface Settled {
-  done: ExpiringMap<string, true>
-  watermarks: ExpiringMap<number, number>
+  done: LRUCache<string, true>
+  watermarks: LRUCache<number, number>
 }
 
 function settledState(options: MemoryStoreOptions, timings: Timings, now: () => number): Settled {
+  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
+  // own clock may be cached for a millisecond, which is cheaper.
+  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
   return {
-    done: new ExpiringMap({ max: options.maxEvents ?? 100_000, ttl: timings.dedupeTtl, now }),
-    watermarks: new ExpiringMap({
+    done: new LRUCache<string, true>({
+      max: options.maxEvents ?? 100_000,
+      ttl: timings.dedupeTtl,
+      ...timing,
+    }),
+    watermarks: new LRUCache<number, number>({
       max: options.maxConversions ?? 100_000,
       ttl: timings.orderingTtl,
-      now,
+      ...timing,
     }),
   }
 }
 
 /** True when the conversion has handled an event at or after this order. */
-function isStale(settled: Settled, conversionId: number, order: number, at?: number): boolean {
-  const watermark = settled.watermarks.get(conversionId, at)
+function isStale(settled: Settled, conversionId: number, order: number): boolean {
+  const watermark = settled.watermarks.get(conversionId)
   return watermark !== undefined && watermark >= order
 }
 
@@ -125,11 +132,11 @@ function attempt(
   at: number,
 ): BeginResult | Hold {
   const { eventId, conversionId, order } = input
-  if (settled.done.has(eventId, at)) return DONE
+  if (settled.done.has(eventId)) return DONE
   if (holds.live(holds.leases, eventId, at)) return IN_PROGRESS
   if (conversionId !== undefined) {
-    if (isStale(settled, conversionId, order, at)) {
-      settled.done.set(eventId, true, at)
+    if (isStale(settled, conversionId, order)) {
+      settled.done.set(eventId, true)
       return STALE
     }
     const lock = holds.live(holds.locks, conversionId, at)
