@@ -88,6 +88,9 @@ function streakGaugeOf(meter: Meter): Set<WeakRef<{ streak: number }>> {
   return live
 }
 
+/** How many deliveries may pass, while no SDK is registered, before the providers are looked at again. */
+const IDLE_CHECK_EVERY = 64
+
 /** The instruments of one meter provider; made again when the global provider changes. */
 interface Instruments {
   deliveries: Counter
@@ -162,11 +165,20 @@ export class ReceiverTelemetry {
 
   /** A recorder for one delivery, or undefined when nothing would record it. */
   start(): DeliveryTrace | undefined {
+    // With no SDK registered, the providers are looked at again only every
+    // IDLE_CHECK_EVERY deliveries: the API installed costs nothing measurable, and
+    // an SDK registered later is picked up within that many deliveries.
+    if (this.#idle && ++this.#idleSkipped < IDLE_CHECK_EVERY) return undefined
     const instruments = this.#currentInstruments()
     const tracing = this.#tracing()
-    if (instruments === undefined && !tracing) return undefined
+    this.#idle = instruments === undefined && !tracing
+    this.#idleSkipped = 0
+    if (this.#idle) return undefined
     return new DeliveryTrace(this.#api, tracing ? this.#tracer : undefined, instruments)
   }
+
+  #idle = false
+  #idleSkipped = 0
 }
 
 const seconds = (fromMs: number) => (performance.now() - fromMs) / 1000
