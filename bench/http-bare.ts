@@ -5,6 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import process from 'node:process'
 
 export const BARE_ANSWER = '{"received":true}'
 
@@ -27,4 +28,18 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+}
+
+/**
+ * The receiver options every bench server uses: the secret from BENCH_SECRET and
+ * a handler that upserts into an in-memory table, as a publisher's would.
+ */
+export function benchOptions() {
+  const rows = new Map<number, string>()
+  return {
+    secret: process.env.BENCH_SECRET as string,
+    onConversion: (conversion: { id: number; status: string }) => {
+      rows.set(conversion.id, conversion.status)
+    },
+  }
 }

@@ -15,16 +15,10 @@ import { affiliateWebhook as nodeWebhook } from '@affiliate-webhooks/node'
 import express5 from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
-import { BARE_ANSWER, bareVerify, readBody, signatureOf } from './http-bare.js'
+import { BARE_ANSWER, bareVerify, benchOptions, readBody, signatureOf } from './http-bare.js'
 
-const secret = process.env.BENCH_SECRET as string
-const rows = new Map<number, string>()
-const options = {
-  secret,
-  onConversion: (conversion: { id: number; status: string }) => {
-    rows.set(conversion.id, conversion.status)
-  },
-}
+const options = benchOptions()
+const { secret } = options
 
 /** CPU time of this process so far, µs: the bench divides its growth by the requests served. */
 const cpu = () => {

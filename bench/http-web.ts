@@ -8,16 +8,10 @@
 import process from 'node:process'
 import { createReceiver } from '@affiliate-webhooks/core'
 import { affiliateWebhook } from '@affiliate-webhooks/web'
-import { BARE_ANSWER, bareVerify } from './http-bare.js'
+import { BARE_ANSWER, bareVerify, benchOptions } from './http-bare.js'
 
-const secret = process.env.BENCH_SECRET as string
-const rows = new Map<number, string>()
-const options = {
-  secret,
-  onConversion: (conversion: { id: number; status: string }) => {
-    rows.set(conversion.id, conversion.status)
-  },
-}
+const options = benchOptions()
+const { secret } = options
 const json = { 'content-type': 'application/json' }
 
 const hooks = affiliateWebhook(options)

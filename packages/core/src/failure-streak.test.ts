@@ -15,6 +15,17 @@ async function delivery(secret = SECRET) {
   return { headers, rawBody: new TextEncoder().encode(body) }
 }
 
+/** A memory store without its own counting, or with `recordAnswer` replaced. */
+function storeWithout(recordAnswer?: EventStore['recordAnswer']): EventStore {
+  const inner = memoryStore()
+  return {
+    begin: (input) => inner.begin(input),
+    commit: (claim) => inner.commit(claim),
+    release: (claim) => inner.release(claim),
+    ...(recordAnswer ? { recordAnswer } : {}),
+  }
+}
+
 function receiverWith(store: EventStore, onConversion: () => void) {
   const lines: string[] = []
   const receiver = createReceiver({
@@ -69,12 +80,7 @@ describe('failure streak: a warning before the service disables the endpoint', (
   })
 
   it('counts in the receiver when the store has no recordAnswer', async () => {
-    const inner = memoryStore()
-    const store: EventStore = {
-      begin: (input) => inner.begin(input),
-      commit: (claim) => inner.commit(claim),
-      release: (claim) => inner.release(claim),
-    }
+    const store = storeWithout()
     const { receiver, warnings } = receiverWith(store, () => {
       throw new Error('x')
     })
@@ -83,26 +89,14 @@ describe('failure streak: a warning before the service disables the endpoint', (
   })
 
   it('never changes the answer when the store cannot count', async () => {
-    const inner = memoryStore()
-    const store: EventStore = {
-      begin: (input) => inner.begin(input),
-      commit: (claim) => inner.commit(claim),
-      release: (claim) => inner.release(claim),
-      recordAnswer: () => Promise.reject(new Error('Redis down')),
-    }
+    const store = storeWithout(() => Promise.reject(new Error('Redis down')))
     const { receiver, warnings } = receiverWith(store, () => {})
     expect((await receiver.receive(await delivery())).outcome).toBe('processed')
     expect(warnings()).toEqual([])
   })
 
   it('still warns from its own count while the store cannot count (an outage is a streak too)', async () => {
-    const inner = memoryStore()
-    const store: EventStore = {
-      begin: (input) => inner.begin(input),
-      commit: (claim) => inner.commit(claim),
-      release: (claim) => inner.release(claim),
-      recordAnswer: () => Promise.reject(new Error('Redis down')),
-    }
+    const store = storeWithout(() => Promise.reject(new Error('Redis down')))
     const { receiver, warnings } = receiverWith(store, () => {
       throw new Error('x')
     })
