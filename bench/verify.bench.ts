@@ -240,49 +240,33 @@ addCase({
     for (let i = 0; i < n; i++) floorOp(pool[i] as Fixture)
   },
 })
-addCase({
-  name: 'receive() + memoryStore, distinct events',
-  size: '300B',
-  floor: POOL_FLOOR,
-  cap: POOL_SIZE,
-  before() {
-    receiver = nodeCore.createReceiver({
-      secret: SECRET,
-      onConversion: () => {},
-      store: nodeCore.memoryStore(),
-    })
-  },
-  async run(n) {
-    const r = receiver as Core.Receiver
-    for (let i = 0; i < n; i++) {
-      const f = pool[i] as Fixture
-      const result = await r.receive({ rawBody: f.body, headers: f.headers })
-      if (result.outcome !== 'processed') notProcessed++
-    }
-  },
-})
-addCase({
-  name: 'receive() + memoryStore, telemetry: false',
-  size: '300B',
-  floor: POOL_FLOOR,
-  cap: POOL_SIZE,
-  before() {
-    receiver = nodeCore.createReceiver({
-      secret: SECRET,
-      onConversion: () => {},
-      store: nodeCore.memoryStore(),
-      telemetry: false,
-    })
-  },
-  async run(n) {
-    const r = receiver as Core.Receiver
-    for (let i = 0; i < n; i++) {
-      const f = pool[i] as Fixture
-      const result = await r.receive({ rawBody: f.body, headers: f.headers })
-      if (result.outcome !== 'processed') notProcessed++
-    }
-  },
-})
+/** receive() over the pool of distinct events, with the memory store and `extra` options. */
+function receiveCase(name: string, extra: Partial<Core.ReceiverOptions>): void {
+  addCase({
+    name,
+    size: '300B',
+    floor: POOL_FLOOR,
+    cap: POOL_SIZE,
+    before() {
+      receiver = nodeCore.createReceiver({
+        secret: SECRET,
+        onConversion: () => {},
+        store: nodeCore.memoryStore(),
+        ...extra,
+      })
+    },
+    async run(n) {
+      const r = receiver as Core.Receiver
+      for (let i = 0; i < n; i++) {
+        const f = pool[i] as Fixture
+        const result = await r.receive({ rawBody: f.body, headers: f.headers })
+        if (result.outcome !== 'processed') notProcessed++
+      }
+    },
+  })
+}
+receiveCase('receive() + memoryStore, distinct events', {})
+receiveCase('receive() + memoryStore, telemetry: false', { telemetry: false })
 
 // ---------------------------------------------------------------------------
 // The harness.

@@ -4,7 +4,6 @@
  * project's node adapter as the receiver. Key from AFFILIATE_API_KEY, address
  * from AFFILIATE_API_URL.
  */
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -21,36 +20,18 @@ import {
   startEmulator,
   startReceiver,
 } from './emulator-harness.js'
+import { type Run, run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/bin/affiliate-webhooks.js')
 const KEY = `la_${'k'.repeat(32)}`
 const START = Date.UTC(2026, 0, 5, 10, 0, 0)
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, AFFILIATE_API_KEY: undefined, AFFILIATE_API_URL: undefined, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The CLI as a process, with no API key or URL but those a test gives. */
+const cli = (args: string[], env: Record<string, string | undefined>) =>
+  run(process.execPath, [BIN, ...args], {
+    env: { AFFILIATE_API_KEY: undefined, AFFILIATE_API_URL: undefined, ...env },
   })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text
-  })
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text
-  })
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 const harnesses: Harness[] = []
 const receivers: Receiver[] = []

@@ -5,7 +5,7 @@
  * runs as a real process. No event is lost, none handled twice, and no delivery
  * ends failed.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { type ChildProcess, fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, request } from 'node:http'
@@ -17,6 +17,7 @@ import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { conversion, HOUR, startEmulator } from './emulator-harness.js'
 import { REDIS_URL } from './redis-servers.js'
+import { run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname
 const BIN = join(root, 'packages/cli/bin/affiliate-webhooks.js')
@@ -34,20 +35,8 @@ afterAll(async () => {
   redis.disconnect()
 })
 
-function cli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (t: string) => {
-    stdout += t
-  })
-  child.stderr.setEncoding('utf8').on('data', (t: string) => {
-    stderr += t
-  })
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  )
-}
+const cli = (args: string[], env: Record<string, string>) =>
+  run(process.execPath, [BIN, ...args], { env })
 
 /** A round-robin load balancer in front of the receiver processes. */
 async function loadBalancer(ports: number[]) {

@@ -16,12 +16,14 @@ export function run(
   args: string[],
   options: {
     input?: string | Uint8Array
-    env?: Record<string, string>
+    /** Added to this process's environment; an undefined value removes the variable. */
+    env?: Record<string, string | undefined>
     onStart?: (pid: number) => void
   } = {},
 ): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env }
   if (!options.env?.AFFILIATE_WEBHOOK_SECRET) delete env.AFFILIATE_WEBHOOK_SECRET
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name]
   const child = spawn(file, args, { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''

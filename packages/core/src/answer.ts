@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCodeRow, type WebhookError } from './errors.js'
+import { rowOf, type WebhookError } from './errors.js'
 import type { AnyWebhookEvent } from './types.js'
 
 /** What happened to a delivery. */
@@ -76,8 +76,7 @@ function errorHeaders(error: WebhookError): Readonly<Record<string, string>> {
 
 /** The outcome from the code's row; by status for a code another copy of the package made up. */
 const outcomeOf = (error: WebhookError): Outcome =>
-  (ERROR_CODES as Readonly<Record<string, ErrorCodeRow | undefined>>)[error.code]?.outcome ??
-  (error.status >= 500 ? 'failed' : 'rejected')
+  rowOf(error.code)?.outcome ?? (error.status >= 500 ? 'failed' : 'rejected')
 
 /** The answer for an error: its status, and a body with its code and a clipped message. */
 export function refuse(error: WebhookError, event?: AnyWebhookEvent): ReceiveResult {

@@ -7,10 +7,19 @@ export interface ErrorCodeRow {
   readonly outcome: ErrorOutcome
   /** Said when nothing more specific is known (an adapter's refusal, a store or handler failure). */
   readonly message: string
+  /**
+   * True for requests the service never sends (another method, another path):
+   * answered, but not counted in the failure streak, which is about deliveries.
+   */
+  readonly stray: boolean
 }
 
-const row = <S extends number, O extends ErrorOutcome>(status: S, outcome: O, message: string) =>
-  ({ status, outcome, message }) as const
+const row = <S extends number, O extends ErrorOutcome>(
+  status: S,
+  outcome: O,
+  message: string,
+  stray = false,
+) => ({ status, outcome, message, stray }) as const
 
 /**
  * Every way a delivery can be refused: its HTTP status, the outcome it reports
@@ -76,9 +85,9 @@ export const ERROR_CODES = {
     'The raw request body is not available to verify the signature.',
   ),
   /** Not a POST. */
-  method_not_allowed: row(405, 'rejected', 'Webhook deliveries are POST requests.'),
+  method_not_allowed: row(405, 'rejected', 'Webhook deliveries are POST requests.', true),
   /** A path the endpoint does not serve. */
-  not_found: row(404, 'rejected', 'No webhook endpoint at this path.'),
+  not_found: row(404, 'rejected', 'No webhook endpoint at this path.', true),
   /** Anything else that went wrong inside the receiver. */
   internal_error: row(
     500,
@@ -94,6 +103,10 @@ export type WebhookErrorCode = keyof typeof ERROR_CODES
 export const ERROR_STATUS = Object.fromEntries(
   Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]),
 ) as { readonly [K in WebhookErrorCode]: (typeof ERROR_CODES)[K]['status'] }
+
+/** The row of a code, or undefined for one this copy of the package does not know. */
+export const rowOf = (code: string): ErrorCodeRow | undefined =>
+  (ERROR_CODES as Readonly<Record<string, ErrorCodeRow | undefined>>)[code]
 
 const BRAND = Symbol.for('affiliate-webhooks.WebhookError')
 

@@ -1,6 +1,6 @@
 import { acknowledge, type Outcome, type ReceiveResult, refuse } from './answer.js'
 import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
-import { isWebhookError, WebhookError, type WebhookErrorCode } from './errors.js'
+import { isWebhookError, rowOf, WebhookError, type WebhookErrorCode } from './errors.js'
 import { failureStreakWarning } from './failure-streak.js'
 import { localFailureStreak, memoryStore } from './memory-store.js'
 import { platform } from './platform/index.js'
@@ -481,10 +481,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     reject(code, message) {
       const result = fail(new WebhookError(code, message))
-      // A wrong method or path is a stray request; the rest (a body parser that
-      // took the bytes, a body over the limit) fail the service's deliveries and
-      // count toward the failure streak like any other answer.
-      if (code !== 'method_not_allowed' && code !== 'not_found') countAnswer(code)
+      // An adapter's refusals (a body parser took the bytes, a body over the
+      // limit) fail the service's deliveries and count like any other answer.
+      if (rowOf(code)?.stray !== true) countAnswer(code)
       return result
     },
   }
