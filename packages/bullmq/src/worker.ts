@@ -25,44 +25,47 @@ import {
 } from './connection.js'
 
 /** What a worker's handler sees beside the event: the delivery facts and the job's. */
-export interface WorkerContext extends HandlerContext {
+export interface WorkerContext<Tx = undefined> extends HandlerContext<Tx> {
   /** The BullMQ job id (the event id). */
   jobId: string
   /** Tries of this job so far, before this one (BullMQ's `attemptsMade`). */
   attemptsMade: number
 }
 
-type WorkerHandler<E> = (event: E, ctx: WorkerContext) => unknown
+type WorkerHandler<E, Tx> = (event: E, ctx: WorkerContext<Tx>) => unknown
 
 /** What a worker's job ended as; the job's return value in BullMQ. */
 export type WorkerOutcome = 'processed' | 'duplicate' | 'stale' | 'ignored' | 'superseded'
 
-/** Options of {@link createWorker}. */
-export interface CreateWorkerOptions {
+/**
+ * Options of {@link createWorker}. `Tx` is inferred from `store`: with a store
+ * that shares the handler's database, handlers get its transaction as `ctx.tx`.
+ */
+export interface CreateWorkerOptions<Tx = undefined> {
   /** Redis for the queue: an ioredis client, or options for one. */
   connection: QueueConnection
   /** The queue the receivers' `bullmqHandoff` adds to. */
   queueName: string
   /** The dedupe and ordering store, shared by every worker (and ideally the receivers). */
-  store: EventStore
+  store: EventStore<Tx>
   /** Jobs run at once by this worker; events of one conversion never overlap. Default 8. */
   concurrency?: number | undefined
   /** BullMQ key prefix. Default `bull`. */
   prefix?: string | undefined
   /** Called for conversion.created and conversion.updated unless `on` has that type. */
   onConversion?:
-    | ((conversion: Conversion, event: ConversionEvent, ctx: WorkerContext) => unknown)
+    | ((conversion: Conversion, event: ConversionEvent, ctx: WorkerContext<Tx>) => unknown)
     | undefined
   /** One handler per event type; wins over `onConversion` for its type. */
   on?:
     | {
-        'conversion.created'?: WorkerHandler<ConversionCreatedEvent> | undefined
-        'conversion.updated'?: WorkerHandler<ConversionUpdatedEvent> | undefined
-        'webhook.test'?: WorkerHandler<WebhookTestEvent> | undefined
+        'conversion.created'?: WorkerHandler<ConversionCreatedEvent, Tx> | undefined
+        'conversion.updated'?: WorkerHandler<ConversionUpdatedEvent, Tx> | undefined
+        'webhook.test'?: WorkerHandler<WebhookTestEvent, Tx> | undefined
       }
     | undefined
   /** Called for event types this version does not know; without it they are `ignored`. */
-  onUnknownEvent?: WorkerHandler<UnknownWebhookEvent> | undefined
+  onUnknownEvent?: WorkerHandler<UnknownWebhookEvent, Tx> | undefined
   /**
    * The store lease of one handler run, ms: longer than your slowest handler.
    * After a worker dies mid-job, the job's next run waits this long at most.
@@ -96,13 +99,16 @@ const WAITING = new Set(['waiting', 'delayed', 'prioritized', 'active', 'waiting
  * handler, commit or release): each event handled once, stale ones dropped, two
  * events of one conversion never at once, the older first when both wait.
  */
-export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
+export function createWorker<Tx = undefined>(
+  typedOptions: CreateWorkerOptions<Tx>,
+): AffiliateWorker {
+  const options = typedOptions as CreateWorkerOptions<unknown>
   const { queueName, store } = options
   if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
     throw new TypeError('createWorker: `queueName` must be a non-empty string without `:`')
   }
   if (store === undefined) throw new TypeError('createWorker: `store` is required')
-  const handlers = handlerTable(options as unknown as ReceiverOptions)
+  const handlers = handlerTable(options as unknown as ReceiverOptions<unknown>)
   const onUnknown = options.onUnknownEvent as AnyHandler | undefined
   if (handlers.size === 0 && onUnknown === undefined) {
     throw new TypeError(
@@ -143,10 +149,10 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
   }
 
   async function run(
-    claim: Claim,
+    claim: Claim<unknown>,
     handler: AnyHandler,
     event: AnyWebhookEvent,
-    ctx: WorkerContext,
+    ctx: WorkerContext<unknown>,
   ) {
     try {
       await handler(event, ctx)
@@ -156,7 +162,15 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
       await Promise.resolve(store.release(claim)).catch(() => {})
       throw error
     }
-    return store.commit(claim)
+    const committed = await store.commit(claim)
+    // A transaction that did not commit took the handler's writes with it: this
+    // try failed, and BullMQ runs the job again.
+    if (!committed && claim.tx !== undefined) {
+      throw new Error(
+        `event ${claim.eventId}: the store's transaction ended before its commit (lease ran out or connection lost); its writes were rolled back`,
+      )
+    }
+    return committed
   }
 
   async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
@@ -199,10 +213,11 @@ export function createWorker(options: CreateWorkerOptions): AffiliateWorker {
       await settled(delivery)
       return begun.status
     }
-    const ctx: WorkerContext = {
+    const ctx: WorkerContext<unknown> = {
       eventId: event.id,
       attempt,
       signedAt,
+      tx: begun.claim.tx,
       jobId: job.id ?? event.id,
       attemptsMade: job.attemptsMade,
     }

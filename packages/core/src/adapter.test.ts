@@ -13,7 +13,7 @@ interface FakeRequest {
 }
 
 function adapterFor(options: Parameters<typeof createAdapter>[0]) {
-  return createAdapter<FakeRequest>(options, {
+  return createAdapter<FakeRequest, unknown, unknown>(options, {
     name: '@affiliate-webhooks/fake',
     method: (request) => request.method,
     headers: (request) => request.headers,

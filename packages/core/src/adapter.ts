@@ -51,16 +51,18 @@ export interface AdapterCore<Req, Env = unknown> {
  * module without secrets (Next), or a runtime that hands them to each request
  * (Workers' `env`), passes that to the function.
  */
-export type AdapterOptions<Env = unknown> = ReceiverOptions | ((env: Env) => ReceiverOptions)
+export type AdapterOptions<Env = unknown, Tx = undefined> =
+  | ReceiverOptions<Tx>
+  | ((env: Env) => ReceiverOptions<Tx>)
 
 /** Makes the adapter's receiver and request handling from the runtime's read functions. */
-export function createAdapter<Req, Env = unknown>(
-  options: AdapterOptions<Env>,
+export function createAdapter<Req, Env = unknown, Tx = undefined>(
+  options: AdapterOptions<Env, Tx>,
   io: AdapterIO<Req>,
 ): AdapterCore<Req, Env> {
   let made: Receiver | undefined = typeof options === 'function' ? undefined : start(options, io)
   const receiver = (env?: Env): Receiver => {
-    made ??= start((options as (env: Env | undefined) => ReceiverOptions)(env), io)
+    made ??= start((options as (env: Env | undefined) => ReceiverOptions<Tx>)(env), io)
     return made
   }
   let warned = false
@@ -85,7 +87,7 @@ export function createAdapter<Req, Env = unknown>(
   return { receiver, handle: (request, env) => handle(request, receiver(env)) }
 }
 
-function start(options: ReceiverOptions, io: { name: string }): Receiver {
+function start<Tx>(options: ReceiverOptions<Tx>, io: { name: string }): Receiver {
   const receiver = createReceiver(options)
   const host = ephemeralHost()
   if (

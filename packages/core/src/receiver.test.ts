@@ -475,3 +475,98 @@ describe('createReceiver().receive', () => {
     expect(() => createReceiver({ secret: '', onConversion() {} })).toThrow(TypeError)
   })
 })
+
+/** A store whose claims carry a transaction, as the SQL stores' do: a log of what it did. */
+function transactionalStore(commitResult: boolean) {
+  const inner = memoryStore()
+  const log: string[] = []
+  const store: EventStore<{ id: string; log: string[] }> = {
+    async begin(input) {
+      const begun = await inner.begin(input)
+      if (begun.status !== 'claimed') return begun
+      return {
+        status: 'claimed',
+        claim: { ...begun.claim, tx: { id: `tx:${input.eventId}`, log } },
+      }
+    },
+    async commit(claim) {
+      log.push(`commit ${claim.tx?.id}`)
+      const { tx: _tx, ...plain } = claim
+      return commitResult && inner.commit(plain)
+    },
+    async release(claim) {
+      log.push(`rollback ${claim.tx?.id}`)
+      const { tx: _tx, ...plain } = claim
+      await inner.release(plain)
+    },
+  }
+  return { store, log }
+}
+
+describe('createReceiver() with a store whose claims carry a transaction', () => {
+  it('hands the claim transaction to the handler as ctx.tx, then commits it', async () => {
+    const { store, log } = transactionalStore(true)
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      store,
+      onConversion(_conversion, event, ctx) {
+        ctx.tx.log.push(`write ${event.id} in ${ctx.tx.id}`)
+      },
+    })
+    const event = buildConversionEvent()
+    const result = await receiver.receive(await input(event))
+    expect(result.outcome).toBe('processed')
+    expect(log).toEqual([`write ${event.id} in tx:${event.id}`, `commit tx:${event.id}`])
+  })
+
+  it('rolls the transaction back when the handler throws, and answers 500', async () => {
+    const { store, log } = transactionalStore(true)
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      logger: false,
+      store,
+      onConversion() {
+        throw new Error('downstream')
+      },
+    })
+    const event = buildConversionEvent()
+    expect((await receiver.receive(await input(event))).status).toBe(500)
+    expect(log).toEqual([`rollback tx:${event.id}`])
+  })
+
+  it('answers 503, never 2xx, when the transaction could not commit (its writes are gone)', async () => {
+    const { store } = transactionalStore(false)
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      logger: false,
+      store,
+      onConversion() {},
+    })
+    const result = await receiver.receive(await input(buildConversionEvent()))
+    expect(result.status).toBe(503)
+    expect(result.error?.code).toBe('store_unavailable')
+  })
+
+  it('still answers processed when a store without transactions says another attempt owns the event', async () => {
+    const inner = memoryStore()
+    const store: EventStore = { ...inner, commit: () => false }
+    const receiver = createReceiver({ secret: SECRET, now, store, onConversion() {} })
+    expect((await receiver.receive(await input(buildConversionEvent()))).outcome).toBe('processed')
+  })
+
+  it('gives handlers of a store without transactions ctx.tx undefined', async () => {
+    let seen: unknown = 'unset'
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion(_c, _e, ctx) {
+        seen = ctx.tx
+      },
+    })
+    await receiver.receive(await input(buildConversionEvent()))
+    expect(seen).toBeUndefined()
+  })
+})

@@ -35,40 +35,54 @@ import {
 
 export type { Outcome, ReceiveResult }
 
-/** Facts about the delivery, handed to every handler beside the event. */
-export interface HandlerContext {
+/**
+ * Facts about the delivery, handed to every handler beside the event. `Tx` is
+ * the store's transaction type: undefined for the memory and Redis stores.
+ */
+export interface HandlerContext<Tx = undefined> {
   eventId: string
   /** `Service-Delivery-Attempt` (1 to 8), or null when absent. */
   attempt: number | null
   /** The signature's `t`, seconds since the epoch. */
   signedAt: number
+  /**
+   * The transaction that also records this event as handled, from a store that
+   * shares the handler's database (`postgresStore`, `mysqlStore`): write the
+   * event's effects through it and they commit together with the mark, or not
+   * at all. Undefined with stores that keep their state elsewhere.
+   */
+  tx: Tx
 }
 
-type Handler<E> = (event: E, ctx: HandlerContext) => unknown
+type Handler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown
 
 /** Handlers for the event types the spec defines. */
-export interface EventHandlers {
-  'conversion.created'?: Handler<ConversionCreatedEvent> | undefined
-  'conversion.updated'?: Handler<ConversionUpdatedEvent> | undefined
-  'webhook.test'?: Handler<WebhookTestEvent> | undefined
+export interface EventHandlers<Tx = undefined> {
+  'conversion.created'?: Handler<ConversionCreatedEvent, Tx> | undefined
+  'conversion.updated'?: Handler<ConversionUpdatedEvent, Tx> | undefined
+  'webhook.test'?: Handler<WebhookTestEvent, Tx> | undefined
 }
 
-/** Options of {@link createReceiver} and of every adapter's `affiliateWebhook`. */
-export interface ReceiverOptions extends VerifyOptions {
+/**
+ * Options of {@link createReceiver} and of every adapter's `affiliateWebhook`.
+ * `Tx` is inferred from `store`: handlers of a store with transactions get them
+ * typed as `ctx.tx`.
+ */
+export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
   /** Called for conversion.created and conversion.updated unless `on` has that type. */
   onConversion?:
-    | ((conversion: Conversion, event: ConversionEvent, ctx: HandlerContext) => unknown)
+    | ((conversion: Conversion, event: ConversionEvent, ctx: HandlerContext<Tx>) => unknown)
     | undefined
   /** One handler per event type; wins over `onConversion` for its type. */
-  on?: EventHandlers | undefined
+  on?: EventHandlers<Tx> | undefined
   /** Called for event types this version does not know; without it they are `ignored`. */
-  onUnknownEvent?: Handler<UnknownWebhookEvent> | undefined
+  onUnknownEvent?: Handler<UnknownWebhookEvent, Tx> | undefined
   /**
    * De-duplication and ordering state. Default: a new {@link memoryStore}; with
    * `queue`, none unless given (then pass the workers' store, so events they
    * handled long ago are answered `duplicate` without a new job).
    */
-  store?: EventStore | undefined
+  store?: EventStore<Tx> | undefined
   /**
    * Hand verified events to a queue and answer 200 `queued` once it holds them;
    * workers run the handlers (`@affiliate-webhooks/bullmq`). Handlers given here
@@ -98,9 +112,9 @@ export interface ReceiverOptions extends VerifyOptions {
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
   onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
   /** A delivery of an event already handled. Observes only. */
-  onDuplicate?: ((event: AnyWebhookEvent, ctx: HandlerContext) => void) | undefined
+  onDuplicate?: ((event: AnyWebhookEvent, ctx: HandlerContext<undefined>) => void) | undefined
   /** An event older than one already handled for its conversion. Observes only. */
-  onStale?: ((event: AnyWebhookEvent, ctx: HandlerContext) => void) | undefined
+  onStale?: ((event: AnyWebhookEvent, ctx: HandlerContext<undefined>) => void) | undefined
 }
 
 /** What {@link createReceiver} returns; adapters call it. */
@@ -116,7 +130,7 @@ export interface Receiver {
 }
 
 /** A handler of any event type, as {@link handlerTable} holds them. */
-export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext) => unknown
+export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext<unknown>) => unknown
 
 const KNOWN_TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
 const KNOWN = new Set<string>(KNOWN_TYPES)
@@ -125,13 +139,17 @@ const KNOWN = new Set<string>(KNOWN_TYPES)
  * Which handler runs for each known event type, from `onConversion` and `on`
  * (`on` wins for its type). Shared with queue workers, so both decide alike.
  */
-export function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> {
+export function handlerTable<Tx>(options: ReceiverOptions<Tx>): Map<string, AnyHandler> {
   const table = new Map<string, AnyHandler>()
   const { onConversion, on = {} } = options
   const viaConversion = onConversion
-    ? (event: AnyWebhookEvent, ctx: HandlerContext) => {
+    ? (event: AnyWebhookEvent, ctx: HandlerContext<unknown>) => {
         const conversionEvent = event as ConversionEvent
-        return onConversion(conversionEvent.data.conversion, conversionEvent, ctx)
+        return onConversion(
+          conversionEvent.data.conversion,
+          conversionEvent,
+          ctx as HandlerContext<Tx>,
+        )
       }
     : undefined
   for (const type of KNOWN_TYPES) {
@@ -141,6 +159,9 @@ export function handlerTable(options: ReceiverOptions): Map<string, AnyHandler> 
   }
   return table
 }
+
+const TX_ENDED =
+  "The store's transaction ended before the handled mark was committed (its lease ran out, or the connection was lost): the handler's writes were rolled back."
 
 /** Calls an observation hook; whatever it does, the answer stays the same. */
 function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, ...args: A) {
@@ -156,17 +177,17 @@ function observe<A extends unknown[]>(hook: ((...args: A) => void) | undefined, 
 /** The options checked once, with every default filled in. */
 interface Setup {
   settings: VerifySettings
-  store: EventStore
+  store: EventStore<unknown>
   queue: QueueHandoff | undefined
   leaseMs: number | undefined
   handlers: Map<string, AnyHandler>
   onUnknownEvent: AnyHandler | undefined
   logger: Logger | undefined
-  options: ReceiverOptions
+  options: ReceiverOptions<unknown>
 }
 
 /** Step 1 of {@link createReceiver}: check the options, once, and fill in the defaults. */
-function resolveSetup(options: ReceiverOptions): Setup {
+function resolveSetup(options: ReceiverOptions<unknown>): Setup {
   const settings = resolveVerifySettings(options, 'createReceiver')
   const { leaseMs, queue } = options
   // Checked here, once: stores trust the lease the receiver hands them.
@@ -180,7 +201,7 @@ function resolveSetup(options: ReceiverOptions): Setup {
   }
   return {
     settings,
-    store: options.store ?? memoryStore(),
+    store: options.store ?? (memoryStore() as EventStore<unknown>),
     queue,
     leaseMs,
     handlers,
@@ -196,7 +217,7 @@ function resolveSetup(options: ReceiverOptions): Setup {
  * background; `pending` is set until then, and deliveries that arrive meanwhile
  * wait for it (only the first few of a process).
  */
-function setupTelemetry(options: ReceiverOptions) {
+function setupTelemetry(options: ReceiverOptions<unknown>) {
   const state: { current: ReceiverTelemetry | undefined; pending: Promise<void> | undefined } = {
     current: undefined,
     pending: undefined,
@@ -239,7 +260,7 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
   const log = logger && createDeliveryLog(logger)
   const shared: ((code: string | null) => MaybePromise<FailureStreak>) | undefined =
     typeof store.recordAnswer === 'function'
-      ? (code) => (store.recordAnswer as NonNullable<EventStore['recordAnswer']>)(code)
+      ? (code) => (store.recordAnswer as NonNullable<EventStore<unknown>['recordAnswer']>)(code)
       : undefined
   // This process's own count, always kept: the streak of a store without
   // recordAnswer, and the one that still warns while the store cannot count
@@ -304,7 +325,7 @@ function createDispatch(
     fail(new WebhookError('store_unavailable', undefined, { cause }), event)
 
   const handlerFailed = (
-    claim: Claim,
+    claim: Claim<unknown>,
     cause: unknown,
     event: AnyWebhookEvent,
   ): MaybePromise<ReceiveResult> => {
@@ -319,27 +340,39 @@ function createDispatch(
     }
   }
 
-  const commit = (claim: Claim, event: AnyWebhookEvent): MaybePromise<ReceiveResult> => {
+  // A claim's transaction that did not commit took the handler's writes with it:
+  // not handled, so not a 2xx. (A store without transactions says false when
+  // another attempt owns the event now; the effects of this one stand.)
+  const committedAnswer = (
+    claim: Claim<unknown>,
+    done: boolean,
+    event: AnyWebhookEvent,
+  ): ReceiveResult =>
+    done || claim.tx === undefined
+      ? acknowledge('processed', event)
+      : storeFailed(new Error(TX_ENDED), event)
+
+  const commit = (claim: Claim<unknown>, event: AnyWebhookEvent): MaybePromise<ReceiveResult> => {
     // Handled but not recorded answers 503: a retry may run the handler again,
     // which beats telling the service to stop for an event we could not mark.
     try {
       const committed = store.commit(claim)
       return isPromiseLike(committed)
         ? Promise.resolve(committed).then(
-            () => acknowledge('processed', event),
+            (done) => committedAnswer(claim, done, event),
             (cause) => storeFailed(cause, event),
           )
-        : acknowledge('processed', event)
+        : committedAnswer(claim, committed, event)
     } catch (cause) {
       return storeFailed(cause, event)
     }
   }
 
   const runHandler = (
-    claim: Claim,
+    claim: Claim<unknown>,
     handler: AnyHandler,
     event: AnyWebhookEvent,
-    ctx: HandlerContext,
+    ctx: HandlerContext<unknown>,
     trace: DeliveryTrace | undefined,
   ): MaybePromise<ReceiveResult> => {
     let returned: unknown
@@ -358,22 +391,24 @@ function createDispatch(
   }
 
   const decide = (
-    begun: BeginResult,
+    begun: BeginResult<unknown>,
     handler: AnyHandler,
     event: AnyWebhookEvent,
-    ctx: HandlerContext,
+    ctx: HandlerContext<unknown>,
     trace: DeliveryTrace | undefined,
   ): MaybePromise<ReceiveResult> => {
     switch (begun.status) {
       case 'duplicate':
-        observe(onDuplicate, event, ctx)
+        observe(onDuplicate, event, ctx as HandlerContext<undefined>)
         return acknowledge('duplicate', event)
       case 'stale':
-        observe(onStale, event, ctx)
+        observe(onStale, event, ctx as HandlerContext<undefined>)
         return acknowledge('stale', event)
       case 'in_progress':
         return fail(new WebhookError('event_in_progress'), event)
     }
+    // The handler writes through the claim's transaction, when the store has one.
+    ctx.tx = begun.claim.tx
     return runHandler(begun.claim, handler, event, ctx, trace)
   }
 
@@ -383,8 +418,8 @@ function createDispatch(
     trace: DeliveryTrace | undefined,
   ): MaybePromise<ReceiveResult> => {
     const { event, signedAt, attempt, order, conversionId } = delivery
-    const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
-    let begun: MaybePromise<BeginResult>
+    const ctx: HandlerContext<unknown> = { eventId: event.id, attempt, signedAt, tx: undefined }
+    let begun: MaybePromise<BeginResult<unknown>>
     try {
       begun = store.begin({
         eventId: event.id,
@@ -409,7 +444,8 @@ function createDispatch(
  * The framework-neutral receiver: verify, parse, de-duplicate, order, dispatch,
  * and decide the HTTP answer. Adapters only move bytes in and the answer out.
  */
-export function createReceiver(options: ReceiverOptions): Receiver {
+export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>): Receiver {
+  const options = typedOptions as ReceiverOptions<unknown>
   const setup = resolveSetup(options)
   const telemetry = setupTelemetry(options)
   const { settle, countAnswer } = createSettle(setup, telemetry)
@@ -423,10 +459,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const dispatch = createDispatch(setup, fail)
 
   const queued = (queue: QueueHandoff, delivery: VerifiedDelivery) =>
-    handOff(queue, options.store, delivery).then((result) => {
+    handOff(queue, options.store as EventStore | undefined, delivery).then((result) => {
       if (result.outcome === undefined) return fail(result.error, delivery.event)
       const { event, attempt, signedAt } = delivery
-      const ctx: HandlerContext = { eventId: event.id, attempt, signedAt }
+      const ctx: HandlerContext<undefined> = { eventId: event.id, attempt, signedAt, tx: undefined }
       if (result.outcome === 'duplicate') observe(onDuplicate, event, ctx)
       if (result.outcome === 'stale') observe(onStale, event, ctx)
       return acknowledge(result.outcome, event)

@@ -2,17 +2,25 @@
  * De-duplication and ordering state, shared by every attempt that may race for
  * the same event. Each operation is one atomic step (one Lua script in Redis).
  */
-export interface EventStore {
+export interface EventStore<Tx = undefined> {
   /** Decides what to do with a verified event; see {@link BeginResult}. */
-  begin(input: BeginInput): MaybePromise<BeginResult>
+  begin(input: BeginInput): MaybePromise<BeginResult<Tx>>
   /**
    * The handler succeeded: mark the event done, raise the conversion's watermark
    * to its order and drop the lock. Resolves false, changing nothing, when the
    * claim's lease was lost to a newer attempt or the event is already done.
+   *
+   * For a claim that carries a transaction ({@link Claim.tx}), the mark and the
+   * watermark are written in that transaction, which then commits: the
+   * handler's writes and the mark land together or not at all. False then means
+   * the transaction was ended before its commit (the handler's writes are gone).
    */
-  commit(claim: Claim): MaybePromise<boolean>
-  /** The handler failed: drop the lease and the lock so the retry can run. */
-  release(claim: Claim): MaybePromise<void>
+  commit(claim: Claim<Tx>): MaybePromise<boolean>
+  /**
+   * The handler failed: drop the lease and the lock so the retry can run. A
+   * claim's transaction is rolled back, the handler's writes with it.
+   */
+  release(claim: Claim<Tx>): MaybePromise<void>
   /**
    * Optional and read-only: what {@link EventStore.begin} would say about an event
    * that is already settled, without taking a lease or marking anything. A queue
@@ -98,18 +106,25 @@ export interface BeginInput {
 }
 
 /** Proof of a successful {@link EventStore.begin}; `token` fences a late commit. */
-export interface Claim {
+export interface Claim<Tx = undefined> {
   eventId: string
   conversionId?: number | undefined
   /** The {@link BeginInput.order} it was claimed with. */
   order: number
   token: string
+  /**
+   * Optional capability: a transaction open in the store's database, handed to
+   * the handler as `ctx.tx`. The store commits the handled mark in it (commit)
+   * or rolls it back (release). Stores that keep their state apart from the
+   * handler's (memory, Redis) leave it out.
+   */
+  tx?: Tx | undefined
 }
 
 /** The store's decision about a verified event. */
-export type BeginResult =
+export type BeginResult<Tx = undefined> =
   /** Yours to handle; commit or release it. */
-  | { status: 'claimed'; claim: Claim }
+  | { status: 'claimed'; claim: Claim<Tx> }
   /** Already handled: answer 2xx, do not call the handler. */
   | { status: 'duplicate' }
   /** A newer event of the same conversion was handled: answer 2xx, do not call the handler. */

@@ -4,7 +4,7 @@ import { createNodeAdapter } from '@affiliate-webhooks/node'
 import type { RequestHandler } from 'express'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
-export type ExpressWebhookOptions = ReceiverOptions
+export type ExpressWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
 const UNAVAILABLE_MESSAGE =
   'A body parser (express.json()?) read this request first, so its exact bytes are gone. Register the webhook before app.use(express.json()), or keep the bytes: express.json({ verify: rawBodySaver }), express.raw() on this route, or NestFactory.create(AppModule, { rawBody: true }) in NestJS.'
@@ -22,7 +22,9 @@ export function rawBodySaver(req: IncomingMessage, _res: unknown, buf: Buffer): 
  * itself, or uses the bytes express.raw(), rawBodySaver or NestJS's `rawBody: true`
  * kept; answers POST only.
  */
-export function affiliateWebhook(options: ExpressWebhookOptions): RequestHandler {
+export function affiliateWebhook<Tx = undefined>(
+  options: ExpressWebhookOptions<Tx>,
+): RequestHandler {
   const { answer } = createNodeAdapter(options, {
     name: '@affiliate-webhooks/express',
     unavailableMessage: UNAVAILABLE_MESSAGE,

@@ -8,7 +8,7 @@ import {
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
 /** Options of the {@link affiliateWebhook} plugin: the receiver's, plus the route's path. */
-export interface FastifyWebhookOptions extends ReceiverOptions {
+export interface FastifyWebhookOptions<Tx = undefined> extends ReceiverOptions<Tx> {
   /** The route the plugin adds, e.g. '/hooks' (under the register prefix, if any). */
   path: string
 }
@@ -33,8 +33,10 @@ const setupMistake = (request: FastifyRequest, line: string) => request.log.erro
  * For a route the app defines itself with fastify-raw-body:
  * `app.post('/hooks', { config: { rawBody: true } }, affiliateWebhookHandler(opts))`.
  */
-export function affiliateWebhookHandler(options: ReceiverOptions): FastifyWebhookHandler {
-  const adapter = createAdapter<FastifyRequest>(options, {
+export function affiliateWebhookHandler<Tx = undefined>(
+  options: ReceiverOptions<Tx>,
+): FastifyWebhookHandler {
+  const adapter = createAdapter<FastifyRequest, unknown, Tx>(options, {
     name: NAME,
     method,
     headers,
@@ -55,13 +57,21 @@ const EMPTY = new Uint8Array(0)
  * wrapped in fastify-plugin on purpose: its buffer body parser and 413 answer stay
  * inside this plugin's context, so the app's JSON parsing elsewhere is untouched.
  */
-export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions> = (
+/**
+ * Fastify infers `register`'s options from the plugin's own type, so the plugin
+ * cannot be generic: its handlers take any store's transaction as `ctx.tx`.
+ * `affiliateWebhookHandler` types `ctx.tx` from the store.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the plugin's one untyped spot, explained above
+type AnyStoreTx = any
+
+export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnyStoreTx>> = (
   app,
   options,
   done,
 ) => {
   const { path, ...receiverOptions } = options
-  const adapter = createAdapter<FastifyRequest>(receiverOptions, {
+  const adapter = createAdapter<FastifyRequest, unknown, unknown>(receiverOptions, {
     name: NAME,
     method,
     headers,

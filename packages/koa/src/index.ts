@@ -8,7 +8,7 @@ import {
 import { readRawBody } from '@affiliate-webhooks/node'
 
 /** Options of {@link affiliateWebhook}: the receiver's, plus `path` for `app.use`. */
-export interface KoaWebhookOptions extends ReceiverOptions {
+export interface KoaWebhookOptions<Tx = undefined> extends ReceiverOptions<Tx> {
   /** Answer only this path; other requests go on to `next()`. Not needed behind a router. */
   path?: string | undefined
 }
@@ -50,9 +50,11 @@ function send(ctx: KoaContextLike, result: ReceiveResult): void {
  * `router.post('/hooks', affiliateWebhook(opts))`. Reads the body from `ctx.req`
  * itself, or uses the `rawBody` a body parser kept; answers POST only.
  */
-export function affiliateWebhook(options: KoaWebhookOptions): KoaWebhookMiddleware {
+export function affiliateWebhook<Tx = undefined>(
+  options: KoaWebhookOptions<Tx>,
+): KoaWebhookMiddleware {
   const { path, ...receiverOptions } = options
-  const adapter = createAdapter<KoaContextLike>(receiverOptions, {
+  const adapter = createAdapter<KoaContextLike, unknown, Tx>(receiverOptions, {
     name: '@affiliate-webhooks/koa',
     method: (ctx) => ctx.method,
     headers: (ctx) => ctx.req.headers,

@@ -9,7 +9,7 @@ import {
 } from '@affiliate-webhooks/core'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
-export type LambdaWebhookOptions = ReceiverOptions
+export type LambdaWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
 /**
  * The fields this handler reads from an API Gateway REST API event (payload
@@ -107,8 +107,10 @@ export function toLambdaResult(result: ReceiveResult): LambdaHttpResult {
  * `export const handler = affiliateWebhook({ secret, onConversion })` for API
  * Gateway REST (payload 1.0), HTTP API (2.0) and function URLs. Answers POST only.
  */
-export function affiliateWebhook(options: LambdaWebhookOptions): LambdaWebhookHandler {
-  const adapter = createAdapter<LambdaHttpEvent>(options, {
+export function affiliateWebhook<Tx = undefined>(
+  options: LambdaWebhookOptions<Tx>,
+): LambdaWebhookHandler {
+  const adapter = createAdapter<LambdaHttpEvent, unknown, Tx>(options, {
     name: '@affiliate-webhooks/lambda',
     method,
     headers,

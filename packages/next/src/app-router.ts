@@ -2,7 +2,7 @@ import type { ReceiverOptions } from '@affiliate-webhooks/core'
 import { affiliateWebhook as webWebhook } from '@affiliate-webhooks/web'
 
 /** Options of both Next handlers: the receiver's (secret, handlers, store, limits). */
-export type NextWebhookOptions = ReceiverOptions
+export type NextWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
 /** An App Router route handler: `export const POST = affiliateWebhook(opts)`. */
 export type AppRouteHandler = (request: Request) => Promise<Response>
@@ -13,7 +13,7 @@ export type AppRouteHandler = (request: Request) => Promise<Response>
  * in, `Response` out, nothing Node-only, so the route also runs on the Edge
  * runtime (where the core uses Web Crypto).
  */
-export function affiliateWebhook(options: NextWebhookOptions): AppRouteHandler {
+export function affiliateWebhook<Tx = undefined>(options: NextWebhookOptions<Tx>): AppRouteHandler {
   // `next build` loads route modules without the runtime secrets: the receiver
   // (which checks `secret`) is made on the first request.
   const handler = webWebhook(() => options)

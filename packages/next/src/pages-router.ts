@@ -10,7 +10,9 @@ const UNAVAILABLE_MESSAGE =
  * next to `export const config = { api: { bodyParser: false } }` (a literal Next
  * reads at build time, so it must be written in the route file itself).
  */
-export function affiliateWebhookPages(options: NextWebhookOptions): NextApiHandler {
+export function affiliateWebhookPages<Tx = undefined>(
+  options: NextWebhookOptions<Tx>,
+): NextApiHandler {
   // `next build` loads route modules without the runtime secrets: the receiver
   // (which checks `secret`) is made on the first request.
   const { answer } = createNodeAdapter(() => options, {

@@ -11,7 +11,7 @@ import { readRawBody } from './raw-body.js'
 export { type ReadRawBodyOptions, readRawBody } from './raw-body.js'
 
 /** The receiver's options, plus `path` for mounting on a whole server. */
-export interface NodeWebhookOptions extends ReceiverOptions {
+export interface NodeWebhookOptions<Tx = undefined> extends ReceiverOptions<Tx> {
   /** Answer only this path (query string ignored); other paths go to `next`, or 404. */
   path?: string
 }
@@ -50,8 +50,11 @@ export interface NodeAdapter {
  * The shared Node adapter (node:http, Express, Next Pages, Koa): the core's
  * adapter factory fed with Node's request, `readRawBody`, and `sendResult`.
  */
-export function createNodeAdapter(options: AdapterOptions, info: NodeAdapterInfo): NodeAdapter {
-  const core = createAdapter<IncomingMessage>(options, {
+export function createNodeAdapter<Tx = undefined>(
+  options: AdapterOptions<unknown, Tx>,
+  info: NodeAdapterInfo,
+): NodeAdapter {
+  const core = createAdapter<IncomingMessage, unknown, Tx>(options, {
     name: info.name,
     method: (req) => req.method,
     headers: (req) => req.headers,
@@ -76,7 +79,9 @@ export function createNodeAdapter(options: AdapterOptions, info: NodeAdapterInfo
  * `http.createServer(affiliateWebhook({ secret, onConversion }))`, or mounted as
  * connect-style middleware. Answers POST only.
  */
-export function affiliateWebhook(options: NodeWebhookOptions): NodeWebhookHandler {
+export function affiliateWebhook<Tx = undefined>(
+  options: NodeWebhookOptions<Tx>,
+): NodeWebhookHandler {
   const { path, ...receiverOptions } = options
   const adapter = createNodeAdapter(receiverOptions, { name: '@affiliate-webhooks/node' })
   return (req, res, next) => {

@@ -9,7 +9,7 @@ import {
 } from '@affiliate-webhooks/core'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
-export type WebWebhookOptions = ReceiverOptions
+export type WebWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
 /**
  * A fetch handler: `Bun.serve({ fetch })`, `Deno.serve(handler)`, a Worker's
@@ -59,8 +59,10 @@ export async function readRequestBody(request: Request, limit: number): Promise<
  * nothing Node-only on its import path. Options may be a function of the second
  * argument (a Worker's `env`), read once, on the first request.
  */
-export function affiliateWebhook<Env = unknown>(options: AdapterOptions<Env>): FetchHandler<Env> {
-  const adapter = createAdapter<Request, Env>(options, {
+export function affiliateWebhook<Env = unknown, Tx = undefined>(
+  options: AdapterOptions<Env, Tx>,
+): FetchHandler<Env> {
+  const adapter = createAdapter<Request, Env, Tx>(options, {
     name: '@affiliate-webhooks/web',
     method: (request) => request.method,
     headers: (request) => request.headers,
