@@ -30,6 +30,10 @@ export default defineConfig({
       { find: /^@affiliate-webhooks\/koa$/, replacement: src('./packages/koa/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       {
+        find: /^@affiliate-webhooks\/postgres$/,
+        replacement: src('./packages/postgres/src/index.ts'),
+      },
+      {
         find: /^@affiliate-webhooks\/client$/,
         replacement: src('./packages/client/src/index.ts'),
       },

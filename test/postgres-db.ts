@@ -1,0 +1,112 @@
+/**
+ * PostgreSQL for tests: a fresh database per test file on the machine's server
+ * (dropped at the end), and private servers on a spare port for tests that stop
+ * and restart one (initdb + pg_ctl from PG_BIN, run as the postgres user when
+ * the tests run as root, which PostgreSQL refuses to be).
+ */
+import { execFile } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import { freePort } from './redis-servers.js'
+
+const run = promisify(execFile)
+
+/** The machine's server: trust authentication for the postgres user. */
+export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
+
+export interface TestDatabase {
+  /** Connection string of the new database. */
+  url: string
+  database: string
+  /** A pool on it, ended by drop(). */
+  pool: pg.Pool
+  drop(): Promise<void>
+}
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+/** A new, empty database named for this run, with a pool on it. */
+export async function createPostgresTestDatabase(serverUrl = POSTGRES_URL): Promise<TestDatabase> {
+  const database = `aw_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${database}`)
+  await admin.end()
+  const url = withDatabase(serverUrl, database)
+  const pool = new pg.Pool({ connectionString: url, max: 20 })
+  pool.on('error', () => {})
+  return {
+    url,
+    database,
+    pool,
+    async drop() {
+      // Claims a test left open end with their sessions below, not here.
+      await Promise.race([pool.end().catch(() => {}), new Promise((r) => setTimeout(r, 1000))])
+      const again = new pg.Client({ connectionString: serverUrl })
+      await again.connect()
+      await again.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      await again.end()
+    },
+  }
+}
+
+export interface PostgresServer {
+  port: number
+  /** Connection string of its `postgres` database. */
+  url: string
+  /** pg_ctl stop -m immediate: as a crash, every session gone. */
+  stop(): Promise<void>
+  start(): Promise<void>
+  /** Stops it for good and removes its files. */
+  destroy(): Promise<void>
+}
+
+const asPostgres = (command: string, args: string[]) =>
+  process.getuid?.() === 0
+    ? run('runuser', ['-u', 'postgres', '--', command, ...args])
+    : run(command, args)
+
+/** A private server on a spare loopback port, in a temp directory. */
+export async function startPrivatePostgres(): Promise<PostgresServer> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), `pg-${port}-`))
+  chmodSync(dir, 0o777)
+  const data = join(dir, 'data')
+  if (process.getuid?.() === 0) await run('chown', ['postgres', dir])
+  await asPostgres(`${PG_BIN}/initdb`, ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync'])
+  const start = async () => {
+    await asPostgres(`${PG_BIN}/pg_ctl`, [
+      '-D',
+      data,
+      '-w',
+      '-l',
+      join(dir, 'log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ])
+  }
+  const stop = async () => {
+    await asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-m', 'immediate', 'stop']).catch(() => {})
+  }
+  await start()
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop,
+    start,
+    async destroy() {
+      await stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
