@@ -16,7 +16,8 @@ import { freePort } from './redis-servers.js'
 const run = promisify(execFile)
 
 /** The machine's server: trust authentication for the postgres user. */
-export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+export const POSTGRES_URL =
+  process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
 
 export interface TestDatabase {

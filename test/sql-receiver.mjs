@@ -1,0 +1,86 @@
+// One receiver process of the SQL store tests (crash and chaos): the node adapter
+// with the store named by STORE (postgres, mysql, or redis for the documented
+// difference). The handler's effect is a row in the test database's `effects`
+// table and the conversion's newest status in `conversion_state`: written through
+// ctx.tx with a SQL store, and straight to the database (committed at once) with
+// Redis, whose mark lives elsewhere. Told by the test, the process hangs or dies
+// by SIGKILL right after the next effect, before the store's commit.
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import { affiliateWebhook } from '@affiliate-webhooks/node'
+
+const { STORE, DATABASE_URL, REDIS_URL, KEY_PREFIX, WEBHOOK_SECRET, PORT, LEASE_MS } = process.env
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// 'hang' or 'crash', for the next effect; set by a message from the test.
+let next = process.env.AFTER_FIRST_EFFECT
+process.on('message', (message) => {
+  next = message
+})
+
+const mysqlDialect = {
+  insertEffect:
+    'INSERT INTO effects (event_id, conversion_id, event_order, pid) VALUES (?, ?, ?, ?)',
+  upsertState:
+    'INSERT INTO conversion_state (conversion_id, status, event_order) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE status = VALUES(status), event_order = VALUES(event_order)',
+}
+const postgresDialect = {
+  insertEffect:
+    'INSERT INTO effects (event_id, conversion_id, event_order, pid) VALUES ($1, $2, $3, $4)',
+  upsertState:
+    'INSERT INTO conversion_state (conversion_id, status, event_order) VALUES ($1, $2, $3) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, event_order = EXCLUDED.event_order',
+}
+
+async function setUp() {
+  if (STORE === 'mysql') {
+    const mysql = await import('mysql2/promise')
+    const { mysqlStore } = await import('@affiliate-webhooks/mysql')
+    const pool = mysql.createPool({ uri: DATABASE_URL, connectionLimit: 20 })
+    return { store: mysqlStore({ pool }), direct: pool, dialect: mysqlDialect }
+  }
+  const { default: pg } = await import('pg')
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 })
+  pool.on('error', () => {})
+  if (STORE === 'postgres') {
+    const { postgresStore } = await import('@affiliate-webhooks/postgres')
+    return { store: postgresStore({ pool }), direct: pool, dialect: postgresDialect }
+  }
+  const { Redis } = await import('ioredis')
+  const { recommendedRedisOptions, redisStore } = await import('@affiliate-webhooks/redis')
+  const client = new Redis(REDIS_URL, { ...recommendedRedisOptions })
+  await once(client, 'ready')
+  return {
+    store: redisStore({ client, prefix: KEY_PREFIX }),
+    direct: pool,
+    dialect: postgresDialect,
+  }
+}
+
+const { store, direct, dialect } = await setUp()
+await store.ready?.()
+
+const webhook = affiliateWebhook({
+  path: '/hooks',
+  secret: WEBHOOK_SECRET,
+  store,
+  leaseMs: Number(LEASE_MS ?? 30_000),
+  logger: false,
+  async onConversion(conversion, event, ctx) {
+    // With a SQL store the effect joins the store's transaction; with Redis it commits now.
+    const db = ctx.tx ?? direct
+    const order = Date.parse(event.createdAt)
+    await db.query(dialect.insertEffect, [event.id, conversion.id, order, process.pid])
+    await db.query(dialect.upsertState, [conversion.id, conversion.status, order])
+    if (next !== undefined) {
+      const what = next
+      next = undefined
+      process.send?.({ effect: event.id })
+      if (what === 'crash') process.kill(process.pid, 'SIGKILL')
+      if (what === 'hang') await new Promise(() => {})
+    }
+    // Work after the effect and before the commit: where a kill hurts.
+    await pause(Math.random() * 6)
+  },
+})
+
+const server = createServer(webhook)
+server.listen(Number(PORT), '127.0.0.1', () => process.send?.({ ready: true, pid: process.pid }))
