@@ -90,20 +90,22 @@ export function schemaNames(options: PostgresSchemaOptions, caller: string): Sch
 export const versionTableSql = (n: SchemaNames) =>
   `CREATE TABLE IF NOT EXISTS ${n.version} (version integer NOT NULL)`
 
-/** Everything but the version row. Every statement is idempotent. */
+/**
+ * Everything but the version row. Every statement is idempotent. No index on
+ * expires_at: a watermark's update then touches no index (a HOT update), and the
+ * pruning that would use it runs once a minute in batches, off the delivery path.
+ */
 function tablesSql(n: SchemaNames): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${n.events} (
   event_id text PRIMARY KEY,
   expires_at timestamptz NOT NULL
 )`,
-    `CREATE INDEX IF NOT EXISTS ${n.prefix}events_expires ON ${n.events} (expires_at)`,
     `CREATE TABLE IF NOT EXISTS ${n.conversions} (
   conversion_id bigint PRIMARY KEY,
   watermark bigint NOT NULL,
   expires_at timestamptz NOT NULL
 )`,
-    `CREATE INDEX IF NOT EXISTS ${n.prefix}conversions_expires ON ${n.conversions} (expires_at)`,
     `CREATE TABLE IF NOT EXISTS ${n.streak} (
   name text PRIMARY KEY,
   count integer NOT NULL,
@@ -113,8 +115,9 @@ function tablesSql(n: SchemaNames): string[] {
   ]
 }
 
-/** The conversion's advisory-lock key: exact for ids below 2^32. */
-const conversionKey = (arg: string) => `((${arg} % 4294967296) - 2147483648)::integer`
+/** The conversion's advisory-lock key: an int4, the same for ids 2^32 apart (they share a lock). */
+const conversionKey = (arg: string) =>
+  `((((${arg} % 4294967296) + 4294967296) % 4294967296) - 2147483648)::integer`
 
 /**
  * begin(event, conversion, order, lockWaitMs, leaseMs, dedupeMs) -> 'claimed' |
