@@ -53,11 +53,6 @@ export function affiliateWebhookHandler<Tx = undefined>(
 const EMPTY = new Uint8Array(0)
 
 /**
- * `app.register(affiliateWebhook, { path: '/hooks', secret, onConversion })`. Not
- * wrapped in fastify-plugin on purpose: its buffer body parser and 413 answer stay
- * inside this plugin's context, so the app's JSON parsing elsewhere is untouched.
- */
-/**
  * Fastify infers `register`'s options from the plugin's own type, so the plugin
  * cannot be generic: its handlers take any store's transaction as `ctx.tx`.
  * `affiliateWebhookHandler` types `ctx.tx` from the store.
@@ -65,6 +60,11 @@ const EMPTY = new Uint8Array(0)
 // biome-ignore lint/suspicious/noExplicitAny: the plugin's one untyped spot, explained above
 type AnyStoreTx = any
 
+/**
+ * `app.register(affiliateWebhook, { path: '/hooks', secret, onConversion })`. Not
+ * wrapped in fastify-plugin on purpose: its buffer body parser and 413 answer stay
+ * inside this plugin's context, so the app's JSON parsing elsewhere is untouched.
+ */
 export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnyStoreTx>> = (
   app,
   options,
