@@ -13,6 +13,7 @@ import { rotate } from './rotate.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
+import { sql } from './sql.js'
 import { test } from './test-event.js'
 import { verify } from './verify.js'
 
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   doctor,
   rotate,
   queue,
+  sql,
 ]
 
 export const VERSION = '0.1.0'

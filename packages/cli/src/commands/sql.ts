@@ -1,0 +1,66 @@
+import { postgresSchema } from '@affiliate-webhooks/postgres'
+import { type Command, str } from './command.js'
+import { EXIT, UsageError } from './io.js'
+
+/** The DDL of each SQL store, by the flag that names its database. */
+const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string }) => string> = {
+  postgres: postgresSchema,
+}
+
+export const sql: Command = {
+  name: 'sql',
+  summary: 'print the tables of the Postgres or MySQL store, for a migration',
+  help: `Usage: affiliate-webhooks sql schema --postgres|--mysql [--table-prefix PREFIX] [--schema NAME]
+
+Prints the DDL the SQL store runs on first use: its tables, functions or
+procedures and its layout version row. Run it in your migration tool, and the
+store finds the tables ready and runs no DDL itself (the app's role then needs
+no CREATE). Running it twice changes nothing.
+
+  --postgres               the DDL of @affiliate-webhooks/postgres
+  --mysql                  the DDL of @affiliate-webhooks/mysql (MySQL 8, MariaDB 10.6+)
+  --table-prefix PREFIX    the store's tablePrefix (default aw_)
+  --schema NAME            Postgres only: the schema holding the tables
+
+Examples:
+  affiliate-webhooks sql schema --postgres > migrations/0007_affiliate_webhooks.sql
+  affiliate-webhooks sql schema --mysql --table-prefix hooks_
+
+Exit codes: 0 printed, 2 wrong usage.`,
+  options: {
+    postgres: { type: 'boolean' },
+    mysql: { type: 'boolean' },
+    'table-prefix': { type: 'string' },
+    schema: { type: 'string' },
+  },
+  positionals: true,
+  async run(values, io, positionals) {
+    const [action, ...extra] = positionals
+    if (action !== 'schema') {
+      throw new UsageError(`expected the sub-command schema; got ${action ?? 'nothing'}`)
+    }
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`)
+    const chosen = Object.keys(SCHEMAS).filter((name) => values[name] === true)
+    if (values.mysql === true && SCHEMAS.mysql === undefined) {
+      throw new UsageError('--mysql is not available in this build')
+    }
+    if (chosen.length !== 1) {
+      throw new UsageError('name the database: --postgres or --mysql (one of them)')
+    }
+    const tablePrefix = str(values, 'table-prefix')
+    const schema = str(values, 'schema')
+    if (schema !== undefined && chosen[0] !== 'postgres') {
+      throw new UsageError(
+        '--schema is for --postgres; MySQL tables live in the connection database',
+      )
+    }
+    const print = SCHEMAS[chosen[0] as string] as (typeof SCHEMAS)[string]
+    try {
+      io.stdout.write(print({ ...(tablePrefix && { tablePrefix }), ...(schema && { schema }) }))
+    } catch (error) {
+      // A prefix or schema name the store would refuse: said the store's way.
+      throw new UsageError((error as Error).message.replace(/^\w+: /, ''))
+    }
+    return EXIT.ok
+  },
+}
