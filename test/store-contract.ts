@@ -15,7 +15,9 @@ export interface StoreFactoryOptions {
   prefix?: string
 }
 
-export type StoreFactory = (options: StoreFactoryOptions) => EventStore | Promise<EventStore>
+export type StoreFactory = (
+  options: StoreFactoryOptions,
+) => EventStore<unknown> | Promise<EventStore<unknown>>
 
 const LEASE = 10_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -31,7 +33,7 @@ function ids() {
 }
 
 /** A begin() still pending or not, observable without waiting for it. */
-function track(result: BeginResult | Promise<BeginResult>) {
+function track(result: BeginResult<unknown> | Promise<BeginResult<unknown>>) {
   const state = { settled: false, promise: Promise.resolve(result) }
   state.promise.then(() => {
     state.settled = true
@@ -39,7 +41,7 @@ function track(result: BeginResult | Promise<BeginResult>) {
   return state
 }
 
-function claimed(result: BeginResult): Claim {
+function claimed(result: BeginResult<unknown>): Claim<unknown> {
   if (result.status !== 'claimed') throw new Error(`expected claimed, got ${result.status}`)
   return result.claim
 }
