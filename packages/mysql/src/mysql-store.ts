@@ -39,6 +39,9 @@ export interface MysqlEventStore extends EventStore<PoolConnection> {
    * database named, rather than on the first delivery.
    */
   ready(): Promise<void>
+  begin(input: BeginInput): Promise<BeginResult<PoolConnection>>
+  commit(claim: Claim<PoolConnection>): Promise<boolean>
+  release(claim: Claim<PoolConnection>): Promise<void>
   peek(input: PeekInput): Promise<PeekResult>
   recordAnswer(code: string | null): Promise<FailureStreak>
   /** Deletes expired marks and watermarks, at most `limit` of each. The store does this by itself, once a minute. */
