@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { type BeginResult, type Claim, createReceiver } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { mysqlSchema, mysqlStore } from '@affiliate-webhooks/mysql'
+import { type MysqlEventStore, mysqlSchema, mysqlStore } from '@affiliate-webhooks/mysql'
 import mysql from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMysqlTestDatabase, type MysqlTestDatabase } from './mysql-db.js'
@@ -216,11 +216,12 @@ describe('mysqlStore tables', () => {
     )
     await Promise.all(stores.map((store) => store.ready()))
     expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}schema`)).toBe(1)
-    const claim = claimedOf(await stores[0]!.begin({ eventId: 'evt_race', order: 1 }))
-    expect(await stores[1]!.begin({ eventId: 'evt_race', order: 1 })).toEqual({
+    const [first, second] = stores as [MysqlEventStore, MysqlEventStore]
+    const claim = claimedOf(await first.begin({ eventId: 'evt_race', order: 1 }))
+    expect(await second.begin({ eventId: 'evt_race', order: 1 })).toEqual({
       status: 'in_progress',
     })
-    expect(await stores[0]!.commit(claim)).toBe(true)
+    expect(await first.commit(claim)).toBe(true)
   })
 
   it('refuses tables of another layout version with an error that says what to do', async () => {
