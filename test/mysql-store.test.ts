@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { type BeginResult, type Claim, createReceiver } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { type MysqlEventStore, mysqlSchema, mysqlStore } from '@affiliate-webhooks/mysql'
-import mysql from 'mysql2/promise'
+import mysql, { type Pool } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMysqlTestDatabase, type MysqlTestDatabase } from './mysql-db.js'
 import { storeContract } from './store-contract.js'
@@ -314,5 +314,66 @@ describe('mysqlStore tables', () => {
     expect(error?.message).toMatch(/as user nobody_aw.*user and password/s)
     expect(`${error?.message}${logged.join('')}`).not.toContain('hunter2')
     await pool.end()
+  })
+})
+
+/** The pool, counting every statement sent through it or a connection taken from it. */
+function countingPool(pool: Pool) {
+  const counter = { trips: 0 }
+  const counted = <T extends object>(target: T, methods: string[]): T =>
+    new Proxy(target, {
+      get(object, property) {
+        const value = Reflect.get(object, property, object)
+        if (typeof value !== 'function') return value
+        if (methods.includes(String(property))) {
+          return (...args: unknown[]) => {
+            counter.trips++
+            return value.apply(object, args)
+          }
+        }
+        if (property === 'getConnection') {
+          return async () => counted(await value.apply(object, []), ['query', 'execute'])
+        }
+        return value.bind(object)
+      },
+    })
+  return { pool: counted(pool, ['query', 'execute']), counter }
+}
+
+describe('mysqlStore round trips', () => {
+  it('costs two round trips of its own per delivery (CALL begin, CALL commit), none per pool checkout', async () => {
+    const { pool, counter } = countingPool(db.pool)
+    const store = mysqlStore({ pool, logger: false })
+    await store.ready()
+    const deliveries = 50
+    counter.trips = 0
+    for (let i = 0; i < deliveries; i++) {
+      const eventId = `evt_trips_${randomUUID()}`
+      const claim = claimedOf(await store.begin({ eventId, conversionId: 5000 + i, order: 10 }))
+      expect(await store.commit(claim)).toBe(true)
+    }
+    expect(counter.trips / deliveries).toBe(2)
+    // A duplicate is one.
+    counter.trips = 0
+    const eventId = `evt_trips_${randomUUID()}`
+    await store.commit(claimedOf(await store.begin({ eventId, order: 1 })))
+    counter.trips = 0
+    expect((await store.begin({ eventId, order: 1 })).status).toBe('duplicate')
+    expect(counter.trips).toBe(1)
+  })
+
+  it('stays within four per delivery through a receiver (its failure-streak reset included)', async () => {
+    const { pool, counter } = countingPool(db.pool)
+    const store = mysqlStore({ pool, logger: false })
+    await store.ready()
+    const receiver = createReceiver({ secret: SECRET, store, onConversion() {} })
+    const deliveries = 40
+    counter.trips = 0
+    for (let i = 0; i < deliveries; i++) {
+      const event = buildConversionEvent({ conversion: { id: 6000 + i } })
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+    }
+    expect(counter.trips / deliveries).toBeLessThanOrEqual(4)
+    expect(counter.trips).toBeGreaterThanOrEqual(2 * deliveries)
   })
 })

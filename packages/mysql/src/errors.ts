@@ -73,13 +73,16 @@ const CONNECTION_LOST = new Set([
 
 /** True when the error says the claim's connection (and so its transaction) is gone. */
 export function isConnectionLost(error: unknown): boolean {
-  const { code, fatal, message } = (error ?? {}) as {
+  const { code, errno, fatal, message } = (error ?? {}) as {
     code?: string
+    errno?: number
     fatal?: boolean
     message?: string
   }
   return (
     fatal === true ||
+    // MySQL 8.0.24+ says why before it closes an idle session: ER_CLIENT_INTERACTION_TIMEOUT.
+    errno === 4031 ||
     (code !== undefined && CONNECTION_LOST.has(code)) ||
     (typeof message === 'string' && message.includes('connection is in closed state'))
   )

@@ -334,13 +334,13 @@ function streakStep(parts: Parts) {
       resetAt = at
     }
     const row = await withConnection(parts, (connection) =>
-      call<{ count: number; codes: string }>(
+      call<{ failures: number; codes: string }>(
         connection,
         `CALL ${parts.names.recordAnswer}(?, ?, ?)`,
         [code, STREAK_CODES_KEPT, parts.timings.dedupeTtl],
       ),
     )
-    seen = Number(row.count)
+    seen = Number(row.failures)
     return seen === 0 ? NO_STREAK : { count: seen, recentCodes: row.codes.split(',') }
   }
 }

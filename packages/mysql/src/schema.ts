@@ -7,7 +7,7 @@
  * Tables (`p` = tablePrefix, default `aw_`):
  *   p_events       event_id -> expires_at    handled (or judged stale), kept dedupeTtl
  *   p_conversions  conversion_id -> watermark the newest order handled, kept orderingTtl
- *   p_streak       name -> count, codes       answers in a row that were not 2xx
+ *   p_streak       name -> failures, codes    answers in a row that were not 2xx
  *   p_schema       version                   which layout these tables have
  *
  * Times are milliseconds since the epoch (UTC) on the server's clock, so every
@@ -106,7 +106,7 @@ function tablesSql(n: SchemaNames): string[] {
 ) ENGINE=InnoDB`,
     `CREATE TABLE IF NOT EXISTS ${n.streak} (
   name VARCHAR(32) NOT NULL PRIMARY KEY,
-  count INT NOT NULL,
+  failures INT NOT NULL,
   codes VARCHAR(1024) NOT NULL,
   expires_at BIGINT NOT NULL
 ) ENGINE=InnoDB`,
@@ -217,7 +217,7 @@ END`
 }
 
 /**
- * record_answer(code, kept, ttlMs) -> one row (count, codes newest first, comma
+ * record_answer(code, kept, ttlMs) -> one row (failures, codes newest first, comma
  * separated). A NULL code (a 2xx answer) resets the streak.
  */
 function recordAnswerSql(n: SchemaNames): string {
@@ -227,16 +227,16 @@ function recordAnswerSql(n: SchemaNames): string {
 body: BEGIN
   IF p_code IS NULL THEN
     DELETE FROM ${n.streak} WHERE name = 'answers';
-    SELECT 0 AS count, '' AS codes;
+    SELECT 0 AS failures, '' AS codes;
     LEAVE body;
   END IF;
-  INSERT INTO ${n.streak} (name, count, codes, expires_at)
+  INSERT INTO ${n.streak} (name, failures, codes, expires_at)
     VALUES ('answers', 1, p_code, ${NOW_MS} + p_ttl_ms)
     ON DUPLICATE KEY UPDATE
-      count = IF(${live}, count + 1, 1),
+      failures = IF(${live}, failures + 1, 1),
       codes = IF(${live}, SUBSTRING_INDEX(CONCAT(p_code, ',', codes), ',', p_kept), p_code),
       expires_at = ${NOW_MS} + p_ttl_ms;
-  SELECT count, codes FROM ${n.streak} WHERE name = 'answers';
+  SELECT failures, codes FROM ${n.streak} WHERE name = 'answers';
 END`
 }
 
