@@ -5,7 +5,12 @@ import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/t
 import { type MysqlEventStore, mysqlSchema, mysqlStore } from '@affiliate-webhooks/mysql'
 import mysql, { type Pool } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMysqlTestDatabase, type MysqlTestDatabase } from './mysql-db.js'
+import {
+  createMysqlTestDatabase,
+  type MysqlTestDatabase,
+  type PrivateMariadb,
+  startPrivateMariadb,
+} from './mysql-db.js'
 import { storeContract } from './store-contract.js'
 
 let db: MysqlTestDatabase
@@ -375,5 +380,40 @@ describe('mysqlStore round trips', () => {
     }
     expect(counter.trips / deliveries).toBeLessThanOrEqual(4)
     expect(counter.trips).toBeGreaterThanOrEqual(2 * deliveries)
+  })
+})
+
+describe('mysqlStore when its server goes away (a private MariaDB)', () => {
+  let server: PrivateMariadb
+  beforeAll(async () => {
+    server = await startPrivateMariadb()
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('fails fast and clearly while the server is down, an open claim included, and recovers after restart', async () => {
+    const pool = mysql.createPool({ uri: server.url, connectionLimit: 5 })
+    const store = mysqlStore({ pool, logger: false, acquireTimeoutMs: 1000 })
+    await store.ready()
+    const open = claimedOf(await store.begin({ eventId: 'evt_outage_open', order: 1 }))
+    await server.kill()
+    // A genuine outage is not a lost lease: the commit throws (503), it does not resolve false.
+    await expect(store.commit(open)).rejects.toThrow(/MySQL at 127\.0\.0\.1:\d+\/aw as user root/)
+    const started = performance.now()
+    const failure = await store.begin({ eventId: 'evt_outage', order: 1 }).then(
+      () => undefined,
+      (error: Error) => error,
+    )
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect(failure?.message).toMatch(new RegExp(`MySQL at 127\\.0\\.0\\.1:${server.port}/aw`))
+    await server.restart()
+    // The open claim's transaction died with the server: the event is free again.
+    const again = claimedOf(await store.begin({ eventId: 'evt_outage_open', order: 1 }))
+    expect(await store.commit(again)).toBe(true)
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_outage', order: 1 }))),
+    ).toBe(true)
+    await pool.end()
   })
 })
