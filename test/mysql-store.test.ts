@@ -46,6 +46,34 @@ storeContract('mysqlStore', async ({ prefix, ...options }) => {
   return store
 })
 
+describe('on connections without autocommit', () => {
+  // A pool whose sessions start with autocommit off (an init command some apps use):
+  // every read opens a transaction, so a snapshot taken too early would see the past.
+  let noAutocommit: Pool
+  beforeAll(() => {
+    noAutocommit = mysql.createPool({ uri: db.url, connectionLimit: 60 })
+    const core = (
+      noAutocommit as unknown as { pool: { on(e: string, f: (c: never) => void): void } }
+    ).pool
+    core.on('connection', (connection: { query(sql: string): void }) => {
+      connection.query('SET SESSION autocommit = 0')
+    })
+  })
+  afterAll(async () => {
+    await noAutocommit?.end()
+  })
+  storeContract('mysqlStore (autocommit off)', async ({ prefix, ...options }) => {
+    const store = mysqlStore({
+      pool: noAutocommit,
+      tablePrefix: tablePrefix(prefix) ?? 'aw_noac_',
+      logger: false,
+      ...options,
+    })
+    await store.ready()
+    return store
+  })
+})
+
 const SECRET = 'whsec_mysql_store_test'
 
 async function delivery(event: object) {
@@ -192,6 +220,35 @@ describe('mysqlStore with a receiver: effects through ctx.tx', () => {
     expect(await effects(event.id)).toBe(1)
   })
 
+  it('handles many concurrent deliveries of new conversions without lock waits or deadlocks between them', async () => {
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: false,
+      store: mysqlStore({ pool: db.pool, logger: false }),
+      async onConversion(conversion, event, ctx) {
+        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, 1)`, [event.id, conversion.id])
+        // Every transaction stays open a while, overlapping the others.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      },
+    })
+    const events = Array.from({ length: 120 }, (_, i) =>
+      buildConversionEvent({ conversion: { id: 700_000 + ((i * 7919) % 120) } }),
+    )
+    const outcomes: string[] = []
+    for (let i = 0; i < events.length; i += 30) {
+      const batch = events.slice(i, i + 30)
+      const answers = await Promise.all(
+        batch.map(async (event) => receiver.receive(await delivery(event))),
+      )
+      outcomes.push(...answers.map((answer) => answer.outcome ?? String(answer.status)))
+    }
+    expect(outcomes.every((outcome) => outcome === 'processed')).toBe(true)
+    const ids = events.map((event) => event.id)
+    expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE event_id IN (?)`, [ids])).toBe(
+      events.length,
+    )
+  })
+
   it('lets the server end the session of a process too stuck to run its timers: the event is freed, the late commit resolves false', async () => {
     const store = mysqlStore({ pool: db.pool, logger: false })
     const eventId = `evt_stuck_${randomUUID().slice(0, 8)}`
@@ -227,6 +284,17 @@ describe('mysqlStore tables', () => {
       status: 'in_progress',
     })
     expect(await first.commit(claim)).toBe(true)
+  })
+
+  it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
+    const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
+    await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1\``)
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_gone', order: 1 }))),
+    ).toBe(true)
   })
 
   it('refuses tables of another layout version with an error that says what to do', async () => {

@@ -123,7 +123,10 @@ function tablesSql(n: SchemaNames): string[] {
  * event. `duplicate` and `stale` (marked done, committed) leave nothing held.
  */
 function beginSql(n: SchemaNames): string {
-  const done = `EXISTS (SELECT 1 FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS})`
+  // Reads are SELECT ... INTO statements, which InnoDB serves from the snapshot
+  // without locks; a subquery in an IF condition would take shared next-key locks
+  // and hold them to the end of the transaction (the handler's too).
+  const done = `SELECT COUNT(*) INTO v_done FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}`
   const watermark = `SELECT watermark INTO v_mark FROM ${n.conversions}
       WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS}`
   const markDone = `INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
@@ -133,28 +136,45 @@ function beginSql(n: SchemaNames): string {
   IN p_lease_s INT, IN p_dedupe_ms BIGINT)
 body: BEGIN
   DECLARE v_mark BIGINT DEFAULT NULL;
+  DECLARE v_done INT DEFAULT 0;
   IF COALESCE(GET_LOCK(${lockName(n, 'e', 'p_event')}, 0), 0) <> 1 THEN
     SELECT 'in_progress' AS status, IS_USED_LOCK(${lockName(n, 'e', 'p_event')}) AS holder;
     LEAVE body;
   END IF;
-  IF ${done} THEN
+  ${done};
+  IF v_done > 0 THEN
+    COMMIT;
     DO RELEASE_ALL_LOCKS();
     SELECT 'duplicate' AS status, NULL AS holder;
     LEAVE body;
   END IF;
   IF p_conversion IS NOT NULL THEN
+    -- A shortcut before waiting: watermarks only rise, so stale now is stale for good.
     ${watermark};
-    IF v_mark IS NULL OR v_mark < p_order THEN
-      IF COALESCE(GET_LOCK(${lockName(n, 'c', 'p_conversion')}, 0), 0) <> 1 THEN
-        SELECT 'locked' AS status, NULL AS holder;
-        LEAVE body;
-      END IF;
-      -- Read again now the lock is ours: the holder committed before letting go.
-      SET v_mark = NULL;
-      ${watermark};
-    END IF;
     IF v_mark IS NOT NULL AND v_mark >= p_order THEN
       ${markDone};
+      COMMIT;
+      DO RELEASE_ALL_LOCKS();
+      SELECT 'stale' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;
+    IF COALESCE(GET_LOCK(${lockName(n, 'c', 'p_conversion')}, 0), 0) <> 1 THEN
+      -- Ends the reads' transaction on a session without autocommit: it waits holding nothing.
+      COMMIT;
+      SELECT 'locked' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;
+  END IF;
+  -- The transaction starts after both locks, so its snapshot (taken at its first
+  -- read) sees every commit of the last holder, who committed before letting go.
+  -- START TRANSACTION also ends any transaction a session without autocommit left open.
+  START TRANSACTION;
+  IF p_conversion IS NOT NULL THEN
+    SET v_mark = NULL;
+    ${watermark};
+    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
+      ${markDone};
+      COMMIT;
       DO RELEASE_ALL_LOCKS();
       SELECT 'stale' AS status, NULL AS holder;
       LEAVE body;
@@ -162,8 +182,6 @@ body: BEGIN
   END IF;
   SET @aw_wait_timeout = @@SESSION.wait_timeout;
   SET SESSION wait_timeout = p_lease_s;
-  -- The transaction's snapshot is taken at its first read, after both locks.
-  START TRANSACTION;
   INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
     ON DUPLICATE KEY UPDATE expires_at = NULL;
   SELECT 'claimed' AS status, NULL AS holder;
@@ -180,6 +198,7 @@ function commitSql(n: SchemaNames): string {
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
+  DECLARE v_mark BIGINT DEFAULT NULL;
   UPDATE ${n.events} SET expires_at = ${NOW_MS} + p_dedupe_ms
     WHERE event_id = p_event AND expires_at IS NULL;
   IF ROW_COUNT() <> 1 THEN
@@ -190,13 +209,15 @@ body: BEGIN
     LEAVE body;
   END IF;
   IF p_conversion IS NOT NULL THEN
-    UPDATE ${n.conversions}
-      SET watermark = p_order, expires_at = ${NOW_MS} + p_ordering_ms
-      WHERE conversion_id = p_conversion AND (watermark < p_order OR expires_at <= ${NOW_MS});
-    IF ROW_COUNT() = 0 THEN
+    -- The conversion lock is ours: nobody else writes this row, so a plain read is
+    -- current, and one keyed write takes no gap lock (an UPDATE of a missing row
+    -- would, and two such commits inserting into the same gap deadlock).
+    SELECT watermark INTO v_mark FROM ${n.conversions}
+      WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS};
+    IF v_mark IS NULL OR v_mark < p_order THEN
       INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
         VALUES (p_conversion, p_order, ${NOW_MS} + p_ordering_ms)
-        ON DUPLICATE KEY UPDATE conversion_id = conversion_id;
+        ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = ${NOW_MS} + p_ordering_ms;
     END IF;
   END IF;
   COMMIT;
@@ -227,6 +248,7 @@ function recordAnswerSql(n: SchemaNames): string {
 body: BEGIN
   IF p_code IS NULL THEN
     DELETE FROM ${n.streak} WHERE name = 'answers';
+    COMMIT;
     SELECT 0 AS failures, '' AS codes;
     LEAVE body;
   END IF;
@@ -236,6 +258,7 @@ body: BEGIN
       failures = IF(${live}, failures + 1, 1),
       codes = IF(${live}, SUBSTRING_INDEX(CONCAT(p_code, ',', codes), ',', p_kept), p_code),
       expires_at = ${NOW_MS} + p_ttl_ms;
+  COMMIT;
   SELECT failures, codes FROM ${n.streak} WHERE name = 'answers';
 END`
 }

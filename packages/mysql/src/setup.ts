@@ -29,19 +29,35 @@ function wrongVersion(found: number, names: SchemaNames): Error {
   )
 }
 
+/** The store's procedures, unquoted. */
+const routines = (names: SchemaNames) =>
+  [names.begin, names.commit, names.release, names.recordAnswer, names.prune].map((name) =>
+    name.replaceAll('`', ''),
+  )
+
+/** True when every procedure of this version is there (a migration may have left one out). */
+async function hasRoutines(connection: PoolConnection, names: SchemaNames): Promise<boolean> {
+  const wanted = routines(names)
+  const [rows] = await connection.query(
+    'SELECT COUNT(*) AS n FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = ? AND routine_name IN (?)',
+    ['PROCEDURE', wanted],
+  )
+  return Number((rows as { n: number }[])[0]?.n) === wanted.length
+}
+
 /** Longest wait for another process creating the same tables, seconds. */
 const DDL_LOCK_WAIT_S = 20
 
 /**
  * Creates what is missing, once, under a named lock so processes starting
  * together do not race on CREATE; then checks the version. Tables whose version
- * row matches are not touched at all, so an app whose user cannot CREATE runs
- * against tables made by a migration.
+ * row matches, with every procedure there, are not touched at all, so an app
+ * whose user cannot CREATE runs against tables made by a migration.
  */
 export async function ensureSchema(connection: PoolConnection, names: SchemaNames): Promise<void> {
   const found = await recordedVersion(connection, names)
-  if (found === MYSQL_SCHEMA_VERSION) return
-  if (found !== undefined) throw wrongVersion(found, names)
+  if (found !== undefined && found !== MYSQL_SCHEMA_VERSION) throw wrongVersion(found, names)
+  if (found === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
   const lock = `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${names.prefix}:ddl')))`
   const [rows] = await connection.query(`SELECT GET_LOCK(${lock}, ${DDL_LOCK_WAIT_S}) AS got`)
   if ((rows as { got: number | null }[])[0]?.got !== 1) {
@@ -53,10 +69,10 @@ export async function ensureSchema(connection: PoolConnection, names: SchemaName
     await connection.query(versionTableSql(names))
     const now = await recordedVersion(connection, names)
     if (now !== undefined && now !== MYSQL_SCHEMA_VERSION) throw wrongVersion(now, names)
-    if (now === undefined) {
-      for (const statement of schemaStatements(names)) await connection.query(statement)
-      await connection.query(versionRowSql(names))
-    }
+    if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
+    // Every statement is idempotent: run them all when anything is missing.
+    for (const statement of schemaStatements(names)) await connection.query(statement)
+    await connection.query(versionRowSql(names))
   } finally {
     await connection.query(`DO RELEASE_LOCK(${lock})`)
   }
