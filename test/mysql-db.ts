@@ -74,6 +74,10 @@ export interface PrivateMariadb {
   kill(): Promise<void>
   /** Starts it again on the same port and data (after stop or kill; kills it first if running). */
   restart(): Promise<void>
+  /** SIGSTOP: the server hangs (connections stay open, nothing answers) until thaw(). */
+  freeze(): Promise<void>
+  /** SIGCONT after freeze(). */
+  thaw(): Promise<void>
   /** Kills it and removes its data directory: call it when the test is done. */
   dispose(): Promise<void>
 }
@@ -177,6 +181,8 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
   const end = async (signal: NodeJS.Signals) => {
     if (child === undefined) return
     const ending = exited(child)
+    // A frozen server must run again to act on SIGTERM.
+    child.kill('SIGCONT')
     child.kill(signal)
     await ending
     child = undefined
@@ -206,6 +212,12 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
       await end('SIGKILL')
       if (removed) throw new Error('private MariaDB: restart after dispose')
       await start()
+    },
+    async freeze() {
+      child?.kill('SIGSTOP')
+    },
+    async thaw() {
+      child?.kill('SIGCONT')
     },
     async dispose() {
       await end('SIGKILL')

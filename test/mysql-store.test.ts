@@ -484,4 +484,23 @@ describe('mysqlStore when its server goes away (a private MariaDB)', () => {
     ).toBe(true)
     await pool.end()
   })
+
+  it('answers within the bound while the server hangs (frozen), then recovers', async () => {
+    const pool = mysql.createPool({ uri: server.url, connectionLimit: 5 })
+    const store = mysqlStore({ pool, logger: false, acquireTimeoutMs: 1000 })
+    await store.commit(claimedOf(await store.begin({ eventId: 'evt_frozen_warm', order: 1 })))
+    await server.freeze()
+    try {
+      const started = performance.now()
+      // A pooled connection: the statement's own bound (5 s) ends the wait, inside the service's 10 s.
+      await expect(store.begin({ eventId: 'evt_frozen', order: 1 })).rejects.toThrow(/MySQL at/)
+      expect(performance.now() - started).toBeLessThan(8000)
+    } finally {
+      await server.thaw()
+    }
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_frozen', order: 1 }))),
+    ).toBe(true)
+    await pool.end()
+  })
 })
