@@ -9,7 +9,8 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMysqlTestDatabase, type MysqlTestDatabase, sparePort } from './mysql-db.js'
+import { createMysqlTestDatabase, type MysqlTestDatabase } from './mysql-db.js'
+import { freePort } from './redis-servers.js'
 
 const SECRET = 'whsec_mysql_crash_test'
 const TABLE = 'effects'
@@ -38,7 +39,7 @@ interface Receiver {
 }
 
 async function startReceiver(mode: 'hang' | 'throw-once' | 'ok'): Promise<Receiver> {
-  const port = await sparePort()
+  const port = await freePort()
   const child = fork(new URL('./mysql-crash-receiver.mjs', import.meta.url), {
     env: {
       ...process.env,

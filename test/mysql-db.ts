@@ -6,11 +6,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import mysql, { type Pool } from 'mysql2/promise'
+import { freePort } from './redis-servers.js'
 
 const run = promisify(execFile)
 
@@ -82,19 +82,6 @@ export interface PrivateMariadb {
   dispose(): Promise<void>
 }
 
-/** A port nobody listens on right now. */
-export async function sparePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, MYSQL_HOST, () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
 let template: Promise<string> | undefined
 
 /** One freshly installed data directory per test process, copied for each server (install takes seconds). */
@@ -154,7 +141,7 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
   const home = await mkdtemp(join(tmpdir(), 'aw-mariadb-'))
   const datadir = join(home, 'data')
   await cp(await templateDatadir(), datadir, { recursive: true })
-  const port = await sparePort()
+  const port = await freePort()
   const log = join(home, 'error.log')
   let child: ChildProcess | undefined
   const start = async () => {
