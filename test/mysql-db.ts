@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -109,6 +109,18 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', () => resolve())
   })
 
+/** Waits until the kernel has stopped the process (state T): SIGSTOP takes effect asynchronously. */
+async function stopped(pid: number): Promise<void> {
+  const deadline = Date.now() + 5000
+  for (;;) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    // The state follows the command name, which is in parentheses.
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return
+    if (Date.now() > deadline) throw new Error(`private MariaDB (pid ${pid}) did not stop`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
 /** Waits until the server takes connections, or fails with its log's tail. */
 async function waitUntilUp(port: number, child: ChildProcess, log: string): Promise<void> {
   const deadline = Date.now() + 30_000
@@ -201,7 +213,9 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
       await start()
     },
     async freeze() {
-      child?.kill('SIGSTOP')
+      if (child?.pid === undefined) return
+      child.kill('SIGSTOP')
+      await stopped(child.pid)
     },
     async thaw() {
       child?.kill('SIGCONT')
