@@ -29,6 +29,7 @@ export default defineConfig({
       },
       { find: /^@affiliate-webhooks\/koa$/, replacement: src('./packages/koa/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
+      { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/postgres$/,
         replacement: src('./packages/postgres/src/index.ts'),

@@ -1,0 +1,79 @@
+import type { PoolConnection } from 'mysql2/promise'
+import {
+  MYSQL_SCHEMA_VERSION,
+  type SchemaNames,
+  schemaStatements,
+  versionRowSql,
+  versionTableSql,
+} from './schema.js'
+
+/** The version recorded in the version table, or undefined when it has no row (or no table) yet. */
+async function recordedVersion(
+  connection: PoolConnection,
+  names: SchemaNames,
+): Promise<number | undefined> {
+  try {
+    const [rows] = await connection.query(`SELECT MAX(version) AS version FROM ${names.version}`)
+    const version = (rows as { version: number | string | null }[])[0]?.version
+    return version === null || version === undefined ? undefined : Number(version)
+  } catch (error) {
+    // ER_NO_SUCH_TABLE: never created here.
+    if ((error as { errno?: number }).errno === 1146) return undefined
+    throw error
+  }
+}
+
+function wrongVersion(found: number, names: SchemaNames): Error {
+  return new Error(
+    `mysqlStore: the table ${names.version.replaceAll('`', '')} says its tables have layout version ${found}, and this version of @affiliate-webhooks/mysql needs ${MYSQL_SCHEMA_VERSION}. Migrate them (affiliate-webhooks sql schema --mysql prints this version's DDL), or use another tablePrefix.`,
+  )
+}
+
+/** The store's procedures, unquoted. */
+const routines = (names: SchemaNames) =>
+  [names.begin, names.commit, names.release, names.recordAnswer, names.prune].map((name) =>
+    name.replaceAll('`', ''),
+  )
+
+/** True when every procedure of this version is there (a migration may have left one out). */
+async function hasRoutines(connection: PoolConnection, names: SchemaNames): Promise<boolean> {
+  const wanted = routines(names)
+  const [rows] = await connection.query(
+    'SELECT COUNT(*) AS n FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = ? AND routine_name IN (?)',
+    ['PROCEDURE', wanted],
+  )
+  return Number((rows as { n: number }[])[0]?.n) === wanted.length
+}
+
+/** Longest wait for another process creating the same tables, seconds. */
+const DDL_LOCK_WAIT_S = 20
+
+/**
+ * Creates what is missing, once, under a named lock so processes starting
+ * together do not race on CREATE; then checks the version. Tables whose version
+ * row matches, with every procedure there, are not touched at all, so an app
+ * whose user cannot CREATE runs against tables made by a migration.
+ */
+export async function ensureSchema(connection: PoolConnection, names: SchemaNames): Promise<void> {
+  const found = await recordedVersion(connection, names)
+  if (found !== undefined && found !== MYSQL_SCHEMA_VERSION) throw wrongVersion(found, names)
+  if (found === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
+  const lock = `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${names.prefix}:ddl')))`
+  const [rows] = await connection.query(`SELECT GET_LOCK(${lock}, ${DDL_LOCK_WAIT_S}) AS got`)
+  if ((rows as { got: number | null }[])[0]?.got !== 1) {
+    throw new Error(
+      `mysqlStore: another process held the lock on creating the ${names.prefix} tables for ${DDL_LOCK_WAIT_S} s; try again, or create them with \`affiliate-webhooks sql schema --mysql\`.`,
+    )
+  }
+  try {
+    await connection.query(versionTableSql(names))
+    const now = await recordedVersion(connection, names)
+    if (now !== undefined && now !== MYSQL_SCHEMA_VERSION) throw wrongVersion(now, names)
+    if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
+    // Every statement is idempotent: run them all when anything is missing.
+    for (const statement of schemaStatements(names)) await connection.query(statement)
+    await connection.query(versionRowSql(names))
+  } finally {
+    await connection.query(`DO RELEASE_LOCK(${lock})`)
+  }
+}
