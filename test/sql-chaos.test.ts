@@ -18,9 +18,8 @@ import { freePort } from './redis-servers.js'
 import {
   deliverUntilAcknowledged,
   type EffectsDatabase,
-  postgresKind,
   type ReceiverProcess,
-  type SqlKind,
+  SQL_KINDS,
   startReceiver,
 } from './sql-stores.js'
 
@@ -127,9 +126,7 @@ async function expectExactlyOnceInOrder(db: EffectsDatabase, events: ConversionE
   }
 }
 
-const kinds: SqlKind[] = [postgresKind]
-
-describe.each(kinds)('chaos on $name: two receivers, SIGKILLs mid-handler', (kind) => {
+describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', (kind) => {
   const processes = new Map<number, ReceiverProcess>()
   let db: EffectsDatabase | undefined
   afterAll(async () => {

@@ -13,14 +13,17 @@ import {
   deliver,
   deliverUntilAcknowledged,
   type EffectsDatabase,
+  mysqlKind,
   postgresKind,
   type ReceiverProcess,
+  SQL_KINDS,
   type SqlKind,
   startReceiver,
 } from './sql-stores.js'
 
 const cases: { kind: SqlKind; store: string; effects: number }[] = [
   { kind: postgresKind, store: 'postgres', effects: 1 },
+  { kind: mysqlKind, store: 'mysql', effects: 1 },
   { kind: postgresKind, store: 'redis', effects: 2 },
 ]
 
@@ -64,6 +67,35 @@ describe.each(cases)(
       expect(
         (await db.rows('SELECT pid FROM effects WHERE event_id = $1', [event.id])).length,
       ).toBe(effects)
+    })
+  },
+)
+
+describe.each(SQL_KINDS)(
+  'a receiver whose handler throws after its effect, $name store',
+  (kind) => {
+    let receiver: ReceiverProcess | undefined
+    let db: EffectsDatabase | undefined
+    afterAll(async () => {
+      await receiver?.kill()
+      await db?.drop()
+    })
+
+    it('leaves no effect row; its retry leaves one', async () => {
+      db = await kind.createDatabase()
+      receiver = await startReceiver({
+        STORE: kind.name,
+        DATABASE_URL: db.url,
+        AFTER_FIRST_EFFECT: 'throw',
+      })
+      const event = buildConversionEvent({ conversion: { id: 4343 } })
+      expect(await deliver(receiver.url, event, 1)).toBe(500)
+      expect(await receiver.effect).toBe(event.id)
+      expect(await db.rows('SELECT pid FROM effects WHERE event_id = $1', [event.id])).toEqual([])
+      expect(await deliver(receiver.url, event, 2)).toBe(200)
+      expect(
+        (await db.rows('SELECT pid FROM effects WHERE event_id = $1', [event.id])).length,
+      ).toBe(1)
     })
   },
 )

@@ -11,7 +11,7 @@ import { affiliateWebhook } from '@affiliate-webhooks/node'
 
 const { STORE, DATABASE_URL, REDIS_URL, KEY_PREFIX, WEBHOOK_SECRET, PORT, LEASE_MS } = process.env
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-// 'hang' or 'crash', for the next effect; set by a message from the test.
+// 'hang', 'crash' or 'throw', for the next effect; set by a message from the test.
 let next = process.env.AFTER_FIRST_EFFECT
 process.on('message', (message) => {
   next = message
@@ -76,6 +76,7 @@ const webhook = affiliateWebhook({
       process.send?.({ effect: event.id })
       if (what === 'crash') process.kill(process.pid, 'SIGKILL')
       if (what === 'hang') await new Promise(() => {})
+      if (what === 'throw') throw new Error('downstream failed after the effect')
     }
     // Work after the effect and before the commit: where a kill hurts.
     await pause(Math.random() * 6)

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { signedDelivery } from '@affiliate-webhooks/core/testing'
+import { createMysqlTestDatabase } from './mysql-db.js'
 import { createPostgresTestDatabase } from './postgres-db.js'
 import { freePort, REDIS_URL } from './redis-servers.js'
 
@@ -41,6 +42,31 @@ export const postgresKind: SqlKind = {
     }
   },
 }
+
+const MYSQL_TABLES = [
+  'CREATE TABLE effects (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, conversion_id BIGINT NOT NULL, event_order BIGINT NOT NULL, pid INT NOT NULL) ENGINE=InnoDB',
+  'CREATE TABLE conversion_state (conversion_id BIGINT PRIMARY KEY, status VARCHAR(64) NOT NULL, event_order BIGINT NOT NULL) ENGINE=InnoDB',
+]
+
+export const mysqlKind: SqlKind = {
+  name: 'mysql',
+  async createDatabase() {
+    // Room for the claims the tests hold open, each on a connection of its own.
+    const db = await createMysqlTestDatabase({ connectionLimit: 40 })
+    for (const statement of MYSQL_TABLES) await db.pool.query(statement)
+    return {
+      url: db.url,
+      async rows<T>(sql: string, params: unknown[] = []) {
+        const [rows] = await db.pool.query(sql.replace(/\$\d+/g, '?'), params)
+        return rows as T[]
+      },
+      drop: db.drop,
+    }
+  },
+}
+
+/** Both SQL stores, for the tests that run on each. */
+export const SQL_KINDS: readonly SqlKind[] = [postgresKind, mysqlKind]
 
 export const SECRET = 'whsec_sql_store_processes'
 
