@@ -36,6 +36,7 @@ const COMMANDS = [
   'doctor',
   'rotate',
   'queue',
+  'sql',
 ]
 
 const cli = (args: string[], options: Parameters<typeof run>[2] = {}) =>

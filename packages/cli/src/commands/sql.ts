@@ -1,3 +1,4 @@
+import { mysqlSchema } from '@affiliate-webhooks/mysql'
 import { postgresSchema } from '@affiliate-webhooks/postgres'
 import { type Command, str } from './command.js'
 import { EXIT, UsageError } from './io.js'
@@ -5,6 +6,7 @@ import { EXIT, UsageError } from './io.js'
 /** The DDL of each SQL store, by the flag that names its database. */
 const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string }) => string> = {
   postgres: postgresSchema,
+  mysql: mysqlSchema,
 }
 
 export const sql: Command = {
@@ -13,12 +15,13 @@ export const sql: Command = {
   help: `Usage: affiliate-webhooks sql schema --postgres|--mysql [--table-prefix PREFIX] [--schema NAME]
 
 Prints the DDL the SQL store runs on first use: its tables, functions or
-procedures and its layout version row. Run it in your migration tool, and the
+procedures and its layout version row. Run it in your migration tool (the MySQL
+text uses DELIMITER lines: feed it to the mysql or mariadb client), and the
 store finds the tables ready and runs no DDL itself (the app's role then needs
 no CREATE). Running it twice changes nothing.
 
   --postgres               the DDL of @affiliate-webhooks/postgres
-  --mysql                  the DDL of @affiliate-webhooks/mysql (MySQL 8, MariaDB 10.6+)
+  --mysql                  the DDL of @affiliate-webhooks/mysql (MySQL 8.0.29+, MariaDB 10.5+)
   --table-prefix PREFIX    the store's tablePrefix (default aw_)
   --schema NAME            Postgres only: the schema holding the tables
 
@@ -41,9 +44,6 @@ Exit codes: 0 printed, 2 wrong usage.`,
     }
     if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`)
     const chosen = Object.keys(SCHEMAS).filter((name) => values[name] === true)
-    if (values.mysql === true && SCHEMAS.mysql === undefined) {
-      throw new UsageError('--mysql is not available in this build')
-    }
     if (chosen.length !== 1) {
       throw new UsageError('name the database: --postgres or --mysql (one of them)')
     }
