@@ -188,6 +188,14 @@ function commitClaim(settled: Settled, holds: Holds, claim: Claim, at: number): 
   return true
 }
 
+/** The lease and lock of one attempt are one Hold: pushing its end out renews both. */
+function extendClaim(holds: Holds, claim: Claim, leaseMs: number, at: number): boolean {
+  const lease = holds.live(holds.leases, claim.eventId, at)
+  if (lease === undefined || lease.token !== claim.token) return false
+  lease.expiresAt = at + leaseMs
+  return true
+}
+
 function releaseClaim(holds: Holds, claim: Claim): void {
   if (holds.leases.get(claim.eventId)?.token === claim.token) holds.leases.delete(claim.eventId)
   const { conversionId } = claim
@@ -238,6 +246,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
     begin: beginStep(settled, holds, timings, now),
     commit: (claim) => commitClaim(settled, holds, claim, now()),
     release: (claim) => releaseClaim(holds, claim),
+    extend: (claim, leaseMs) => extendClaim(holds, claim, leaseMs, now()),
     peek: (input) => peekSettled(settled, input, now()),
     recordAnswer: localFailureStreak(),
   }

@@ -14,6 +14,16 @@ export interface EventStore {
   /** The handler failed: drop the lease and the lock so the retry can run. */
   release(claim: Claim): MaybePromise<void>
   /**
+   * Optional: renews the claim's lease (and its conversion's lock) to `leaseMs`
+   * from now, while the claim still holds it, so a handler that runs long keeps
+   * its event while one whose process died loses it soon. Resolves false,
+   * changing nothing, when the lease is no longer the claim's (it ran out, it was
+   * released or committed, or a newer attempt took it over). Queue workers renew
+   * this way; with a store without it, a worker takes one lease as long as its
+   * slowest handler instead.
+   */
+  extend?(claim: Claim, leaseMs: number): MaybePromise<boolean>
+  /**
    * Optional and read-only: what {@link EventStore.begin} would say about an event
    * that is already settled, without taking a lease or marking anything. A queue
    * hand-off asks it before adding a job, so an event handled long ago (its job
