@@ -22,12 +22,11 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
+import { writeResults } from './results.js'
 
 const exec = promisify(execFile)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const QUICK = process.env.BENCH_QUICK === '1'
-const RESULTS =
-  process.env.BENCH_RESULTS ?? fileURLToPath(new URL('results/cold.json', import.meta.url))
 const SAMPLES = QUICK ? 2 : 15
 /** Inside node_modules, so a bundle resolves what it leaves external like the app would. */
 const OUT = join(root, 'node_modules', '.cache', `aw-cold-bench-${process.pid}`)
@@ -293,15 +292,7 @@ function report(measured: Measured[], create: { receiver: Sample[]; store: Sampl
     out.push(`- ${label}: ${f2(value)} -> ${value <= limit ? 'MET' : 'NOT MET'}`)
   }
   process.stdout.write(`${out.join('\n')}\n`)
-  const results = {
-    node: process.version,
-    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`,
-    quick: QUICK,
-    ratios,
-    targets,
-  }
-  mkdirSync(dirname(RESULTS), { recursive: true })
-  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`)
+  writeResults('cold', { ratios, targets }, QUICK)
 }
 
 mkdirSync(OUT, { recursive: true })
