@@ -16,9 +16,9 @@
  * BENCH_RESULTS names another file (test/bench-guard.test.ts).
  */
 import { execFile } from 'node:child_process'
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, statSync } from 'node:fs'
 import { cpus } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
