@@ -22,7 +22,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
-import { writeResults } from './results.js'
+import { updateReadme, writeResults } from './results.js'
 
 const exec = promisify(execFile)
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -293,6 +293,7 @@ function report(measured: Measured[], create: { receiver: Sample[]; store: Sampl
   }
   process.stdout.write(`${out.join('\n')}\n`)
   writeResults('cold', { ratios, targets }, QUICK)
+  updateReadme('cold', out, QUICK)
 }
 
 mkdirSync(OUT, { recursive: true })

@@ -4,7 +4,7 @@
  * find them without rerunning anything. BENCH_RESULTS names another file, for a
  * guard run whose figures must not replace the committed ones.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,4 +30,21 @@ export function writeResults(bench: string, results: BenchResults, quick = false
   mkdirSync(dirname(path), { recursive: true })
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`)
   return path
+}
+
+/**
+ * Puts a bench's report into bench/README.md between `<!-- <name>.bench: start -->`
+ * and its end marker; a full run only (not quick, not into another results file).
+ */
+export function updateReadme(bench: string, report: readonly string[], quick = false): void {
+  if (quick || process.env.BENCH_RESULTS !== undefined) return
+  const path = fileURLToPath(new URL('README.md', import.meta.url))
+  const readme = readFileSync(path, 'utf8')
+  const start = `<!-- ${bench}.bench: start -->`
+  const end = `<!-- ${bench}.bench: end -->`
+  const from = readme.indexOf(start)
+  const to = readme.indexOf(end)
+  if (from === -1 || to < from) return
+  const body = report.join('\n').trim()
+  writeFileSync(path, `${readme.slice(0, from + start.length)}\n${body}\n${readme.slice(to)}`)
 }
