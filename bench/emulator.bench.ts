@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type * as Testing from '@affiliate-webhooks/core/testing'
 import type * as EmulatorPackage from '@affiliate-webhooks/emulator'
+import { writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const { createEmulator } = (await import(built('emulator/dist/index.js'))) as typeof EmulatorPackage
@@ -149,4 +150,11 @@ for (const [what, perSecond] of rows) {
   )
 }
 console.log(`\ngoal >= ${fmt(GOAL)} deliveries/s: ${best >= GOAL ? 'met' : 'NOT met'}`)
+writeResults('emulator', {
+  ratios: {
+    'emulator deliveries / fetch floor': best / floor,
+    'emulator deliveries / node:http floor': best / httpBest,
+  },
+  targets: { [`deliveries/s >= ${GOAL}`]: best },
+})
 if (best < GOAL) process.exitCode = 1

@@ -23,6 +23,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import autocannon from 'autocannon'
+import { writeResults } from './results.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -205,8 +206,12 @@ interface Sample {
   cpu: number
 }
 
-const serverCpu = async (base: string, path: string) =>
+const readCpu = async (base: string, path: string) =>
   ((await (await fetch(`${base}${path}`)).json()) as { cpu: number }).cpu
+// Once more on a failed read: a keep-alive connection the server closed just as
+// fetch reused it fails with "other side closed" (seen on a loaded machine).
+const serverCpu = (base: string, path: string) =>
+  readCpu(base, path).catch(() => readCpu(base, path))
 
 async function load(
   server: Server & { cpuPath: string },
@@ -361,6 +366,14 @@ const header = [
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
 const line = (cells: string[]) =>
   `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' | ')} |`
+writeResults('http', {
+  ratios: Object.fromEntries(
+    rows.map((row) => [`${row[0]}: adapter / bare req/s`, Number(row[3])]),
+  ),
+  targets: Object.fromEntries(
+    rows.map((row) => [`${row[0]}: adapter >= ${TARGET} x bare`, Number(row[3])]),
+  ),
+})
 console.log(`\n${line(header)}`)
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`)
 for (const row of rows) console.log(line(row))

@@ -14,6 +14,7 @@ import type * as Testing from '@affiliate-webhooks/core/testing'
 import type * as RedisPackage from '@affiliate-webhooks/redis'
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
+import { writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const core = (await import(built('core/dist/node/index.js'))) as typeof Core
@@ -205,6 +206,19 @@ const p99 = med('queued receiver: verify, peek, add job', 'p99')
 console.log(
   `Targets: ack p99 < 20 ms: ${fmt(p99, 2)} ms ${p99 < 20 ? 'met' : 'MISSED'}; worker >= 5,000 events/s: ${fmt(ourWorker)} ${ourWorker >= 5000 ? 'met' : 'MISSED'}`,
 )
+
+writeResults('queue', {
+  ratios: Object.fromEntries([
+    ...[...rows.keys()]
+      .filter((name) => name !== floor)
+      .flatMap((name) => [
+        [`${name}: events/s / floor`, med(name, 'perSecond') / med(floor, 'perSecond')],
+        [`${name}: ack p99 / floor p99`, med(name, 'p99') / med(floor, 'p99')],
+      ]),
+    ['createWorker / bare BullMQ worker, events/s', ourWorker / bareWorker],
+  ]),
+  targets: { 'ack p99 ms < 20': p99, 'worker events/s >= 5000': ourWorker },
+})
 
 await handoff.close()
 await bare.close()

@@ -11,6 +11,7 @@ import type * as Core from '@affiliate-webhooks/core'
 import type * as Testing from '@affiliate-webhooks/core/testing'
 import type * as RedisPackage from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
+import { writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const core = (await import(built('core/dist/node/index.js'))) as typeof Core
@@ -190,6 +191,22 @@ console.log(
 console.log(
   `Redis memory per handled event (lifecycles of 4 events): ${fmt(bytesPerEvent)} bytes (used_memory delta over ${fmt(MEMORY_EVENTS)} events)`,
 )
+
+writeResults('redis', {
+  ratios: {
+    'redisStore / memoryStore events/s, concurrency 1':
+      median(rows['redisStore, concurrency 1']?.perSecond ?? []) /
+      median(rows['memoryStore, concurrency 1']?.perSecond ?? []),
+    'redisStore / memoryStore events/s, concurrency 64':
+      median(rows['redisStore, concurrency 64']?.perSecond ?? []) /
+      median(rows['memoryStore, concurrency 64']?.perSecond ?? []),
+    'added p50 at concurrency 1 / two PING round trips': added(1, 'p50') / (2 * pingP50),
+  },
+  targets: {
+    'round trips per handled event (target 2)': roundTrips / handled,
+    'Redis bytes per handled event': bytesPerEvent,
+  },
+})
 
 let cursor = '0'
 do {

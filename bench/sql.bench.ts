@@ -7,17 +7,22 @@
  * the handler's INSERT excluded). Targets: at least 0.7 of the floor's events/s,
  * at most 4 round trips.
  *
- * `npm run bench:sql` (POSTGRES_URL, MYSQL_URL). Each database is created for the
- * run and dropped at the end. BENCH_QUICK=1 runs tiny rounds (the guard test);
- * BENCH_RESULTS names the JSON file (default bench/results/sql.json).
+ * `npm run bench:sql` (the machine's PostgreSQL and MariaDB, as the tests use them).
+ * Each database is created for the run and dropped at the end. BENCH_QUICK=1 runs
+ * tiny rounds (the guard test); BENCH_RESULTS names the JSON file (default
+ * bench/results/sql.json).
  */
-import { writeFileSync } from 'node:fs'
+import type * as MysqlPackage from '@affiliate-webhooks/mysql'
 import type * as PostgresPackage from '@affiliate-webhooks/postgres'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
+import { createMysqlTestDatabase } from '../test/mysql-db.js'
 import { createPostgresTestDatabase } from '../test/postgres-db.js'
+import { updateReadme, writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const { postgresStore } = (await import(built('postgres/dist/index.js'))) as typeof PostgresPackage
+const { mysqlStore } = (await import(built('mysql/dist/index.js'))) as typeof MysqlPackage
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const CONCURRENCY = 16
@@ -138,6 +143,76 @@ async function postgresTarget(): Promise<Target> {
   }
 }
 
+async function mysqlTarget(): Promise<Target> {
+  const db = await createMysqlTestDatabase({ connectionLimit: 20 })
+  await db.pool.query(
+    'CREATE TABLE ledger (event_id VARCHAR(64) PRIMARY KEY, amount DECIMAL(12, 2) NOT NULL) ENGINE=InnoDB',
+  )
+  let sent = 0
+  // mysql2's promise pool: every query or execute on its connections is one round trip.
+  const getConnection = db.pool.getConnection.bind(db.pool)
+  const counted = Object.assign(Object.create(db.pool), {
+    getConnection: async () => {
+      const connection = await getConnection()
+      if (!(connection as { counted?: boolean }).counted) {
+        const query = connection.query.bind(connection)
+        const execute = connection.execute.bind(connection)
+        Object.assign(connection, {
+          counted: true,
+          query: (...args: Parameters<typeof query>) => {
+            sent++
+            return query(...args)
+          },
+          execute: (...args: Parameters<typeof execute>) => {
+            sent++
+            return execute(...args)
+          },
+        })
+      }
+      return connection
+    },
+    query: (...args: Parameters<typeof db.pool.query>) => {
+      sent++
+      return db.pool.query(...args)
+    },
+    execute: (...args: Parameters<typeof db.pool.execute>) => {
+      sent++
+      return db.pool.execute(...args)
+    },
+  }) as typeof db.pool
+  const store = mysqlStore({ pool: counted, logger: false })
+  await store.ready()
+  const floorPool = mysql.createPool({ uri: db.url, connectionLimit: 20 })
+  return {
+    name: 'mysql',
+    async floor(i) {
+      const connection = await floorPool.getConnection()
+      try {
+        await connection.query('BEGIN')
+        await connection.query('INSERT INTO ledger VALUES (?, ?)', [`floor_${i}`, '9.09'])
+        await connection.query('COMMIT')
+      } finally {
+        connection.release()
+      }
+    },
+    async store(i) {
+      const begun = await store.begin({
+        eventId: `evt_bench_${i}`,
+        conversionId: 5_000_000 + i,
+        order: 1_000_000 + i,
+      })
+      if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
+      await begun.claim.tx?.query('INSERT INTO ledger VALUES (?, ?)', [`store_${i}`, '9.09'])
+      if (!(await store.commit(begun.claim))) throw new Error('not committed')
+    },
+    sent: () => sent,
+    async close() {
+      await floorPool.end()
+      await db.drop()
+    },
+  }
+}
+
 async function bench(target: Target) {
   const floors: Run[] = []
   const stores: Run[] = []
@@ -167,7 +242,7 @@ async function bench(target: Target) {
 }
 
 const results = []
-for (const make of [postgresTarget]) {
+for (const make of [postgresTarget, mysqlTarget]) {
   const target = await make()
   try {
     results.push(await bench(target))
@@ -177,39 +252,29 @@ for (const make of [postgresTarget]) {
 }
 
 const fixed = (n: number, digits = 2) => n.toFixed(digits)
-console.log(
-  `concurrency ${CONCURRENCY}, ${EVENTS} events a round, median of ${ROUNDS} rounds${QUICK ? ' (quick: figures mean nothing)' : ''}\n`,
+const report = [
+  `Command: npm run bench:sql; concurrency ${CONCURRENCY}, ${EVENTS} events a round, median of ${ROUNDS} rounds${QUICK ? ' (quick: figures mean nothing)' : ''}, ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  '| store | floor ev/s | store ev/s | ratio (target >= 0.7) | floor p50 / p99 ms | store p50 / p99 ms | added p50 / p99 ms | store round trips (target <= 4) |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${fixed(r.roundTrips)} |`,
+  ),
+]
+console.log(report.join('\n'))
+writeResults(
+  'sql',
+  {
+    ratios: Object.fromEntries(results.map((r) => [`${r.name}: store / floor, events/s`, r.ratio])),
+    targets: Object.fromEntries(
+      results.flatMap((r) => [
+        [`${r.name}: store / floor, events/s (>= 0.7)`, r.ratio],
+        [`${r.name}: store round trips per delivery (<= 4)`, r.roundTrips],
+      ]),
+    ),
+  },
+  QUICK,
 )
-console.log(
-  '| store | floor ev/s | store ev/s | ratio (target >= 0.7) | floor p50/p99 ms | store p50/p99 ms | added p50/p99 ms | store round trips (target <= 4) |',
-)
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
-for (const r of results) {
-  console.log(
-    `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${fixed(r.roundTrips)} |`,
-  )
-}
-const out = process.env.BENCH_RESULTS ?? new URL('results/sql.json', import.meta.url).pathname
-writeFileSync(
-  out,
-  `${JSON.stringify(
-    {
-      command: 'npm run bench:sql',
-      quick: QUICK,
-      ratios: Object.fromEntries(
-        results.map((r) => [`${r.name}.store/floor`, Number(fixed(r.ratio, 3))]),
-      ),
-      targets: Object.fromEntries(
-        results.flatMap((r) => [
-          [`${r.name}.store/floor >= 0.7`, 0.7],
-          [`${r.name}.roundTrips <= 4`, 4],
-        ]),
-      ),
-      roundTrips: Object.fromEntries(results.map((r) => [r.name, Number(fixed(r.roundTrips, 2))])),
-      results,
-    },
-    null,
-    2,
-  )}\n`,
-)
+updateReadme('sql', report, QUICK)
 process.exit(0)

@@ -2,7 +2,7 @@ import { memoryStore } from '@affiliate-webhooks/core'
 import { describe, expect, it } from 'vitest'
 import { storeContract } from './store-contract.js'
 
-storeContract('memoryStore', (options) => memoryStore(options))
+storeContract('memoryStore', (options) => memoryStore(options), { extend: true })
 
 describe('memoryStore bounds', () => {
   it('keeps at most maxEvents handled ids, forgetting the oldest', async () => {

@@ -7,7 +7,7 @@ import { createWorker } from '@affiliate-webhooks/bullmq'
 import { recommendedRedisOptions, redisStore } from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
 
-const { REDIS_URL, KEY_PREFIX, QUEUE, FAIL_FIRST_RATE } = process.env
+const { REDIS_URL, KEY_PREFIX, QUEUE, FAIL_FIRST_RATE, WORKER_TIMINGS } = process.env
 const { hostname, port } = new URL(REDIS_URL)
 const effects = new Redis(REDIS_URL, { maxRetriesPerRequest: null })
 const storeClient = new Redis(REDIS_URL, { ...recommendedRedisOptions })
@@ -20,6 +20,9 @@ process.on('message', (message) => {
   crash = message
 })
 const die = () => process.kill(process.pid, 'SIGKILL')
+// Before a kill: which event this worker dies running, and when.
+const dying = (eventId) =>
+  effects.rpush(`${KEY_PREFIX}deaths`, `${eventId}|${process.pid}|${Date.now()}`)
 // The run of each job in flight here; one process runs a job once at a time.
 const runs = new Map()
 let runCounter = 0
@@ -29,15 +32,17 @@ const { worker } = createWorker({
   queueName: QUEUE,
   store: redisStore({ client: storeClient, prefix: KEY_PREFIX }),
   concurrency: 8,
-  leaseMs: 3000,
-  lockDuration: 2000,
-  stalledInterval: 1000,
   maxStalledCount: 20,
-  deferMs: 50,
+  // lockDuration, stalledInterval, deferMs and a leaseMs far longer than any of them.
+  ...JSON.parse(WORKER_TIMINGS),
   async onConversion(conversion, event) {
     const run = `${process.pid}.${++runCounter}`
     runs.set(event.id, run)
-    if (crash === 'mid-handler') die()
+    await effects.rpush(`${KEY_PREFIX}starts`, `${event.id}|${process.pid}|${Date.now()}`)
+    if (crash === 'mid-handler') {
+      await dying(event.id)
+      die()
+    }
     // Fails the first time any process sees the event, as a flaky downstream would.
     const first = await effects.set(`${KEY_PREFIX}first:${event.id}`, '1', 'NX')
     if (first === 'OK' && Math.random() < Number(FAIL_FIRST_RATE))
@@ -48,7 +53,10 @@ const { worker } = createWorker({
       .rpush(`${KEY_PREFIX}effects`, `${event.id}|${process.pid}|${run}`)
       .hset(`${KEY_PREFIX}state`, conversion.id, `${event.createdAt}|${conversion.status}`)
       .exec()
-    if (crash === 'after-effect') die()
+    if (crash === 'after-effect') {
+      await dying(event.id)
+      die()
+    }
     await pause(Math.random() * 2)
   },
 })

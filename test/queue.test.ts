@@ -91,6 +91,35 @@ describe('queued hand-off', () => {
     expect((await queueStats(setup.queue)).completed).toBe(8)
   }, 40_000)
 
+  it("renews a running handler's store lease past lockDuration, and drops it once done", async () => {
+    const setup = setupFor()
+    const event = buildConversionEvent()
+    const lease = `${setup.prefix}{c:${event.data.conversion.id}}:lease:${event.id}`
+    const seen: number[] = []
+    let runs = 0
+    setup.startWorker({
+      lockDuration: 400,
+      leaseMs: 60_000,
+      async onConversion() {
+        runs++
+        // Three lockDurations into the handler: the lease is still there, and short.
+        for (let i = 0; i < 3; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 400))
+          seen.push(await setup.redis.pttl(lease))
+        }
+      },
+    })
+    const { url } = await receiver(setup)
+    expect((await send(url, event)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(runs).toBe(1)
+    for (const ttl of seen) {
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(400)
+    }
+    expect(await setup.redis.exists(lease)).toBe(0)
+  })
+
   it('answers a repeat 200 duplicate without a new job after the completed job was removed', async () => {
     const setup = setupFor({ removeOnComplete: true })
     const calls: string[] = []

@@ -25,11 +25,15 @@ afterAll(async () => {
   single5.disconnect()
 })
 
-storeContract('redisStore (single node, ioredis 6)', (options) =>
-  redisStore({ client: single, prefix, ...options }),
+storeContract(
+  'redisStore (single node, ioredis 6)',
+  (options) => redisStore({ client: single, prefix, ...options }),
+  { extend: true },
 )
-storeContract('redisStore (single node, ioredis 5)', (options) =>
-  redisStore({ client: single5 as unknown as Redis, prefix, ...options }),
+storeContract(
+  'redisStore (single node, ioredis 5)',
+  (options) => redisStore({ client: single5 as unknown as Redis, prefix, ...options }),
+  { extend: true },
 )
 
 describe('redisStore on a 3-master Redis Cluster', () => {
@@ -45,7 +49,9 @@ describe('redisStore on a 3-master Redis Cluster', () => {
     await cluster?.stop()
   })
 
-  storeContract('redisStore (Cluster)', (options) => redisStore({ client, ...options }))
+  storeContract('redisStore (Cluster)', (options) => redisStore({ client, ...options }), {
+    extend: true,
+  })
 
   it('spreads conversions over every master', async () => {
     const store = redisStore({ client })

@@ -46,7 +46,18 @@ function claimed(result: BeginResult<unknown>): Claim<unknown> {
   return result.claim
 }
 
-export function storeContract(name: string, factory: StoreFactory): void {
+/** Optional operations a store has, whose cases run only for it. */
+export interface StoreFeatures {
+  /** {@link EventStore.extend}: renewing a claim's lease. */
+  extend?: boolean
+}
+
+export function storeContract(
+  name: string,
+  factory: StoreFactory,
+  features: StoreFeatures = {},
+): void {
+  if (features.extend) extendContract(name, factory)
   describe(`${name}: EventStore contract`, () => {
     it('counts answers that were not 2xx in a row, keeps the latest five codes, and resets on a 2xx', async () => {
       const store = await factory({ prefix: `aw-streak-${randomUUID().slice(0, 8)}:` })
@@ -375,6 +386,74 @@ export function storeContract(name: string, factory: StoreFactory): void {
       // Whatever ran, ran one at a time and never went backwards.
       expect(applied).toEqual([...applied].sort((a, b) => a - b))
       expect(applied.at(-1)).toBe(9000)
+    })
+  })
+}
+
+/** The claim's own `extend`, which the store declared it has. */
+function extendOf(store: EventStore<unknown>) {
+  const extend = store.extend?.bind(store)
+  if (extend === undefined) throw new Error('the store declared extend but has none')
+  return extend
+}
+
+function extendContract(name: string, factory: StoreFactory): void {
+  describe(`${name}: EventStore contract, extend`, () => {
+    it('keeps a renewed lease, and its conversion lock, past the first lease', async () => {
+      const store = await factory({ lockWaitMs: 50 })
+      const extend = extendOf(store)
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      const claim = claimed(await store.begin({ eventId, conversionId, order: 1000, leaseMs: 300 }))
+      for (let i = 0; i < 4; i++) {
+        await sleep(100)
+        expect(await extend(claim, 300)).toBe(true)
+      }
+      // 400 ms after a 300 ms lease: still the claim's, event and conversion both.
+      expect((await store.begin({ eventId, conversionId, order: 1000 })).status).toBe('in_progress')
+      const other = await store.begin({ eventId: id.event(), conversionId, order: 2000 })
+      expect(other.status).toBe('in_progress')
+      expect(await store.commit(claim)).toBe(true)
+    })
+
+    it('answers false and changes nothing once the lease is lost, released or committed', async () => {
+      const store = await factory({})
+      const extend = extendOf(store)
+      const id = ids()
+      const eventId = id.event()
+      const conversionId = id.conversion()
+      const slow = claimed(await store.begin({ eventId, conversionId, order: 1000, leaseMs: 80 }))
+      await sleep(130)
+      expect(await extend(slow, LEASE)).toBe(false)
+      const retry = claimed(
+        await store.begin({ eventId, conversionId, order: 1000, leaseMs: LEASE }),
+      )
+      // The lost claim cannot renew the retry's lease either.
+      expect(await extend(slow, LEASE)).toBe(false)
+      expect(await extend(retry, LEASE)).toBe(true)
+      expect(await store.commit(retry)).toBe(true)
+      expect(await extend(retry, LEASE)).toBe(false)
+      const released = claimed(await store.begin({ eventId: id.event(), order: 1, leaseMs: LEASE }))
+      await store.release(released)
+      expect(await extend(released, LEASE)).toBe(false)
+    })
+
+    it('lets a retry in soon after the renewals stop, however long they went on', async () => {
+      const store = await factory({})
+      const extend = extendOf(store)
+      const eventId = ids().event()
+      const dead = claimed(await store.begin({ eventId, order: 1000, leaseMs: 300 }))
+      for (let i = 0; i < 4; i++) {
+        await sleep(100)
+        expect(await extend(dead, 300)).toBe(true)
+      }
+      // Its process died here: no more renewals, and one short lease later it is free.
+      expect((await store.begin({ eventId, order: 1000, leaseMs: LEASE })).status).toBe(
+        'in_progress',
+      )
+      await sleep(350)
+      claimed(await store.begin({ eventId, order: 1000, leaseMs: LEASE }))
     })
   })
 }

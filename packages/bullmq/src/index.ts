@@ -16,6 +16,7 @@ export {
   type AffiliateWorker,
   type CreateWorkerOptions,
   createWorker,
+  recoveryBoundMs,
   type WorkerContext,
   type WorkerOutcome,
 } from './worker.js'

@@ -67,9 +67,14 @@ export interface CreateWorkerOptions<Tx = undefined> {
   /** Called for event types this version does not know; without it they are `ignored`. */
   onUnknownEvent?: WorkerHandler<UnknownWebhookEvent, Tx> | undefined
   /**
-   * The store lease of one handler run, ms: longer than your slowest handler.
-   * After a worker dies mid-job, the job's next run waits this long at most.
-   * Default 5 minutes.
+   * The longest one handler run may hold its event, ms: longer than your slowest
+   * handler. The store lease itself is short and follows the worker's life: it is
+   * `lockDuration` long and renewed every half of that while the handler runs (as
+   * BullMQ renews its job lock), up to `leaseMs` in all. A worker that dies loses
+   * its events' leases within `lockDuration`, so their jobs run again as soon as
+   * BullMQ finds them stalled: within {@link recoveryBoundMs} (about 60 s with the
+   * defaults). With a store that cannot renew (no `extend`), the lease is
+   * `leaseMs` from the start, and a dead worker's jobs wait that long. Default 5 minutes.
    */
   leaseMs?: number | undefined
   /** How long a job steps aside (without using a try) for an older or running event of its conversion, ms. Default 200. */
@@ -92,6 +97,62 @@ export interface AffiliateWorker {
 }
 
 const WAITING = new Set(['waiting', 'delayed', 'prioritized', 'active', 'waiting-children'])
+
+/** BullMQ's defaults, which the worker keeps unless told otherwise. */
+const LOCK_DURATION_MS = 30_000
+const STALLED_INTERVAL_MS = 30_000
+
+/**
+ * The longest a job whose worker died waits before it runs again, ms, by
+ * construction: BullMQ's lock of the job runs out within `lockDuration` of the
+ * death, and its stalled check (every `stalledInterval`, moving jobs found
+ * stalled at two checks in a row) hands the job back within `stalledInterval`
+ * after that, or two intervals if the lock was gone at the first check. By then
+ * the store lease, `lockDuration` long and no longer renewed, has run out too; a
+ * job that still meets it steps aside for `deferMs` to `2 x deferMs`. Assumes a
+ * live worker takes the job at once, and a store with `extend`.
+ */
+export function recoveryBoundMs(
+  options: Pick<CreateWorkerOptions, 'lockDuration' | 'stalledInterval' | 'deferMs'> = {},
+): number {
+  const lock = options.lockDuration ?? LOCK_DURATION_MS
+  const stalled = options.stalledInterval ?? STALLED_INTERVAL_MS
+  return Math.max(lock + stalled, 2 * stalled) + 2 * (options.deferMs ?? 200)
+}
+
+/**
+ * Renews a claim's store lease while its handler runs: every half lease, each
+ * time by `shortMs`, until `capMs` after the start. A lease found lost stops the
+ * renewals (the commit then says the run was superseded); a renewal that fails
+ * is tried again at the next tick. Returns the function that stops it.
+ */
+function keepLease(
+  store: EventStore<unknown>,
+  claim: Claim<unknown>,
+  shortMs: number,
+  capMs: number,
+): () => void {
+  const extend = store.extend?.bind(store)
+  if (extend === undefined || shortMs >= capMs) return () => {}
+  const until = Date.now() + capMs
+  const timer = setInterval(
+    () => {
+      const left = until - Date.now()
+      if (left <= 0) return clearInterval(timer)
+      Promise.resolve()
+        .then(() => extend(claim, Math.min(shortMs, left)))
+        .then(
+          (held) => {
+            if (!held) clearInterval(timer)
+          },
+          () => {},
+        )
+    },
+    Math.max(1, Math.floor(shortMs / 2)),
+  )
+  timer.unref?.()
+  return () => clearInterval(timer)
+}
 
 /**
  * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
@@ -117,6 +178,11 @@ export function createWorker<Tx = undefined>(
   }
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const leaseMs = options.leaseMs ?? 5 * 60_000
+  const lockDuration = options.lockDuration ?? LOCK_DURATION_MS
+  // The store lease of one run: as short as BullMQ's job lock when it can be
+  // renewed, else the whole of leaseMs.
+  const firstLeaseMs =
+    typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
   const deferMs = options.deferMs ?? 200
   const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
   const { client, owned } = clientFor(options.connection, 'worker')
@@ -154,14 +220,17 @@ export function createWorker<Tx = undefined>(
     event: AnyWebhookEvent,
     ctx: WorkerContext<unknown>,
   ) {
+    const stopRenewing = keepLease(store, claim, firstLeaseMs, leaseMs)
     try {
       await handler(event, ctx)
     } catch (error) {
+      stopRenewing()
       // The try's failure is what BullMQ records; a failed release only means the
       // next try waits for the lease to run out.
       await Promise.resolve(store.release(claim)).catch(() => {})
       throw error
     }
+    stopRenewing()
     const committed = await store.commit(claim)
     // A transaction that did not commit took the handler's writes with it: this
     // try failed, and BullMQ runs the job again.
@@ -192,7 +261,13 @@ export function createWorker<Tx = undefined>(
     // The store's verdict and the ordering index are read at once (one round trip
     // of wait, not two); a claim taken while an older event waits is handed back.
     const [beginning, looking] = await Promise.allSettled([
-      store.begin({ eventId: event.id, conversionId, order, createdAt: order, leaseMs }),
+      store.begin({
+        eventId: event.id,
+        conversionId,
+        order,
+        createdAt: order,
+        leaseMs: firstLeaseMs,
+      }),
       conversionId === undefined ? false : olderWaiting(delivery),
     ])
     if (beginning.status === 'rejected') throw beginning.reason
@@ -234,8 +309,8 @@ export function createWorker<Tx = undefined>(
     prefix,
     concurrency: options.concurrency ?? 8,
     autorun: options.autorun ?? true,
-    lockDuration: options.lockDuration ?? 30_000,
-    stalledInterval: options.stalledInterval ?? 30_000,
+    lockDuration,
+    stalledInterval: options.stalledInterval ?? STALLED_INTERVAL_MS,
     maxStalledCount: options.maxStalledCount ?? 5,
   })
   worker.on('error', () => {})

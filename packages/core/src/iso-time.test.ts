@@ -5,8 +5,9 @@ import { isoTimeMicros } from './iso-time.js'
 describe('isoTimeMicros', () => {
   it('agrees with Date.parse on every valid time with a zone', () => {
     const time = fc.date({
-      min: new Date('1970-01-01'),
-      max: new Date('2200-01-01'),
+      // Every year the parser takes: the day count is arithmetic, not Date.UTC.
+      min: new Date('1000-01-01T00:00:00Z'),
+      max: new Date('9999-12-30T00:00:00Z'),
       noInvalidDate: true,
     })
     const zone = fc.oneof(

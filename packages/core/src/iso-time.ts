@@ -3,8 +3,8 @@
  * `YYYY-MM-DD(T|t| )HH:MM[:SS[.fraction]](Z|z|±HH[:MM]|±HHMM)`, or NaN for
  * anything else, including impossible dates. Microseconds, because two events of
  * one conversion may be stamped within the same millisecond and must still order.
- * Reads character codes instead of using a regex and Date.parse: it runs on every
- * delivery.
+ * Reads character codes instead of using a regex and Date.parse, and counts days
+ * by arithmetic instead of Date.UTC: it runs on every delivery.
  */
 export function isoTimeMicros(text: unknown): number {
   if (typeof text !== 'string') return Number.NaN
@@ -71,9 +71,23 @@ export function isoTimeMicros(text: unknown): number {
   } else {
     return Number.NaN
   }
-  return (
-    (Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000) * 1000 + micros
-  )
+  const minutes = (daysSinceEpoch(year, month, day) * 24 + hour) * 60 + minute - offsetMinutes
+  return (minutes * 60 + second) * 1_000_000 + micros
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar, by
+ * arithmetic (what Date.UTC computes, at a fraction of its cost): years counted
+ * from March, so the leap day ends the year, in 400-year eras of 146,097 days.
+ */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year
+  const era = Math.floor(y / 400)
+  const yearOfEra = y - era * 400
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
+  const dayOfEra =
+    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear
+  return era * 146_097 + dayOfEra - 719_468
 }
 
 const isDigit = (code: number) => code >= 48 && code <= 57

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache'
+import { ExpiringMap } from './expiring-map.js'
 import {
   type BeginInput,
   type BeginResult,
@@ -35,33 +35,25 @@ const IN_PROGRESS = { status: 'in_progress' } as const
 
 type Timings = ReturnType<typeof resolveStoreTimings>
 
-/** What outlives an attempt: events done, and each conversion's watermark (newest order handled). */
+/**
+ * What outlives an attempt: events done, and each conversion's watermark (newest
+ * order handled). Both start empty and grow with use, up to their bounds.
+ */
 interface Settled {
-  done: LRUCache<string, true>
-  watermarks: LRUCache<number, number>
+  done: ExpiringMap<string, true>
+  watermarks: ExpiringMap<number, number>
 }
 
-function settledState(options: MemoryStoreOptions, timings: Timings, now: () => number): Settled {
-  // An injected clock must be read on every check (ttlResolution 0); lru-cache's
-  // own clock may be cached for a millisecond, which is cheaper.
-  const timing = options.now ? { perf: { now }, ttlResolution: 0 } : {}
+function settledState(options: MemoryStoreOptions, timings: Timings): Settled {
   return {
-    done: new LRUCache<string, true>({
-      max: options.maxEvents ?? 100_000,
-      ttl: timings.dedupeTtl,
-      ...timing,
-    }),
-    watermarks: new LRUCache<number, number>({
-      max: options.maxConversions ?? 100_000,
-      ttl: timings.orderingTtl,
-      ...timing,
-    }),
+    done: new ExpiringMap(options.maxEvents ?? 100_000, timings.dedupeTtl),
+    watermarks: new ExpiringMap(options.maxConversions ?? 100_000, timings.orderingTtl),
   }
 }
 
 /** True when the conversion has handled an event at or after this order. */
-function isStale(settled: Settled, conversionId: number, order: number): boolean {
-  const watermark = settled.watermarks.get(conversionId)
+function isStale(settled: Settled, conversionId: number, order: number, at: number): boolean {
+  const watermark = settled.watermarks.get(conversionId, at)
   return watermark !== undefined && watermark >= order
 }
 
@@ -132,11 +124,11 @@ function attempt(
   at: number,
 ): BeginResult | Hold {
   const { eventId, conversionId, order } = input
-  if (settled.done.has(eventId)) return DONE
+  if (settled.done.has(eventId, at)) return DONE
   if (holds.live(holds.leases, eventId, at)) return IN_PROGRESS
   if (conversionId !== undefined) {
-    if (isStale(settled, conversionId, order)) {
-      settled.done.set(eventId, true)
+    if (isStale(settled, conversionId, order, at)) {
+      settled.done.set(eventId, true, at)
       return STALE
     }
     const lock = holds.live(holds.locks, conversionId, at)
@@ -177,22 +169,30 @@ function beginStep(
   }
 }
 
-function commitClaim(settled: Settled, holds: Holds, claim: Claim): boolean {
+function commitClaim(settled: Settled, holds: Holds, claim: Claim, at: number): boolean {
   const lease = holds.leases.get(claim.eventId)
   // A newer attempt took the lease over, or (once ours ran out) one already
   // committed: change nothing. Holding the lease means nobody else could.
-  if (lease === undefined ? settled.done.has(claim.eventId) : lease.token !== claim.token) {
+  if (lease === undefined ? settled.done.has(claim.eventId, at) : lease.token !== claim.token) {
     return false
   }
   holds.leases.delete(claim.eventId)
-  settled.done.set(claim.eventId, true)
+  settled.done.set(claim.eventId, true, at)
   const { conversionId } = claim
   if (conversionId !== undefined) {
-    if (!isStale(settled, conversionId, claim.order)) {
-      settled.watermarks.set(conversionId, claim.order)
+    if (!isStale(settled, conversionId, claim.order, at)) {
+      settled.watermarks.set(conversionId, claim.order, at)
     }
     if (holds.locks.get(conversionId)?.token === claim.token) holds.unlock(conversionId)
   }
+  return true
+}
+
+/** The lease and lock of one attempt are one Hold: pushing its end out renews both. */
+function extendClaim(holds: Holds, claim: Claim, leaseMs: number, at: number): boolean {
+  const lease = holds.live(holds.leases, claim.eventId, at)
+  if (lease === undefined || lease.token !== claim.token) return false
+  lease.expiresAt = at + leaseMs
   return true
 }
 
@@ -204,10 +204,14 @@ function releaseClaim(holds: Holds, claim: Claim): void {
   }
 }
 
-function peekSettled(settled: Settled, { eventId, conversionId, order }: PeekInput): PeekResult {
-  if (settled.done.has(eventId)) return 'duplicate'
+function peekSettled(
+  settled: Settled,
+  { eventId, conversionId, order }: PeekInput,
+  at: number,
+): PeekResult {
+  if (settled.done.has(eventId, at)) return 'duplicate'
   if (conversionId === undefined) return 'unsettled'
-  return isStale(settled, conversionId, order) ? 'stale' : 'unsettled'
+  return isStale(settled, conversionId, order, at) ? 'stale' : 'unsettled'
 }
 
 /**
@@ -236,13 +240,14 @@ export function localFailureStreak(): (code: string | null) => FailureStreak {
 export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
   const now = options.now ?? Date.now
   const timings = resolveStoreTimings(options, 'memoryStore')
-  const settled = settledState(options, timings, now)
+  const settled = settledState(options, timings)
   const holds = new Holds()
   return {
     begin: beginStep(settled, holds, timings, now),
-    commit: (claim) => commitClaim(settled, holds, claim),
+    commit: (claim) => commitClaim(settled, holds, claim, now()),
     release: (claim) => releaseClaim(holds, claim),
-    peek: (input) => peekSettled(settled, input),
+    extend: (claim, leaseMs) => extendClaim(holds, claim, leaseMs, now()),
+    peek: (input) => peekSettled(settled, input, now()),
     recordAnswer: localFailureStreak(),
   }
 }

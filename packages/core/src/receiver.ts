@@ -104,9 +104,9 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
   /**
    * OpenTelemetry spans and metrics through `@opentelemetry/api`, recorded once
    * an SDK is registered (see the README). On Node, Bun and Deno the receiver
-   * imports the API by itself when it is installed. On Workers and Edge pass it:
-   * `import * as otel from '@opentelemetry/api'`, `telemetry: otel`. `false`
-   * leaves it out even when installed.
+   * imports the API by itself when it is installed, once an SDK has registered.
+   * On Workers and Edge pass it: `import * as otel from '@opentelemetry/api'`,
+   * `telemetry: otel`. `false` leaves it out even when installed.
    */
   telemetry?: false | object | undefined
   /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
@@ -212,16 +212,29 @@ function resolveSetup(options: ReceiverOptions<unknown>): Setup {
 }
 
 /**
- * Step 2: OpenTelemetry: the API given as `telemetry`, or, on the node build,
- * `@opentelemetry/api` if it is installed. That module is imported once, in the
- * background; `pending` is set until then, and deliveries that arrive meanwhile
- * wait for it (only the first few of a process).
+ * Where `@opentelemetry/api` 1.x keeps what is registered (providers, context
+ * manager). It appears once an SDK registers anything; until then there is
+ * nothing to record, so the API need not be imported.
  */
-function setupTelemetry(options: ReceiverOptions<unknown>) {
-  const state: { current: ReceiverTelemetry | undefined; pending: Promise<void> | undefined } = {
-    current: undefined,
-    pending: undefined,
-  }
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1')
+
+/** What the receiver knows of OpenTelemetry; see {@link setupTelemetry}. */
+interface TelemetryState {
+  current: ReceiverTelemetry | undefined
+  /** Set while the API is being imported; deliveries meanwhile wait for it. */
+  pending: Promise<void> | undefined
+  /** Until an SDK is seen: on the node build, each delivery looks for one. */
+  watching: boolean
+}
+
+/**
+ * Step 2: OpenTelemetry: the API given as `telemetry`, or, on the node build,
+ * `@opentelemetry/api` if it is installed, imported once an SDK has registered
+ * (the first delivery that sees one starts the import and it and the next wait
+ * for it; a cold start with no SDK never pays for the import, 20 to 140 ms here).
+ */
+function setupTelemetry(options: ReceiverOptions<unknown>): TelemetryState {
+  const state: TelemetryState = { current: undefined, pending: undefined, watching: false }
   const given = options.telemetry
   if (given === false) return state
   if (given !== undefined) {
@@ -234,8 +247,16 @@ function setupTelemetry(options: ReceiverOptions<unknown>) {
     state.current = new ReceiverTelemetry(api)
     return state
   }
+  state.watching = true
+  return state
+}
+
+/** Starts importing the API once an SDK has registered; a no-op until then. */
+function watchForSdk(state: TelemetryState): void {
+  if ((globalThis as Record<symbol, unknown>)[OTEL_GLOBAL] === undefined) return
+  state.watching = false
   const importing = platform.importOtelApi()
-  if (importing === undefined) return state
+  if (importing === undefined) return
   state.pending = importing
     .then((module) => {
       const api = otelApiOf(module)
@@ -246,7 +267,6 @@ function setupTelemetry(options: ReceiverOptions<unknown>) {
     .finally(() => {
       state.pending = undefined
     })
-  return state
 }
 
 /**
@@ -512,6 +532,7 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
     maxBodyBytes: settings.maxBodyBytes,
     logger: setup.logger,
     receive(input) {
+      if (telemetry.watching) watchForSdk(telemetry)
       const { pending } = telemetry
       return pending === undefined ? run(input) : pending.then(() => run(input))
     },

@@ -44,6 +44,7 @@ describe('parseSignatureHeader', () => {
     ['t fractional', `t=1.5,v1=${HEX}`],
     ['v1 not hex', 't=1,v1=xyz'],
     ['v1 empty', 't=1,v1='],
+    ['every v1 not hex', 't=1,v1=potato,v1=,v1=zz'],
     ['a part without =', `t=1,v1=${HEX},garbage`],
     ['empty header', ''],
     ['a Stripe-style header with a scheme name', `sha256=${HEX}`],
@@ -53,6 +54,17 @@ describe('parseSignatureHeader', () => {
     ],
     ['an overlong header', `t=1,v1=${HEX},x=${'a'.repeat(5000)}`],
   ])('refuses %s as malformed_signature', (_name, value) => {
+    expect(codeOf(value)).toBe('malformed_signature')
+  })
+
+  it('skips a v1 value that is not hex and keeps the usable ones beside it', () => {
+    // stripe-node's own tests send a malformed v1 beside the matching one.
+    expect(parseSignatureHeader(`t=1700000000,v1=potato,v1=${HEX}`).signatures).toEqual([HEX])
+    expect(parseSignatureHeader(`v1=${HEX2},t=1700000000,v1=`).signatures).toEqual([HEX2])
+  })
+
+  it('counts v1 values that are not hex toward the limit', () => {
+    const value = `t=1,${Array.from({ length: MAX_SIGNATURES }, () => 'v1=potato').join(',')},v1=${HEX}`
     expect(codeOf(value)).toBe('malformed_signature')
   })
 

@@ -51,7 +51,8 @@ function allDigits(text: string, from: number, to: number): boolean {
 
 /**
  * Parses `t=<unix time>,v1=<hex>[,v1=<hex>...]`: keys in any order, spaces
- * around parts tolerated, unknown keys ignored. Throws `malformed_signature`.
+ * around parts tolerated, unknown keys and v1 values that are not hex ignored.
+ * Throws `malformed_signature` when there is no usable `t` or no hex `v1`.
  * One pass over the characters: this runs on every request, before anything
  * is known about the sender.
  */
@@ -91,6 +92,7 @@ function parseAnyOrder(value: string): SignatureHeader {
   }
   let timestampText: string | undefined
   const signatures: string[] = []
+  let v1Count = 0
   for (let start = 0; start <= length; ) {
     let end = value.indexOf(',', start)
     if (end === -1) end = length
@@ -120,16 +122,17 @@ function parseAnyOrder(value: string): SignatureHeader {
       value.charCodeAt(from) === 118 /* v */ &&
       value.charCodeAt(from + 1) === 49 /* 1 */
     ) {
+      if (++v1Count > MAX_SIGNATURES) throw malformed(`more than ${MAX_SIGNATURES} v1 values`)
       const kind = valueStart === to ? Hex.Invalid : hexKind(value, valueStart, to)
-      if (kind === Hex.Invalid) throw malformed('a v1 value is not hex')
-      if (signatures.length === MAX_SIGNATURES)
-        throw malformed(`more than ${MAX_SIGNATURES} v1 values`)
+      // A value that is not hex can match nothing: skipped, so that a usable one
+      // beside it (`v1=potato,v1=<hex>`, as Stripe's own tests send) still counts.
+      if (kind === Hex.Invalid) continue
       const signature = value.slice(valueStart, to)
       signatures.push(kind === Hex.Mixed ? signature.toLowerCase() : signature)
     }
   }
   if (timestampText === undefined) throw malformed('no t')
-  if (signatures.length === 0) throw malformed('no v1')
+  if (signatures.length === 0) throw malformed(v1Count === 0 ? 'no v1' : 'no v1 value is hex')
   return { timestamp: Number(timestampText), timestampText, signatures }
 }
 

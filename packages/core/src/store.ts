@@ -22,6 +22,16 @@ export interface EventStore<Tx = undefined> {
    */
   release(claim: Claim<Tx>): MaybePromise<void>
   /**
+   * Optional: renews the claim's lease (and its conversion's lock) to `leaseMs`
+   * from now, while the claim still holds it, so a handler that runs long keeps
+   * its event while one whose process died loses it soon. Resolves false,
+   * changing nothing, when the lease is no longer the claim's (it ran out, it was
+   * released or committed, or a newer attempt took it over). Queue workers renew
+   * this way; with a store without it, a worker takes one lease as long as its
+   * slowest handler instead.
+   */
+  extend?(claim: Claim<Tx>, leaseMs: number): MaybePromise<boolean>
+  /**
    * Optional and read-only: what {@link EventStore.begin} would say about an event
    * that is already settled, without taking a lease or marking anything. A queue
    * hand-off asks it before adding a job, so an event handled long ago (its job

@@ -150,6 +150,30 @@ describe('verifyEvent', () => {
     expect(await codeOf(verify({ ...d, headers }))).toBe('ok')
   })
 
+  it('accepts a matching v1 beside a malformed one, as Stripe does (v1=potato)', async () => {
+    const event = buildConversionEvent()
+    const d = await delivery(event)
+    const [t, v1] = (d.headers['service-signature'] as string).split(',')
+    const potato = `${t},v1=potato,${v1}`
+    // Stripe's constructEvent takes it (stripe-node's own tests send it).
+    expect(stripe.webhooks.constructEvent(d.body, potato, SECRET, 1e12).id).toBe(event.id)
+    for (const header of [potato, `${v1},v1=,${t}`, `${t},${v1},v1=xyz`]) {
+      expect(await codeOf(verify({ ...d, headers: { 'service-signature': header } }))).toBe('ok')
+    }
+  })
+
+  it('says malformed_signature only when no v1 is usable', async () => {
+    const d = await delivery(buildConversionEvent())
+    const [t] = (d.headers['service-signature'] as string).split(',')
+    for (const header of [`${t},v1=potato`, `${t},v1=potato,v1=`, t as string]) {
+      const headers = { 'service-signature': header }
+      expect(await codeOf(verify({ ...d, headers }))).toBe('malformed_signature')
+    }
+    // A usable v1 that does not match is a mismatch, not malformed.
+    const headers = { 'service-signature': `${t},v1=potato,v1=${'0'.repeat(64)}` }
+    expect(await codeOf(verify({ ...d, headers }))).toBe('signature_mismatch')
+  })
+
   it('refuses several v1 values when none matches', async () => {
     const d = await delivery(buildConversionEvent())
     const [t] = (d.headers['service-signature'] as string).split(',')

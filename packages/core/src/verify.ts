@@ -204,16 +204,20 @@ export function verifyDelivery(
   }
   const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
   const prefix = `${timestampText}.`
-  const check = (secrets: readonly string[]) =>
-    platform.verify(secrets, prefix, input.rawBody, signatures)
-  const done = (matched: boolean) => finish(matched, input, settings, timestamp)
   const { source } = settings
   if (source === undefined) {
-    const matched = check(settings.secrets)
-    // node:crypto answers synchronously; only Web Crypto pays for a promise here.
-    return !isPromiseLike(matched) ? done(matched) : matched.then(done)
+    const matched = platform.verify(settings.secrets, prefix, input.rawBody, signatures)
+    // node:crypto answers synchronously; only Web Crypto pays for a promise (and closures) here.
+    return !isPromiseLike(matched)
+      ? finish(matched, input, settings, timestamp)
+      : matched.then((result) => finish(result, input, settings, timestamp))
   }
-  return verifyFromSource(source, settings.now(), check, done)
+  return verifyFromSource(
+    source,
+    settings.now(),
+    (secrets) => platform.verify(secrets, prefix, input.rawBody, signatures),
+    (matched) => finish(matched, input, settings, timestamp),
+  )
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type StoreTimings,
 } from '@affiliate-webhooks/core'
 import { type Cluster, Redis } from 'ioredis'
-import { BEGIN, COMMIT, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
+import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
 
 /**
  * How often a process that has seen no failure sends a 2xx's reset of the shared
@@ -106,6 +106,7 @@ const scripts = {
   begin: new Script(BEGIN),
   commit: new Script(COMMIT),
   release: new Script(RELEASE),
+  extend: new Script(EXTEND),
   peek: new Script(PEEK),
   recordAnswer: new Script(RECORD_ANSWER),
 }
@@ -117,6 +118,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** The Redis store, with the client it uses (to close it at shutdown, or check its health). */
 export interface RedisEventStore extends EventStore {
   readonly client: Redis | Cluster
+  extend(claim: Claim, leaseMs: number): Promise<boolean>
   peek(input: PeekInput): Promise<PeekResult>
   recordAnswer(code: string | null): Promise<FailureStreak>
 }
@@ -281,6 +283,12 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
       await run(scripts.release, lock === undefined ? [lease as string] : [lease as string, lock], [
         claim.token,
       ])
+    },
+
+    async extend(claim: Claim, leaseMs: number): Promise<boolean> {
+      const [, lease, , lock] = keys(claim.eventId, claim.conversionId)
+      const held = lock === undefined ? [lease as string] : [lease as string, lock]
+      return (await run(scripts.extend, held, [claim.token, leaseMs])) === 1
     },
 
     async recordAnswer(code: string | null): Promise<FailureStreak> {

@@ -64,6 +64,17 @@ return 1
 `
 
 /**
+ * KEYS: lease[, lock]   ARGV: token, leaseMs. Renews what this token still holds;
+ * 1 when the lease was its own, else 0 (nothing changed).
+ */
+export const EXTEND = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+return 1
+`
+
+/**
  * KEYS: done[, wm]   ARGV: order. Read-only: {'duplicate'} | {'stale'} | {'unsettled'}.
  */
 export const PEEK = `
