@@ -144,13 +144,17 @@ BEGIN
     RETURN 'duplicate';
   END IF;
   IF p_conversion IS NOT NULL THEN
-    PERFORM set_config('lock_timeout', p_lock_wait_ms || 'ms', true);
-    BEGIN
-      PERFORM pg_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')});
-    EXCEPTION WHEN lock_not_available THEN
-      RETURN 'in_progress';
-    END;
-    PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    -- Uncontended, the lock is taken at once; only a busy conversion pays for the
+    -- bounded wait and its exception block (a subtransaction).
+    IF NOT pg_try_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')}) THEN
+      PERFORM set_config('lock_timeout', p_lock_wait_ms || 'ms', true);
+      BEGIN
+        PERFORM pg_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')});
+      EXCEPTION WHEN lock_not_available THEN
+        RETURN 'in_progress';
+      END;
+      PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    END IF;
     SELECT watermark INTO v_mark FROM ${n.conversions}
       WHERE conversion_id = p_conversion AND expires_at > clock_timestamp();
     IF v_mark IS NOT NULL AND v_mark >= p_order THEN
