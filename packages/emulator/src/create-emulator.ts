@@ -1,13 +1,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ApiError } from './api-error.js'
+import { type AccountState, createAccountState } from './account-state.js'
+import { ApiError, isApiError } from './api-error.js'
+import { readCatalogueFile } from './catalogue-file.js'
 import { type Clock, createClock } from './clock.js'
+import { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
 import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
 import { parseJson, readBody, writeEnvelope } from './http-io.js'
 import { newId } from './ids.js'
-import { type ApiKey, authenticate, parseApiKey, requireScope, SCOPES } from './keys.js'
-import { createRateLimiter } from './rate-limit.js'
-import { createRoutes } from './routes.js'
+import { createKeyRoutes } from './key-routes.js'
+import { type ApiKey, parseApiKey, presentedKey, requireScope, SCOPES } from './keys.js'
+import { createProgramRoutes } from './program-routes.js'
+import { answerDate, createRateLimiter } from './rate-limit.js'
+import { createRoutes, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
 /** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
@@ -46,6 +51,10 @@ export interface EmulatorOptions {
   monthlyQuota?: number
   /** After every attempt (the CLI prints a line). */
   onAttempt?: (entry: AttemptLogEntry) => void
+  /** A catalogue file (`--catalog FILE`) to start with instead of the default programs and channel. */
+  catalogPath?: string
+  /** A catalogue to start with, as the file would hold it. Default a small realistic one. */
+  catalogue?: CatalogueSeed
 }
 
 /** A running emulator, made by {@link createEmulator}. */
@@ -66,6 +75,8 @@ export interface Emulator {
   readonly engine: Engine
   /** True when http URLs on loopback hosts are allowed. */
   readonly allowLoopback: boolean
+  /** Programs, channels, applications and the account's keys, for tests that look inside. */
+  readonly account: AccountState
   /** Stops listening and sending; writes the state file a last time. */
   close(): Promise<void>
 }
@@ -86,7 +97,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // is still needed to set things up, so one is generated unless given.
   const generatedKey = !keys.some((key) => SCOPES.every((scope) => key.scopes.includes(scope)))
   if (generatedKey) keys.unshift({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
-  const keyMap = new Map(keys.map((key) => [key.key, key]))
   const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
   const clock =
     options.clock ??
@@ -119,13 +129,35 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
     ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
   })
-  const routes = createRoutes(theEngine, { allowLoopback })
+  const seed = options.catalogPath
+    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
+    : (options.catalogue ?? DEFAULT_CATALOGUE)
+  const account = createAccountState({ now: clock.now, seed, keys })
+  const routes: Route[] = [
+    ...createRoutes(theEngine, {
+      allowLoopback,
+      // A conversion emitted without them is earned on a program and channel that exist.
+      conversionDefaults: () => ({
+        programId: account.catalogue.list().at(-1)?.id ?? null,
+        channelId: account.channels.list()[0]?.id ?? null,
+      }),
+    }),
+    ...createProgramRoutes(account),
+    ...createKeyRoutes(account),
+  ]
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    // Answers are dated on the emulator's clock, like X-RateLimit-Reset.
     let headers: Record<string, string> = {}
+    const dated = () => ({ ...headers, Date: answerDate(clock.now(), clock.timeScale) })
     try {
-      // The size limit comes first, as at the service's edge.
-      const raw = await readBody(req)
+      const read = await readBody(req).then(
+        (raw) => ({ raw, tooLarge: undefined }),
+        (error: unknown) => {
+          if (!isApiError(error)) throw error
+          return { raw: Buffer.alloc(0), tooLarge: error }
+        },
+      )
       const url = new URL(req.url ?? '/', 'http://emulator')
       let params: string[] = []
       const route = routes.find((candidate) => {
@@ -134,18 +166,30 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         if (match) params = match.slice(1).map(decodeSegment)
         return match !== null
       })
-      if (!route) {
-        throw new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
-      }
+      const notFound = () =>
+        new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
       let key: ApiKey = { key: '', scopes: [] }
-      if (route.access !== 'public') {
-        key = authenticate(req.headers.authorization, keyMap)
-        if (!route.control) headers = limiter.check(route.quotaExempt === true)
-        if (route.access !== 'key') requireScope(key, route.access)
+      if (route?.access !== 'public') {
+        // The key comes first: a request that passes it carries the limit headers
+        // and counts, whatever it asks for (an unknown route, a body over 1 MB).
+        try {
+          key = account.keys.check(
+            presentedKey(req.headers.authorization),
+            req.socket.remoteAddress ?? '',
+            route?.control === true,
+          )
+        } catch (error) {
+          // Without a valid key a request belongs to no account: answered as it is.
+          throw read.tooLarge ?? (route ? error : notFound())
+        }
+        if (!route?.control) headers = limiter.check(route?.quotaExempt === true)
       }
-      const body = route.body ? parseJson(raw) : undefined
+      if (read.tooLarge) throw read.tooLarge
+      if (!route) throw notFound()
+      if (route.access !== 'key' && route.access !== 'public') requireScope(key, route.access)
+      const body = route.body ? parseJson(read.raw) : undefined
       const answer = await route.handle({ params, query: url.searchParams, body, key, req })
-      writeEnvelope(res, answer.status, headers, {
+      writeEnvelope(res, answer.status, dated(), {
         message: answer.message,
         data: answer.data,
         ...(answer.extra ? { extra: answer.extra } : {}),
@@ -156,9 +200,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
           ? error
           : new ApiError('internal_error', 'The emulator failed to answer this request.')
       if (failure.status === 429) headers = { ...failure.headers }
-      if (failure.status === 401) headers = {}
+      if (failure.status === 401 || failure.code === 'ip_not_allowed') headers = {}
       if (!res.headersSent) {
-        writeEnvelope(res, failure.status, headers, {
+        writeEnvelope(res, failure.status, dated(), {
           message: failure.message,
           error: failure.body(),
         })
@@ -182,6 +226,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     clock,
     engine: theEngine,
     allowLoopback,
+    account,
     async listen(port = 4010, host = '127.0.0.1') {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
