@@ -57,7 +57,7 @@ export async function* walkPages<T>(
       if (!first) {
         first = paging
         last = paging.lastPage
-      } else if (paging.total !== first.total) changed = true
+      } else if (paging.total !== undefined && paging.total !== first.total) changed = true
       if (last !== undefined && paging.lastPage !== undefined)
         last = Math.max(last, paging.lastPage)
       for (const row of answer.data) {
