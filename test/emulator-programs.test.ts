@@ -406,7 +406,7 @@ describe('emulator applications: the state table', () => {
     expect(await count('status=approved')).toBe(2)
     expect(await count(`channelId=${second}`)).toBe(2)
     expect(await count('programId=41')).toBe(1)
-    expect(await count('programId=41&channelId=' + second)).toBe(0)
+    expect(await count(`programId=41&channelId=${second}`)).toBe(0)
     const page2 = await h.call('GET', '/v1/programs/applications?page=2&size=3')
     expect(ok(page2).map((row: { applicationId: number }) => row.applicationId)).toEqual([made[0]])
     expectInvalid(await h.call('GET', '/v1/programs/applications?status=not_applied&size=0'), {

@@ -11,11 +11,11 @@ import type { CallOptions } from './webhooks.js'
 
 /** Filters of {@link ApplicationsResource.list}. */
 export interface ApplicationFilters extends CallOptions {
-  status?: ApplicationStatus
-  programId?: number
-  channelId?: number
+  status?: ApplicationStatus | undefined
+  programId?: number | undefined
+  channelId?: number | undefined
   /** Rows per request, 1 to 100. Default 100. */
-  size?: number
+  size?: number | undefined
 }
 
 /** `api.applications`: applying to programs per channel, and the account's applications. */

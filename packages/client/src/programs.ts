@@ -6,17 +6,17 @@ import type { CallOptions } from './webhooks.js'
 /** Filters of {@link ProgramsResource.list}, combined with AND. */
 export interface ProgramFilters extends CallOptions {
   /** Matches the merchant's name or domain. */
-  search?: string
+  search?: string | undefined
   /** A category slug (`home_garden`). */
-  category?: string
-  payoutType?: PayoutType
-  approvalType?: ApprovalType
+  category?: string | undefined
+  payoutType?: PayoutType | undefined
+  approvalType?: ApprovalType | undefined
   /** Report `status` for this channel; without it, the best state across the account's channels. */
-  channelId?: number
+  channelId?: number | undefined
   /** Matches the status as returned, so it follows channelId. */
-  status?: ProgramStatus
+  status?: ProgramStatus | undefined
   /** Rows per request, 1 to 100. Default 100: fewer requests against the rate limit. */
-  size?: number
+  size?: number | undefined
 }
 
 /** `api.programs`: the catalogue of merchant programs. */
@@ -50,7 +50,10 @@ export class ProgramsResource {
    * `channelId` when given. `ServiceError` `program_not_found` for an unknown,
    * removed or deactivated one.
    */
-  async get(id: number, options: CallOptions & { channelId?: number } = {}): Promise<Program> {
+  async get(
+    id: number,
+    options: CallOptions & { channelId?: number | undefined } = {},
+  ): Promise<Program> {
     return (
       await this.#http.call<Program>(
         {
