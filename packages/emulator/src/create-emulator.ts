@@ -1,28 +1,18 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type AccountState, createAccountState } from './account-state.js'
-import { ApiError, isApiError } from './api-error.js'
 import { readCatalogueFile } from './catalogue-file.js'
 import { type Clock, createClock } from './clock.js'
 import { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
 import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
-import { parseJson, readBody, writeEnvelope } from './http-io.js'
 import { newId } from './ids.js'
 import { createKeyRoutes } from './key-routes.js'
-import { type ApiKey, parseApiKey, presentedKey, requireScope, SCOPES } from './keys.js'
+import { type ApiKey, parseApiKey, SCOPES } from './keys.js'
 import { createProgramRoutes } from './program-routes.js'
-import { answerDate, createRateLimiter } from './rate-limit.js'
+import { createRateLimiter } from './rate-limit.js'
+import { createRequestHandler } from './request-handler.js'
 import { createRoutes, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
-
-/** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
-}
 
 /** Options of {@link createEmulator}. */
 export interface EmulatorOptions {
@@ -146,71 +136,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...createKeyRoutes(account),
   ]
 
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    // Answers are dated on the emulator's clock, like X-RateLimit-Reset.
-    let headers: Record<string, string> = {}
-    const dated = () => ({ ...headers, Date: answerDate(clock.now(), clock.timeScale) })
-    try {
-      const read = await readBody(req).then(
-        (raw) => ({ raw, tooLarge: undefined }),
-        (error: unknown) => {
-          if (!isApiError(error)) throw error
-          return { raw: Buffer.alloc(0), tooLarge: error }
-        },
-      )
-      const url = new URL(req.url ?? '/', 'http://emulator')
-      let params: string[] = []
-      const route = routes.find((candidate) => {
-        if (candidate.method !== req.method) return false
-        const match = candidate.pattern.exec(url.pathname)
-        if (match) params = match.slice(1).map(decodeSegment)
-        return match !== null
-      })
-      const notFound = () =>
-        new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
-      let key: ApiKey = { key: '', scopes: [] }
-      if (route?.access !== 'public') {
-        // The key comes first: a request that passes it carries the limit headers
-        // and counts, whatever it asks for (an unknown route, a body over 1 MB).
-        try {
-          key = account.keys.check(
-            presentedKey(req.headers.authorization),
-            req.socket.remoteAddress ?? '',
-            route?.control === true,
-          )
-        } catch (error) {
-          // Without a valid key a request belongs to no account: answered as it is.
-          throw read.tooLarge ?? (route ? error : notFound())
-        }
-        if (!route?.control) headers = limiter.check(route?.quotaExempt === true)
-      }
-      if (read.tooLarge) throw read.tooLarge
-      if (!route) throw notFound()
-      if (route.access !== 'key' && route.access !== 'public') requireScope(key, route.access)
-      const body = route.body ? parseJson(read.raw) : undefined
-      const answer = await route.handle({ params, query: url.searchParams, body, key, req })
-      writeEnvelope(res, answer.status, dated(), {
-        message: answer.message,
-        data: answer.data,
-        ...(answer.extra ? { extra: answer.extra } : {}),
-      })
-    } catch (error) {
-      const failure =
-        error instanceof ApiError
-          ? error
-          : new ApiError('internal_error', 'The emulator failed to answer this request.')
-      if (failure.status === 429) headers = { ...failure.headers }
-      if (failure.status === 401 || failure.code === 'ip_not_allowed') headers = {}
-      if (!res.headersSent) {
-        writeEnvelope(res, failure.status, dated(), {
-          message: failure.message,
-          error: failure.body(),
-        })
-      }
-      if (!(error instanceof ApiError)) process.emitWarning(`emulator: ${String(error)}`)
-    }
-  }
-
+  const handle = createRequestHandler({ routes, keys: account.keys, limiter, clock })
   const server = createServer((req, res) => {
     void handle(req, res)
   })
