@@ -169,8 +169,16 @@ describe('emulator programs: catalogue, fields, payout', () => {
         approvalType: 'invalid_format',
       },
     )
-    expectInvalid(await h.call('POST', '/emulator/programs', { body: {} }), {
-      payoutType: 'required',
+    // Every field may be absent: nulls, and cps for the type the API never shows null.
+    expect(ok(await h.call('POST', '/emulator/programs', { body: {} }), 201)).toMatchObject({
+      payoutType: 'cps',
+      payout: null,
+      merchantName: null,
+      regions: [],
+      supportsDeepLinks: false,
+    })
+    expectInvalid(await h.call('POST', '/emulator/programs', { body: [] }), {
+      body: 'invalid_format',
     })
   })
 
@@ -502,9 +510,9 @@ describe('emulator --catalog', () => {
       expect(ok(await h.call('GET', '/v1/programs/500')).payout).toBe('0.70')
       ok(await apply(h, 500, 3), 201)
       expectFailure(await apply(h, 500, 7), 404, 'channel_not_found')
-      writeFileSync(file, JSON.stringify([{ merchantName: 'No type' }]))
+      writeFileSync(file, JSON.stringify([{ merchantName: 'Bad type', payoutType: 'cpa' }]))
       await expect(start({ catalogPath: file })).rejects.toThrow(
-        /catalogue .*catalog\.json: program 1: payoutType is required/,
+        /catalogue .*catalog\.json: program 1: payoutType must be one of cps, cpc/,
       )
       writeFileSync(file, '{"programs": ')
       await expect(start({ catalogPath: file })).rejects.toThrow(/catalogue .*catalog\.json: /)

@@ -26,14 +26,16 @@ const oneOf = (values: readonly string[]) => (value: unknown) =>
 /**
  * A program's fields as `POST /emulator/programs` and `--catalog` take them (the
  * network's view: `category` as sent, `networkPayout` before the service's cut),
- * or 400 with one entry per bad field. `payoutType` is the one required field.
+ * or 400 with one entry per bad field. Absent fields are null; `payoutType`
+ * defaults to `cps` (the API never shows it null).
  */
 export function parseProgramInput(raw: unknown): ProgramInput {
   const body = bodyObject(raw)
   const fields = new Fields()
   const optional = nullable(body, fields)
-  if (body.payoutType === undefined || body.payoutType === null) fields.required('payoutType')
-  else if (!oneOf(PAYOUT_TYPES)(body.payoutType)) {
+  // The API's payoutType is never null; a network that does not say sells on commission.
+  const payoutType = body.payoutType ?? 'cps'
+  if (!oneOf(PAYOUT_TYPES)(payoutType)) {
     fields.invalid('payoutType', `must be one of ${PAYOUT_TYPES.join(', ')}`)
   }
   const payout = body.networkPayout
@@ -60,7 +62,7 @@ export function parseProgramInput(raw: unknown): ProgramInput {
     merchantName: optional('merchantName', isString, 'must be a string'),
     merchantDomain: optional<string>('merchantDomain', isString, 'must be a string'),
     category: optional('category', isString, 'must be a string'),
-    payoutType: body.payoutType as ProgramInput['payoutType'],
+    payoutType: payoutType as ProgramInput['payoutType'],
     networkPayout: networkPayout ?? null,
     payoutUnit: optional(
       'payoutUnit',
