@@ -5,6 +5,9 @@
  * with rotatedAt, revoke, an inactive account; and the limit headers on every
  * request that passes the key (413 and unknown routes included).
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createClock, createEmulator, type Emulator } from '@affiliate-webhooks/emulator'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Harness, type Reply, startEmulator } from './emulator-harness.js'
@@ -341,5 +344,74 @@ describe('emulator limits: every request that passes the key carries the headers
     const next = Number((await h.call('GET', '/v1/me')).headers.get('x-ratelimit-reset'))
     expect(next).toBe(START / 1000 + 120)
     expect(next % 60).toBe(0)
+  })
+})
+
+describe('emulator state file: the account survives a restart', () => {
+  it('keys (made by control routes, paused, rolled), programs, channels, applications and the account status', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emulator-account-'))
+    const statePath = join(dir, 'state.json')
+    try {
+      const first = await startEmulator({ apiKeys: [MAIN_KEY], statePath })
+      const made = ok(
+        await first.call('POST', '/emulator/keys', {
+          body: { scopes: ['programs:read'], ipAllowlist: ['127.0.0.1'] },
+        }),
+        201,
+      )
+      const paused = ok(
+        await first.call('POST', '/emulator/keys', { body: { scopes: ['programs:read'] } }),
+        201,
+      )
+      ok(await first.call('POST', `/emulator/keys/${paused.id}/pause`))
+      const rolled = ok(await first.call('POST', `/emulator/keys/${made.id}/roll`))
+      const program = ok(
+        await first.call('POST', '/emulator/programs', {
+          body: { merchantName: 'Kept', approvalType: 'manual' },
+        }),
+        201,
+      )
+      ok(await first.call('DELETE', '/emulator/programs/40'))
+      const channel = ok(
+        await first.call('POST', '/emulator/channels', { body: { domain: 'kept.example' } }),
+        201,
+      )
+      const application = ok(
+        await first.call('POST', '/v1/programs/applications', {
+          body: { programId: program.id, channelId: channel.id },
+        }),
+        201,
+      )
+      await first.close()
+
+      const second = await startEmulator({ apiKeys: [MAIN_KEY], statePath })
+      expect(ok(await second.call('GET', '/v1/me', { key: rolled.key }))).toMatchObject({
+        ipAllowlist: ['127.0.0.1'],
+      })
+      const old = await second.call('GET', '/v1/me', { key: made.key })
+      expectFailure(old, 401, 'invalid_api_key')
+      expect(old.body.error).toHaveProperty('rotatedAt')
+      expectFailure(await second.call('GET', '/v1/me', { key: paused.key }), 401, 'invalid_api_key')
+      ok(await second.call('POST', `/emulator/keys/${paused.id}/resume`))
+      expect((await second.call('GET', '/v1/me', { key: paused.key })).status).toBe(200)
+      expect(ok(await second.call('GET', `/v1/programs/${program.id}`)).merchantName).toBe('Kept')
+      expectFailure(await second.call('GET', '/v1/programs/40'), 404, 'program_not_found')
+      const again = await second.call('POST', '/v1/programs/applications', {
+        body: { programId: program.id, channelId: channel.id },
+      })
+      expectFailure(again, 409, 'duplicate_application')
+      expect(again.body.error.applicationId).toBe(application.applicationId)
+      ok(await second.call('POST', '/emulator/account', { body: { status: 'inactive' } }))
+      await second.close()
+
+      const third = await startEmulator({ apiKeys: [MAIN_KEY], statePath })
+      try {
+        expectFailure(await third.call('GET', '/v1/me'), 401, 'invalid_api_key')
+      } finally {
+        await third.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -58,9 +58,14 @@ export function applicationJson(application: Application, merchantName?: string 
 }
 
 /** The spec's application state table, per program and channel. */
-export function createApplications(catalogue: Catalogue, channels: Channels, now: () => number) {
-  const byId = new Map<number, Application>()
-  let nextId = 5000
+export function createApplications(
+  catalogue: Catalogue,
+  channels: Channels,
+  now: () => number,
+  initial: readonly Application[] = [],
+) {
+  const byId = new Map<number, Application>(initial.map((a) => [a.applicationId, a]))
+  let nextId = Math.max(5000, ...initial.map((a) => a.applicationId + 1))
   const find = (programId: number, channelId: number) =>
     [...byId.values()].find(
       (application) => application.programId === programId && application.channelId === channelId,

@@ -112,6 +112,8 @@ export function createCatalogue(now: () => number, initial: readonly Program[] =
       program.active = false
       return program
     },
+    /** Every program, removed ones too, for the state file. */
+    all: (): Program[] => [...programs.values()],
     /** Live programs, newest first (then highest id first). */
     list: (): Program[] =>
       [...programs.values()]

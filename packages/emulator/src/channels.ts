@@ -34,6 +34,8 @@ export function createChannels(initial: readonly Channel[] = []) {
         throw new ApiError('channel_not_found', `No channel ${id} on this account.`)
       return channel
     },
+    /** Every channel, others' too, for the state file. */
+    all: (): Channel[] => [...channels.values()],
     /** The caller's channels, oldest first. */
     list: (): Channel[] => [...channels.values()].filter((channel) => channel.own),
   }

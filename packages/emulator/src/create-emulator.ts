@@ -93,6 +93,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     createClock({ timeScale, start: Math.max(Date.now(), saved?.now ?? Number.NEGATIVE_INFINITY) })
   const allowLoopback = !options.strict
 
+  const seed = options.catalogPath
+    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
+    : (options.catalogue ?? DEFAULT_CATALOGUE)
+  const account = createAccountState({ now: clock.now, seed, keys, saved: saved?.account })
+
   let engine: Engine | undefined
   const persist = () => {
     if (!statePath || !engine) return
@@ -100,6 +105,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       version: 1,
       ...engine.snapshot(),
       ...(generatedKey ? { generatedKey: (keys[0] as ApiKey).key } : {}),
+      account: account.snapshot(),
     })
   }
   engine = createEngine({
@@ -119,10 +125,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
     ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
   })
-  const seed = options.catalogPath
-    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
-    : (options.catalogue ?? DEFAULT_CATALOGUE)
-  const account = createAccountState({ now: clock.now, seed, keys })
   const routes: Route[] = [
     ...createRoutes(theEngine, {
       allowLoopback,
@@ -136,7 +138,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...createKeyRoutes(account),
   ]
 
-  const handle = createRequestHandler({ routes, keys: account.keys, limiter, clock })
+  const handle = createRequestHandler({
+    routes,
+    keys: account.keys,
+    limiter,
+    clock,
+    onChange: persist,
+  })
   const server = createServer((req, res) => {
     void handle(req, res)
   })

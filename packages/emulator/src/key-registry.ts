@@ -24,6 +24,13 @@ export interface KeyRecord extends ApiKey {
   allows(ip: string): boolean
 }
 
+/** The registry as the state file keeps it: keys without their matcher, rolled secrets, the account. */
+export interface KeyRegistrySnapshot {
+  keys: Omit<KeyRecord, 'allows'>[]
+  rolled: [secret: string, rotatedAt: number][]
+  account: 'active' | 'inactive'
+}
+
 /** What `POST /emulator/keys` takes. */
 export interface NewKeyInput {
   scopes: readonly Scope[]
@@ -42,32 +49,42 @@ const invalid = (message: string, extra?: Record<string, unknown>) =>
  * expiry, and pause, resume, roll and revoke. `now` is the emulator's clock, so
  * an expiry lapses when the clock is advanced past it.
  */
-export function createKeyRegistry(initial: readonly ApiKey[], now: () => number) {
+export function createKeyRegistry(
+  initial: readonly ApiKey[],
+  now: () => number,
+  saved?: KeyRegistrySnapshot,
+) {
   const records = new Map<string, KeyRecord>()
   const bySecret = new Map<string, KeyRecord>()
   /** Secrets replaced by a roll, and when. */
-  const rolled = new Map<string, number>()
-  let account: 'active' | 'inactive' = 'active'
+  const rolled = new Map<string, number>(saved?.rolled ?? [])
+  let account: 'active' | 'inactive' = saved?.account ?? 'active'
 
-  const record = (key: ApiKey, input: Partial<NewKeyInput> = {}): KeyRecord => {
+  const record = (
+    key: ApiKey & { id?: string; status?: KeyStatus },
+    input: Partial<NewKeyInput> = {},
+  ): KeyRecord => {
     const ipAllowlist = [...(input.ipAllowlist ?? key.ipAllowlist ?? [])]
     const entry: KeyRecord = {
       ...key,
-      id: `key_${randomBytes(6).toString('hex')}`,
+      id: key.id ?? `key_${randomBytes(6).toString('hex')}`,
       name: input.name ?? key.name ?? 'emulator',
       ipAllowlist,
       expiresAt:
         input.expiresInDays === undefined
           ? (key.expiresAt ?? null)
           : now() + input.expiresInDays * DAY,
-      status: 'active',
+      status: key.status ?? 'active',
       allows: ipAllowlist.length === 0 ? () => true : createAllowlist(ipAllowlist),
     }
     records.set(entry.id, entry)
     bySecret.set(entry.key, entry)
     return entry
   }
-  for (const key of initial) record(key)
+  // A restart keeps every key's state; a key given at the start that the file
+  // does not know (and that was not rolled away) is added.
+  for (const key of saved?.keys ?? []) record(key)
+  for (const key of initial) if (!bySecret.has(key.key) && !rolled.has(key.key)) record(key)
 
   const expired = (key: KeyRecord) => key.expiresAt !== null && now() >= key.expiresAt
   const find = (id: string) => {
@@ -89,6 +106,11 @@ export function createKeyRegistry(initial: readonly ApiKey[], now: () => number)
     setAccount(status: 'active' | 'inactive') {
       account = status
     },
+    snapshot: (): KeyRegistrySnapshot => ({
+      keys: [...records.values()].map(({ allows: _allows, ...key }) => key),
+      rolled: [...rolled],
+      account,
+    }),
     /** Every key, revoked and expired ones included. */
     list: (): KeyRecord[] => [...records.values()],
     /** Keys that count toward the limit of 10: not revoked, not expired. */

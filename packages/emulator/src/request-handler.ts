@@ -27,6 +27,8 @@ export function createRequestHandler(options: {
   keys: KeyRegistry
   limiter: RateLimiter
   clock: Clock
+  /** After a request that may have changed state (any method but GET) was answered 2xx. */
+  onChange?: () => void
 }) {
   return async function handle(req: IncomingMessage, res: ServerResponse) {
     // Answers are dated on the emulator's clock, like X-RateLimit-Reset.
@@ -79,6 +81,7 @@ export function createRequestHandler(options: {
         data: answer.data,
         ...(answer.extra ? { extra: answer.extra } : {}),
       })
+      if (req.method !== 'GET') options.onChange?.()
     } catch (error) {
       const failure =
         error instanceof ApiError
