@@ -8,11 +8,28 @@ import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
 import { newId } from './ids.js'
 import { createKeyRoutes } from './key-routes.js'
 import { type ApiKey, parseApiKey, SCOPES } from './keys.js'
-import { createProgramRoutes } from './program-routes.js'
+import { createProgramControlRoutes, createProgramRoutes } from './program-routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { createRequestHandler } from './request-handler.js'
 import { createRoutes, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
+
+/** Every route: the webhook API and its controls, programs and applications, keys and the account. */
+function emulatorRoutes(engine: Engine, account: AccountState, allowLoopback: boolean): Route[] {
+  return [
+    ...createRoutes(engine, {
+      allowLoopback,
+      // A conversion emitted without them is earned on a program and channel that exist.
+      conversionDefaults: () => ({
+        programId: account.catalogue.list().at(-1)?.id ?? null,
+        channelId: account.channels.list()[0]?.id ?? null,
+      }),
+    }),
+    ...createProgramRoutes(account),
+    ...createProgramControlRoutes(account),
+    ...createKeyRoutes(account),
+  ]
+}
 
 /** Options of {@link createEmulator}. */
 export interface EmulatorOptions {
@@ -125,19 +142,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
     ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
   })
-  const routes: Route[] = [
-    ...createRoutes(theEngine, {
-      allowLoopback,
-      // A conversion emitted without them is earned on a program and channel that exist.
-      conversionDefaults: () => ({
-        programId: account.catalogue.list().at(-1)?.id ?? null,
-        channelId: account.channels.list()[0]?.id ?? null,
-      }),
-    }),
-    ...createProgramRoutes(account),
-    ...createKeyRoutes(account),
-  ]
-
+  const routes = emulatorRoutes(theEngine, account, allowLoopback)
   const handle = createRequestHandler({
     routes,
     keys: account.keys,

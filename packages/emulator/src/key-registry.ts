@@ -40,6 +40,25 @@ export interface NewKeyInput {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** A key with its lifecycle fields filled in: a given or restored key, or a new one. */
+function keyRecord(
+  key: ApiKey & { id?: string; status?: KeyStatus },
+  input: Partial<NewKeyInput>,
+  now: number,
+): KeyRecord {
+  const ipAllowlist = [...(input.ipAllowlist ?? key.ipAllowlist ?? [])]
+  return {
+    ...key,
+    id: key.id ?? `key_${randomBytes(6).toString('hex')}`,
+    name: input.name ?? key.name ?? 'emulator',
+    ipAllowlist,
+    expiresAt:
+      input.expiresInDays === undefined ? (key.expiresAt ?? null) : now + input.expiresInDays * DAY,
+    status: key.status ?? 'active',
+    allows: ipAllowlist.length === 0 ? () => true : createAllowlist(ipAllowlist),
+  }
+}
 const invalid = (message: string, extra?: Record<string, unknown>) =>
   new ApiError('invalid_api_key', message, extra ? { extra } : {})
 
@@ -64,19 +83,7 @@ export function createKeyRegistry(
     key: ApiKey & { id?: string; status?: KeyStatus },
     input: Partial<NewKeyInput> = {},
   ): KeyRecord => {
-    const ipAllowlist = [...(input.ipAllowlist ?? key.ipAllowlist ?? [])]
-    const entry: KeyRecord = {
-      ...key,
-      id: key.id ?? `key_${randomBytes(6).toString('hex')}`,
-      name: input.name ?? key.name ?? 'emulator',
-      ipAllowlist,
-      expiresAt:
-        input.expiresInDays === undefined
-          ? (key.expiresAt ?? null)
-          : now() + input.expiresInDays * DAY,
-      status: key.status ?? 'active',
-      allows: ipAllowlist.length === 0 ? () => true : createAllowlist(ipAllowlist),
-    }
+    const entry = keyRecord(key, input, now())
     records.set(entry.id, entry)
     bySecret.set(entry.key, entry)
     return entry
@@ -111,8 +118,6 @@ export function createKeyRegistry(
       rolled: [...rolled],
       account,
     }),
-    /** Every key, revoked and expired ones included. */
-    list: (): KeyRecord[] => [...records.values()],
     /** Keys that count toward the limit of 10: not revoked, not expired. */
     activeCount: () =>
       [...records.values()].filter((k) => k.status !== 'revoked' && !expired(k)).length,
@@ -126,19 +131,9 @@ export function createKeyRegistry(
       }
       return record({ key: newId.apiKey(), scopes: input.scopes }, input)
     },
-    pause(id: string) {
-      live(id).status = 'paused'
-      return find(id)
-    },
-    resume(id: string) {
-      live(id).status = 'active'
-      return find(id)
-    },
-    revoke(id: string) {
-      const key = find(id)
-      key.status = 'revoked'
-      return key
-    },
+    pause: (id: string) => Object.assign(live(id), { status: 'paused' as const }),
+    resume: (id: string) => Object.assign(live(id), { status: 'active' as const }),
+    revoke: (id: string) => Object.assign(find(id), { status: 'revoked' as const }),
     /** A new secret; the old one gets 401 with `rotatedAt` from now on. */
     roll(id: string): KeyRecord {
       const key = live(id)
@@ -155,32 +150,46 @@ export function createKeyRegistry(
      */
     check(presented: string, ip: string, control: boolean): KeyRecord {
       const key = bySecret.get(presented)
-      if (!key) {
-        const at = rolled.get(presented)
-        if (at === undefined) throw invalid('Unknown API key.')
-        throw invalid(`This API key was rolled on ${iso(at)}; use the new secret.`, {
-          rotatedAt: iso(at),
-        })
-      }
-      if (key.status === 'revoked') throw invalid('This API key was revoked.')
-      if (key.status === 'paused') throw invalid('This API key is paused; resume it to use it.')
-      if (expired(key)) throw invalid(`This API key expired on ${iso(key.expiresAt as number)}.`)
-      // The control routes stay open so a test can turn the account back on.
-      if (account !== 'active' && !control) {
-        throw invalid('The publisher account of this key is not active.')
-      }
-      if (!key.allows(ip)) {
-        throw new ApiError(
-          'ip_not_allowed',
-          `Requests from ${ip} are outside this key's IP allowlist.`,
-          {
-            extra: { ip },
-          },
-        )
-      }
-      return key
+      const refusal = key
+        ? refusalOf(key, {
+            expired: expired(key),
+            accountActive: account === 'active' || control,
+            ip,
+          })
+        : refusalOfUnknown(rolled.get(presented))
+      if (refusal) throw refusal
+      return key as KeyRecord
     },
   }
+}
+
+/** 401 for a secret no key has now: unknown, or rolled away (with `rotatedAt`). */
+function refusalOfUnknown(rotatedAt: number | undefined): ApiError {
+  if (rotatedAt === undefined) return invalid('Unknown API key.')
+  return invalid(`This API key was rolled on ${iso(rotatedAt)}; use the new secret.`, {
+    rotatedAt: iso(rotatedAt),
+  })
+}
+
+/**
+ * Why a known key may not make this request, or undefined: 401 when revoked,
+ * paused, expired or the account is inactive (the control routes stay open so a
+ * test can turn it back on), then 403 `ip_not_allowed` with `ip`, whatever the scope.
+ */
+function refusalOf(
+  key: KeyRecord,
+  context: { expired: boolean; accountActive: boolean; ip: string },
+): ApiError | undefined {
+  if (key.status === 'revoked') return invalid('This API key was revoked.')
+  if (key.status === 'paused') return invalid('This API key is paused; resume it to use it.')
+  if (context.expired) return invalid(`This API key expired on ${iso(key.expiresAt as number)}.`)
+  if (!context.accountActive) return invalid('The publisher account of this key is not active.')
+  if (key.allows(context.ip)) return undefined
+  return new ApiError(
+    'ip_not_allowed',
+    `Requests from ${context.ip} are outside this key's IP allowlist.`,
+    { extra: { ip: context.ip } },
+  )
 }
 
 /** What {@link createKeyRegistry} returns. */

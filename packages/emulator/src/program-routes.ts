@@ -115,6 +115,13 @@ export function createProgramRoutes(state: AccountState): Route[] {
         return ok(programJson(program, applications.statusOf(program, channelId), true))
       },
     },
+  ]
+}
+
+/** The control routes: add and remove programs, add channels, review applications. */
+export function createProgramControlRoutes(state: AccountState): Route[] {
+  const { catalogue, channels, applications } = state
+  return [
     {
       method: 'POST',
       pattern: path('/emulator/programs'),
