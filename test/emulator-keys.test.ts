@@ -169,7 +169,16 @@ describe('emulator keys: lifecycle', () => {
     expect(limitHeaders(refused)).toEqual([])
     expectFailure(await h.call('GET', '/v1/me', { key }), 401, 'invalid_api_key')
     ok(await h.call('POST', `/emulator/keys/${id}/resume`))
-    expect(ok(await h.call('GET', '/v1/me', { key })).scopes).toEqual(['programs:read'])
+    expect(ok(await h.call('GET', '/v1/me', { key }))).toMatchObject({
+      id,
+      scopes: ['programs:read'],
+    })
+    // Keys given at the start have ids too: /v1/me and GET /emulator/keys show them, never a secret.
+    const main = ok(await h.call('GET', '/v1/me'))
+    const listed = ok(await h.call('GET', '/emulator/keys'))
+    expect(listed.map((k: { id: string }) => k.id)).toEqual([main.id, id])
+    expect(JSON.stringify(listed)).not.toContain(key)
+    expect(JSON.stringify(listed)).not.toContain(MAIN_KEY)
     expectFailure(await h.call('POST', '/emulator/keys/key_nope/pause'), 404, 'key_not_found')
   })
 

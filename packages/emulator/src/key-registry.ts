@@ -118,6 +118,8 @@ export function createKeyRegistry(
       rolled: [...rolled],
       account,
     }),
+    /** Every key, revoked and expired ones included. */
+    list: (): KeyRecord[] => [...records.values()],
     /** Keys that count toward the limit of 10: not revoked, not expired. */
     activeCount: () =>
       [...records.values()].filter((k) => k.status !== 'revoked' && !expired(k)).length,

@@ -95,6 +95,13 @@ export function createKeyRoutes({ keys }: AccountState): Route[] {
   })
   return [
     {
+      method: 'GET',
+      pattern: /^\/emulator\/keys$/,
+      access: 'key',
+      control: true,
+      handle: () => ok(keys.list().map(keyJson), 'OK'),
+    },
+    {
       method: 'POST',
       pattern: /^\/emulator\/keys$/,
       access: 'key',

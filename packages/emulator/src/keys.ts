@@ -23,6 +23,8 @@ export interface ApiKey {
   /** `la_` and 32 letters or digits. */
   key: string
   scopes: readonly Scope[]
+  /** The key's id in the control routes (`key_...`), shown by `GET /v1/me`; set by the emulator. */
+  id?: string
   /** A label `GET /v1/me` shows. Default `emulator`. */
   name?: string
   /** Addresses and CIDR ranges the key may be used from; empty or absent: anywhere. */

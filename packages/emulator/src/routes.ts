@@ -120,6 +120,7 @@ export function createRoutes(
       quotaExempt: true,
       handle: ({ key, req }) =>
         ok({
+          ...(key.id === undefined ? {} : { id: key.id }),
           name: key.name ?? 'emulator',
           last4: key.key.slice(-4),
           scopes: key.scopes,
