@@ -1,3 +1,5 @@
+import { ApplicationsResource } from './applications.js'
+import { ProgramsResource } from './programs.js'
 import { type RetryOptions, Transport } from './transport.js'
 import type { KeyInfo, RateLimitState } from './types.js'
 import { type CallOptions, WebhooksResource } from './webhooks.js'
@@ -19,6 +21,10 @@ export interface ClientOptions {
 /** The client {@link createClient} returns. */
 export interface Client {
   webhooks: WebhooksResource
+  /** The catalogue: `list(filters)` walks every page, `get(id, { channelId })`. */
+  programs: ProgramsResource
+  /** `create({ programId, channelId, note })`, `list(filters)`. */
+  applications: ApplicationsResource
   /** `GET /v1/me`: the calling key's details, including `callerIp`. */
   me(options?: CallOptions): Promise<KeyInfo>
   /** `GET /v1/health`: resolves when the API is up. Needs no key and costs no quota. */
@@ -30,7 +36,7 @@ export interface Client {
 const KEY = /^la_[\x21-\x7e]{32}$/
 
 /**
- * A typed client of the service's webhook API, on `fetch` alone (Node 20+, Bun,
+ * A typed client of the service's API (webhooks, programs, applications), on `fetch` alone (Node 20+, Bun,
  * Deno, Workers). Waits out 429s and paces itself under the rate limit; repeats
  * after 5xx or a lost answer only what is safe to repeat (see each method).
  */
@@ -56,6 +62,8 @@ export function createClient(options: ClientOptions): Client {
   })
   return {
     webhooks: new WebhooksResource(transport),
+    programs: new ProgramsResource(transport),
+    applications: new ApplicationsResource(transport),
     async me(call = {}) {
       return (
         await transport.call<KeyInfo>(

@@ -1,4 +1,9 @@
+export type { ApplicationFilters, ApplicationsResource } from './applications.js'
 export { type Client, type ClientOptions, createClient } from './client.js'
+export {
+  DuplicateApplicationError,
+  isDuplicateApplicationError,
+} from './duplicate-application-error.js'
 export {
   type FieldError,
   isServiceError,
@@ -6,13 +11,24 @@ export {
   type ServiceErrorCode,
   type ServiceErrorDetails,
 } from './errors.js'
+export type { ProgramFilters, ProgramsResource } from './programs.js'
 export type { RetryOptions } from './transport.js'
 export type {
+  Application,
+  ApplicationListEntry,
+  ApplicationStatus,
+  ApprovalType,
+  CreateApplicationInput,
   CreateWebhookInput,
   Delivery,
   DeliveryStatus,
   EndpointStatus,
   KeyInfo,
+  PayoutType,
+  PayoutUnit,
+  Program,
+  ProgramStatus,
+  ProgramSummary,
   RateLimitState,
   ReplayResult,
   SubscribableEventType,

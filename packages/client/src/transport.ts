@@ -1,4 +1,5 @@
 import { delay } from './delay.js'
+import { DuplicateApplicationError } from './duplicate-application-error.js'
 import {
   type FieldError,
   ServiceError,
@@ -43,6 +44,8 @@ export interface Answer<T> {
   headers: Headers
   data: T
   message: string | undefined
+  /** The envelope's other top-level fields (a list's paging fields). */
+  extra: Record<string, unknown>
 }
 
 export interface TransportOptions {
@@ -202,12 +205,8 @@ export class Transport {
     const message =
       typeof envelope.message === 'string' ? this.#redact(envelope.message) : undefined
     if (envelope.success === true && response.status < 300) {
-      return {
-        status: response.status,
-        headers: response.headers,
-        data: envelope.data as T,
-        message,
-      }
+      const { success: _success, message: _message, data, ...extra } = envelope
+      return { status: response.status, headers: response.headers, data: data as T, message, extra }
     }
     throw this.#error(where, response, envelope.error, message)
   }
@@ -245,12 +244,11 @@ export class Transport {
     if (Object.keys(extra).length > 0) details.extra = extra
     if (code === 'rate_limited') this.pacer.block((details.retryAfter ?? 1) * 1000)
     const said = message ?? (typeof fields.message === 'string' ? this.#redact(fields.message) : '')
-    return new ServiceError(
-      response.status,
-      code,
-      `${where}: ${response.status} ${code}${said ? `: ${said}` : ''}${explain(code, details)}`,
-      details,
-    )
+    const text = `${where}: ${response.status} ${code}${said ? `: ${said}` : ''}${explain(code, details)}`
+    if (code === 'duplicate_application') {
+      return new DuplicateApplicationError(response.status, text, details)
+    }
+    return new ServiceError(response.status, code, text, details)
   }
 
   /** The key never leaves in a message: at most its last four characters. */

@@ -102,3 +102,77 @@ export interface RateLimitState {
   /** Unix seconds when the window clears. */
   reset: number
 }
+
+/** `cps` (share of sale) or `cpc` (per click); a type the service adds later stays a string. */
+export type PayoutType = 'cps' | 'cpc' | (string & {})
+/** `percent` (revenue share) or `fixed` (flat amount). */
+export type PayoutUnit = 'percent' | 'fixed' | (string & {})
+/** `auto` (approved the instant you apply) or `manual` (reviewed by the team). */
+export type ApprovalType = 'auto' | 'manual' | (string & {})
+/** The state of an application. */
+export type ApplicationStatus =
+  | 'pending'
+  | 'approved'
+  | 'rejected'
+  | 'paused'
+  | 'suspended'
+  | 'expired'
+  | (string & {})
+/** The caller's application state for a program: an application's, or `not_applied`. */
+export type ProgramStatus = 'not_applied' | ApplicationStatus
+
+/** A program as `programs.list()` yields it (the retrieve-only fields are absent). */
+export interface ProgramSummary {
+  id: number
+  merchantName: string | null
+  /** The merchant's site without `www.`; deep links stay on it or a subdomain. */
+  merchantDomain: string | null
+  /** The network's category as a lowercase slug; the set is open. */
+  category: string | null
+  payoutType: PayoutType
+  /** The publisher's share of the highest tier, a two-decimal string ("7.00"); read with payoutUnit. */
+  payout: string | null
+  payoutUnit: PayoutUnit | null
+  /** ISO 4217. */
+  currency: string | null
+  /** Attribution window in days. */
+  cookieDays: number | null
+  approvalType: ApprovalType | null
+  /** The caller's application state: for the channelId passed, else the best across its channels. */
+  status: ProgramStatus
+  supportsDeepLinks: boolean
+  [field: string]: unknown
+}
+
+/** A program as `programs.get()` returns it. */
+export interface Program extends ProgramSummary {
+  description: string | null
+  /** ISO 3166-1 alpha-2 codes. */
+  regions: string[]
+  logoUrl: string | null
+}
+
+/** An application of a channel to a program. */
+export interface Application {
+  applicationId: number
+  status: ApplicationStatus
+  appliedAt: string
+  /** When it left `pending`; for auto programs, appliedAt. */
+  decidedAt: string | null
+  rejectionReason: null
+  [field: string]: unknown
+}
+
+/** A row of `applications.list()`. */
+export interface ApplicationListEntry extends Application {
+  merchantName: string | null
+}
+
+/** `POST /v1/programs/applications`. */
+export interface CreateApplicationInput {
+  programId: number
+  /** An approved channel of the caller that completed verification. */
+  channelId: number
+  /** Up to 500 characters; accepted but not stored. */
+  note?: string
+}

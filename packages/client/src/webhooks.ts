@@ -37,7 +37,9 @@ export class WebhooksResource {
   /**
    * Registers an endpoint and returns it with its secret. The service takes no
    * idempotency key, so a create whose answer was lost is never simply sent
-   * again: the client lists the endpoints, and if one with this URL and these
+   * again: the client lists the endpoints, and if one with this URL (compared
+   * in canonical form: the service may store `https://example.com` as
+   * `https://example.com/`) and these
    * events appeared that was not there before, that is the one it made. Its
    * secret was in the lost answer, so the client rotates it to return one that
    * works. Otherwise it creates again.
@@ -59,7 +61,7 @@ export class WebhooksResource {
         const made = (await this.list(options)).find(
           (endpoint) =>
             !before.has(endpoint.id) &&
-            endpoint.url === input.url &&
+            canonicalUrl(endpoint.url) === canonicalUrl(input.url) &&
             sameEvents(endpoint.events, input.events),
         )
         if (made) return this.rotateSecret(made.id, options)
@@ -197,6 +199,15 @@ export class WebhooksResource {
     return answer
       ? { deliveryId, outcome: 'accepted', data: answer.data }
       : { deliveryId, outcome: 'already_replaying' }
+  }
+}
+
+/** A URL as WHATWG writes it (host lowercased, default port and empty path normalised); as typed when it is not one. */
+export function canonicalUrl(url: string): string {
+  try {
+    return new URL(url).href
+  } catch {
+    return url
   }
 }
 

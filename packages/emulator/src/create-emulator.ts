@@ -1,22 +1,34 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ApiError } from './api-error.js'
+import { type AccountState, createAccountState } from './account-state.js'
+import { readCatalogueFile } from './catalogue-file.js'
 import { type Clock, createClock } from './clock.js'
+import { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
 import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
-import { parseJson, readBody, writeEnvelope } from './http-io.js'
 import { newId } from './ids.js'
-import { type ApiKey, authenticate, parseApiKey, requireScope, SCOPES } from './keys.js'
+import { createKeyRoutes } from './key-routes.js'
+import { type ApiKey, parseApiKey, SCOPES } from './keys.js'
+import { createProgramControlRoutes, createProgramRoutes } from './program-routes.js'
 import { createRateLimiter } from './rate-limit.js'
-import { createRoutes } from './routes.js'
+import { createRequestHandler } from './request-handler.js'
+import { createRoutes, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
-/** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
+/** Every route: the webhook API and its controls, programs and applications, keys and the account. */
+function emulatorRoutes(engine: Engine, account: AccountState, allowLoopback: boolean): Route[] {
+  return [
+    ...createRoutes(engine, {
+      allowLoopback,
+      // A conversion emitted without them is earned on a program and channel that exist.
+      conversionDefaults: () => ({
+        programId: account.catalogue.list().at(-1)?.id ?? null,
+        channelId: account.channels.list()[0]?.id ?? null,
+      }),
+    }),
+    ...createProgramRoutes(account),
+    ...createProgramControlRoutes(account),
+    ...createKeyRoutes(account),
+  ]
 }
 
 /** Options of {@link createEmulator}. */
@@ -46,6 +58,10 @@ export interface EmulatorOptions {
   monthlyQuota?: number
   /** After every attempt (the CLI prints a line). */
   onAttempt?: (entry: AttemptLogEntry) => void
+  /** A catalogue file (`--catalog FILE`) to start with instead of the default programs and channel. */
+  catalogPath?: string
+  /** A catalogue to start with, as the file would hold it. Default a small realistic one. */
+  catalogue?: CatalogueSeed
 }
 
 /** A running emulator, made by {@link createEmulator}. */
@@ -66,6 +82,8 @@ export interface Emulator {
   readonly engine: Engine
   /** True when http URLs on loopback hosts are allowed. */
   readonly allowLoopback: boolean
+  /** Programs, channels, applications and the account's keys, for tests that look inside. */
+  readonly account: AccountState
   /** Stops listening and sending; writes the state file a last time. */
   close(): Promise<void>
 }
@@ -86,12 +104,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // is still needed to set things up, so one is generated unless given.
   const generatedKey = !keys.some((key) => SCOPES.every((scope) => key.scopes.includes(scope)))
   if (generatedKey) keys.unshift({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
-  const keyMap = new Map(keys.map((key) => [key.key, key]))
   const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
   const clock =
     options.clock ??
     createClock({ timeScale, start: Math.max(Date.now(), saved?.now ?? Number.NEGATIVE_INFINITY) })
   const allowLoopback = !options.strict
+
+  const seed = options.catalogPath
+    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
+    : (options.catalogue ?? DEFAULT_CATALOGUE)
+  const account = createAccountState({ now: clock.now, seed, keys, saved: saved?.account })
 
   let engine: Engine | undefined
   const persist = () => {
@@ -100,6 +122,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       version: 1,
       ...engine.snapshot(),
       ...(generatedKey ? { generatedKey: (keys[0] as ApiKey).key } : {}),
+      account: account.snapshot(),
     })
   }
   engine = createEngine({
@@ -119,54 +142,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
     ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
   })
-  const routes = createRoutes(theEngine, { allowLoopback })
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    let headers: Record<string, string> = {}
-    try {
-      // The size limit comes first, as at the service's edge.
-      const raw = await readBody(req)
-      const url = new URL(req.url ?? '/', 'http://emulator')
-      let params: string[] = []
-      const route = routes.find((candidate) => {
-        if (candidate.method !== req.method) return false
-        const match = candidate.pattern.exec(url.pathname)
-        if (match) params = match.slice(1).map(decodeSegment)
-        return match !== null
-      })
-      if (!route) {
-        throw new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
-      }
-      let key: ApiKey = { key: '', scopes: [] }
-      if (route.access !== 'public') {
-        key = authenticate(req.headers.authorization, keyMap)
-        if (!route.control) headers = limiter.check(route.quotaExempt === true)
-        if (route.access !== 'key') requireScope(key, route.access)
-      }
-      const body = route.body ? parseJson(raw) : undefined
-      const answer = await route.handle({ params, query: url.searchParams, body, key, req })
-      writeEnvelope(res, answer.status, headers, {
-        message: answer.message,
-        data: answer.data,
-        ...(answer.extra ? { extra: answer.extra } : {}),
-      })
-    } catch (error) {
-      const failure =
-        error instanceof ApiError
-          ? error
-          : new ApiError('internal_error', 'The emulator failed to answer this request.')
-      if (failure.status === 429) headers = { ...failure.headers }
-      if (failure.status === 401) headers = {}
-      if (!res.headersSent) {
-        writeEnvelope(res, failure.status, headers, {
-          message: failure.message,
-          error: failure.body(),
-        })
-      }
-      if (!(error instanceof ApiError)) process.emitWarning(`emulator: ${String(error)}`)
-    }
-  }
-
+  const routes = emulatorRoutes(theEngine, account, allowLoopback)
+  const handle = createRequestHandler({
+    routes,
+    keys: account.keys,
+    limiter,
+    clock,
+    onChange: persist,
+  })
   const server = createServer((req, res) => {
     void handle(req, res)
   })
@@ -182,6 +165,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     clock,
     engine: theEngine,
     allowLoopback,
+    account,
     async listen(port = 4010, host = '127.0.0.1') {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)

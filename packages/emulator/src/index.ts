@@ -1,3 +1,4 @@
+export type { AccountState } from './account-state.js'
 export {
   ApiError,
   type ApiErrorCode,
@@ -6,6 +7,13 @@ export {
   isApiError,
 } from './api-error.js'
 export {
+  APPLICATION_STATUSES,
+  type Application,
+  type ApplicationStatus,
+  PROGRAM_STATUSES,
+  type ProgramStatus,
+} from './applications.js'
+export {
   type Agents,
   type AttemptRequest,
   type AttemptResult,
@@ -13,8 +21,21 @@ export {
   sendAttempt,
   truncateAnswer,
 } from './attempt.js'
+export {
+  APPROVAL_TYPES,
+  categorySlug,
+  PAYOUT_TYPES,
+  PAYOUT_UNITS,
+  type Program,
+  type ProgramInput,
+  PUBLISHER_SHARE_PERCENT,
+  publisherPayout,
+} from './catalogue.js'
+export { readCatalogueFile } from './catalogue-file.js'
+export type { Channel } from './channels.js'
 export { type Clock, type ClockOptions, createClock } from './clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
+export { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
 export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './delivery-error.js'
 export {
   type DeliveryProgress,
@@ -43,7 +64,16 @@ export {
   type EngineSnapshot,
   type WebhookEndpoint,
 } from './engine.js'
+export { MAX_ALLOWLIST_ENTRIES } from './ip-allowlist.js'
+export {
+  KEY_EXPIRY_DAYS,
+  type KeyRecord,
+  type KeyStatus,
+  MAX_ACTIVE_KEYS,
+  type NewKeyInput,
+} from './key-registry.js'
 export { API_KEY_PATTERN, type ApiKey, parseApiKey, SCOPES, type Scope } from './keys.js'
+export { MAX_NOTE_LENGTH } from './program-query.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { MAX_ENDPOINTS } from './routes.js'
 export {

@@ -23,6 +23,14 @@ export interface ApiKey {
   /** `la_` and 32 letters or digits. */
   key: string
   scopes: readonly Scope[]
+  /** The key's id in the control routes (`key_...`), shown by `GET /v1/me`; set by the emulator. */
+  id?: string
+  /** A label `GET /v1/me` shows. Default `emulator`. */
+  name?: string
+  /** Addresses and CIDR ranges the key may be used from; empty or absent: anywhere. */
+  ipAllowlist?: readonly string[]
+  /** Service time the key lapses, epoch ms; null or absent: never. */
+  expiresAt?: number | null
 }
 
 /** The shape of a key: `la_` followed by 32 characters. */
@@ -63,11 +71,8 @@ export function grants(granted: readonly Scope[], required: Scope): boolean {
   )
 }
 
-/** The key of an `Authorization: Bearer` header, or 401 `invalid_api_key`. */
-export function authenticate(
-  header: string | undefined,
-  keys: ReadonlyMap<string, ApiKey>,
-): ApiKey {
+/** The key an `Authorization: Bearer` header presents, or 401 `invalid_api_key` for a missing or malformed one. */
+export function presentedKey(header: string | undefined): string {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
   if (!match) {
     throw new ApiError(
@@ -84,7 +89,15 @@ export function authenticate(
       'Malformed API key: expected la_ followed by 32 characters.',
     )
   }
-  const key = keys.get(presented)
+  return presented
+}
+
+/** The key of an `Authorization: Bearer` header, or 401 `invalid_api_key`. */
+export function authenticate(
+  header: string | undefined,
+  keys: ReadonlyMap<string, ApiKey>,
+): ApiKey {
+  const key = keys.get(presentedKey(header))
   if (!key) throw new ApiError('invalid_api_key', 'Unknown API key.')
   return key
 }

@@ -7,14 +7,23 @@ export const MONTHLY_QUOTA = 250_000
 
 const MINUTE = 60_000
 
+/**
+ * The `Date` of an answer, on the emulator's clock: the client reads
+ * `X-RateLimit-Reset` minus `Date` as the time the window has left. At time
+ * scale 1 it is the clock's own time; at N it is set back from the window's
+ * end by the real time left, so that difference stays real time too.
+ */
+export function answerDate(now: number, timeScale: number): string {
+  const reset = (Math.floor(now / MINUTE) + 1) * MINUTE
+  return new Date(reset - (reset - now) / timeScale).toUTCString()
+}
+
 /** Options of {@link createRateLimiter}. */
 export interface RateLimiterOptions {
   /** Service time, epoch ms. */
   now: () => number
-  /** Service ms per real ms, so Retry-After and X-RateLimit-Reset say real time. */
+  /** Service ms per real ms, so Retry-After says real seconds. */
   timeScale: number
-  /** Real time, epoch ms. Default `Date.now`. */
-  realNow?: () => number
   /** Default {@link RATE_LIMIT}. */
   limit?: number
   /** Default {@link MONTHLY_QUOTA}. */
@@ -53,14 +62,13 @@ export function createRateLimiter(options: RateLimiterOptions) {
         used = 0
       }
       const reset = start + MINUTE
-      // A client paces against its own clock and the answer's Date header (real
-      // time), so the window's end is given in real time too: with a time scale,
-      // or after the clock was advanced, service time would send it far off.
-      const realReset = (options.realNow ?? Date.now)() + (reset - now) / options.timeScale
+      // The window's own end on the emulator's clock, a multiple of 60 s: the same
+      // value for every answer of one window. The answers' Date header is on that
+      // clock too, so a client's reset minus Date is the time left.
       const rateHeaders = (remaining: number) => ({
         'X-RateLimit-Limit': String(limit),
         'X-RateLimit-Remaining': String(Math.max(0, remaining)),
-        'X-RateLimit-Reset': String(Math.ceil(realReset / 1000)),
+        'X-RateLimit-Reset': String(reset / 1000),
       })
       const retryAfter = (at: number) =>
         String(Math.max(1, Math.ceil((at - now) / options.timeScale / 1000)))

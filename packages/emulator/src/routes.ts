@@ -4,7 +4,9 @@ import { isSimulatorError } from './delivery-error.js'
 import { disableEndpoint, enableEndpoint } from './endpoint-state.js'
 import type { DeliveryRecord, Engine, WebhookEndpoint } from './engine.js'
 import type { ApiKey, Scope } from './keys.js'
+import { paginate } from './paging.js'
 import {
+  bodyObject,
   parseAdvance,
   parseConversionInput,
   parseDeliveryQuery,
@@ -89,7 +91,14 @@ const ID = '([^/]+)'
 const path = (pattern: string) => new RegExp(`^${pattern.replaceAll('{id}', ID)}$`)
 
 /** The `/v1` routes of the spec and the emulator's own control routes. */
-export function createRoutes(engine: Engine, options: { allowLoopback: boolean }): Route[] {
+export function createRoutes(
+  engine: Engine,
+  options: {
+    allowLoopback: boolean
+    /** programId and channelId of a conversion emitted without them. */
+    conversionDefaults?: () => { programId: number | null; channelId: number | null }
+  },
+): Route[] {
   const find = (id: string) => {
     const endpoint = engine.endpoint(id)
     if (!endpoint) throw new ApiError('webhook_not_found', `No webhook endpoint ${id}.`)
@@ -111,11 +120,12 @@ export function createRoutes(engine: Engine, options: { allowLoopback: boolean }
       quotaExempt: true,
       handle: ({ key, req }) =>
         ok({
-          name: 'emulator',
+          ...(key.id === undefined ? {} : { id: key.id }),
+          name: key.name ?? 'emulator',
           last4: key.key.slice(-4),
           scopes: key.scopes,
-          ipAllowlist: [],
-          expiresAt: null,
+          ipAllowlist: key.ipAllowlist ?? [],
+          expiresAt: iso(key.expiresAt ?? null),
           callerIp: req.socket.remoteAddress ?? null,
         }),
     },
@@ -214,18 +224,8 @@ export function createRoutes(engine: Engine, options: { allowLoopback: boolean }
         const all = engine
           .deliveriesOf(endpoint.id)
           .filter((delivery) => status === undefined || delivery.status === status)
-        const rows = all.slice((page - 1) * size, page * size)
-        return {
-          ...ok(rows.map(deliveryJson)),
-          extra: {
-            pagination: {
-              page,
-              size,
-              total: all.length,
-              lastPage: Math.max(1, Math.ceil(all.length / size)),
-            },
-          },
-        }
+        const { rows, pagination } = paginate(all, page, size)
+        return { ...ok(rows.map(deliveryJson)), extra: { pagination } }
       },
     },
     {
@@ -258,7 +258,12 @@ export function createRoutes(engine: Engine, options: { allowLoopback: boolean }
       control: true,
       body: true,
       handle({ body }) {
-        const { event, deliveries } = engine.emitConversion(parseConversionInput(body))
+        const input = parseConversionInput(body)
+        const given = bodyObject(body)
+        const defaults = options.conversionDefaults?.()
+        if (defaults && given.programId === undefined) input.programId = defaults.programId
+        if (defaults && given.channelId === undefined) input.channelId = defaults.channelId
+        const { event, deliveries } = engine.emitConversion(input)
         return ok(
           {
             event,

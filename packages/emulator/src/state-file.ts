@@ -1,10 +1,13 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import type { AccountSnapshot } from './account-state.js'
 import type { EngineSnapshot } from './engine.js'
 
 /** What the state file holds: the engine's state and the key generated at the first start. */
 export interface StateFile extends EngineSnapshot {
   version: 1
   generatedKey?: string
+  /** Programs, channels, applications, keys and the account's status. */
+  account?: AccountSnapshot
 }
 
 /** The state at `path`, or undefined when there is no file yet. Throws when it is not one. */

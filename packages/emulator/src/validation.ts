@@ -23,7 +23,7 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
 export const MAX_DESCRIPTION_LENGTH = 255
 
 /** Collects the offending fields of one request, then throws them all at once. */
-class Fields {
+export class Fields {
   readonly errors: FieldError[] = []
   required(field: string) {
     this.errors.push({ field, code: 'required', message: `${field} is required.` })
@@ -36,7 +36,7 @@ class Fields {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** A JSON body that must be an object (an absent body counts as `{}`). */
@@ -119,13 +119,13 @@ export function parseWebhookInput(
   return input
 }
 
-/** page, size and status of the deliveries list, or 400 `invalid_format` per bad parameter. */
-export function parseDeliveryQuery(query: URLSearchParams): {
-  page: number
-  size: number
-  status: DeliveryStatus | undefined
-} {
-  const fields = new Fields()
+/** Rows per page unless asked: the spec's default. */
+export const DEFAULT_PAGE_SIZE = 10
+/** Most rows per page. */
+export const MAX_PAGE_SIZE = 100
+
+/** `page` (from 1) and `size` (1 to 100, default 10) of a list, each bad one noted in `fields`. */
+export function readPaging(query: URLSearchParams, fields: Fields): { page: number; size: number } {
   const integer = (name: string, fallback: number, max: number) => {
     const value = query.get(name)
     if (value === null) return fallback
@@ -140,15 +140,35 @@ export function parseDeliveryQuery(query: URLSearchParams): {
     }
     return number
   }
-  const page = integer('page', 1, Number.MAX_SAFE_INTEGER)
-  const size = integer('size', 10, 100)
-  const statusValue = query.get('status')
-  let status: DeliveryStatus | undefined
-  if (statusValue !== null) {
-    if ((DELIVERY_STATUSES as readonly string[]).includes(statusValue)) {
-      status = statusValue as DeliveryStatus
-    } else fields.invalid('status', `must be one of ${DELIVERY_STATUSES.join(', ')}`)
+  return {
+    page: integer('page', 1, Number.MAX_SAFE_INTEGER),
+    size: integer('size', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
   }
+}
+
+/** One of `allowed`, from the query's `name`, or undefined; a value outside them is noted in `fields`. */
+export function readEnum<T extends string>(
+  query: URLSearchParams,
+  name: string,
+  allowed: readonly T[],
+  fields: Fields,
+): T | undefined {
+  const value = query.get(name)
+  if (value === null) return undefined
+  if ((allowed as readonly string[]).includes(value)) return value as T
+  fields.invalid(name, `must be one of ${allowed.join(', ')}`)
+  return undefined
+}
+
+/** page, size and status of the deliveries list, or 400 `invalid_format` per bad parameter. */
+export function parseDeliveryQuery(query: URLSearchParams): {
+  page: number
+  size: number
+  status: DeliveryStatus | undefined
+} {
+  const fields = new Fields()
+  const { page, size } = readPaging(query, fields)
+  const status = readEnum(query, 'status', DELIVERY_STATUSES, fields)
   fields.done()
   return { page, size, status }
 }

@@ -37,6 +37,11 @@ describe('checkWebhookUrl', () => {
       'https://printer.local/',
       'https://db.internal/',
       'https://localhost/',
+      // A trailing dot names the same host, fully qualified.
+      'https://localhost./',
+      'https://intranet./',
+      'https://db.internal./',
+      'https://app.localhost./',
     ]) {
       expect(checkWebhookUrl(url, false), url).toMatchObject({ ok: false, kind: 'url_not_allowed' })
     }
@@ -67,8 +72,10 @@ describe('hosts', () => {
   })
 
   it('isPrivateHost: public addresses and names are not private', () => {
-    expect(['8.8.8.8', 'example.com', '[2606:4700::1111]', '172.32.0.1'].some(isPrivateHost)).toBe(
-      false,
-    )
+    expect(
+      ['8.8.8.8', 'example.com', 'example.com.', '[2606:4700::1111]', '172.32.0.1'].some(
+        isPrivateHost,
+      ),
+    ).toBe(false)
   })
 })

@@ -46,9 +46,15 @@ function ipv6Private(ip: string): boolean {
   )
 }
 
+/**
+ * The host without IPv6 brackets and without the trailing dot of a fully
+ * qualified name: `localhost.` and `intranet.` are the same hosts as without it.
+ */
+const bareHost = (hostname: string) => hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '')
+
 /** True for localhost, *.localhost, 127.0.0.0/8 and ::1. */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '')
+  const host = bareHost(hostname)
   if (LOOPBACK_NAMES.test(host)) return true
   if (isIP(host) === 4) return host.startsWith('127.')
   return isIP(host) === 6 && (host === '::1' || /^::ffff:(127\.|7f[0-9a-f]{2}:)/i.test(host))
@@ -59,7 +65,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * internal by definition. Other names are not resolved: the emulator does no DNS.
  */
 export function isPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '')
+  const host = bareHost(hostname)
   if (isIP(host) === 4) return ipv4Private(host)
   if (isIP(host) === 6) return ipv6Private(host)
   // A single label (intranet name) is internal too.

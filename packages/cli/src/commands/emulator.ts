@@ -30,7 +30,12 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
       ? '  URLs        http and any port allowed on loopback hosts (localhost, 127.0.0.1, ::1); --strict for the service rules'
       : '  URLs        strict: public https on port 443 only, as the service',
     `  State       ${statePath ?? 'in memory'}`,
-    '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log',
+    `  Catalogue   ${emulator.account.catalogue.list().length} programs; channels ${emulator.account.channels
+      .list()
+      .map((channel) => channel.id)
+      .join(', ')}`,
+    '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log,',
+    '              /emulator/programs, /emulator/channels, /emulator/keys, /emulator/account',
     'Ctrl-C stops it.',
   ].join('\n')
 }
@@ -42,9 +47,9 @@ function apiKeys(values: Values): string[] {
 
 export const emulator: Command = {
   name: 'emulator',
-  summary: "run the service's webhook API and delivery engine locally",
+  summary: "run the service's API (webhooks, programs, keys) and delivery engine locally",
   help: `Usage: affiliate-webhooks emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
-                                   [--time-scale N] [--state FILE.json] [--strict]
+                                   [--time-scale N] [--state FILE.json] [--strict] [--catalog FILE.json]
 
 Runs the Publisher Affiliate API's webhook side on this machine: GET /v1/health,
 /v1/me, /v1/webhooks (register, list, change, delete, rotate-secret, test,
@@ -64,6 +69,9 @@ Options:
   --state FILE      keep state in FILE (read at start, written on every change)
   --strict          the service's URL rules unchanged (public https, port 443);
                     by default http and any port are allowed on loopback hosts
+  --catalog FILE    programs and channels to start with, as JSON:
+                    {"programs": [...], "channels": [...]}; default a small catalogue
+                    (programs 40 to 47) and channel 7
 
 Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
@@ -75,6 +83,7 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     'time-scale': { type: 'string' },
     state: { type: 'string' },
     strict: { type: 'boolean' },
+    catalog: { type: 'string' },
   },
   async run(values, io: Io) {
     const port = parseNumber('port', str(values, 'port'), 4010, {
@@ -88,6 +97,8 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     if (timeScale === 0) throw new UsageError('--time-scale must be a number > 0, not "0"')
     const statePath = str(values, 'state')
     if (statePath === '') throw new UsageError('--state must be a file path')
+    const catalogPath = str(values, 'catalog')
+    if (catalogPath === '') throw new UsageError('--catalog must be a file path')
 
     let running: Emulator
     try {
@@ -96,6 +107,7 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
         timeScale,
         strict: values.strict === true,
         ...(statePath ? { statePath } : {}),
+        ...(catalogPath ? { catalogPath } : {}),
         onAttempt: (entry) => io.stdout.write(`${attemptLine(entry)}\n`),
       })
     } catch (error) {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { applications, apply } from './applications.js'
 import type { Command, Values } from './command.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
@@ -6,6 +7,7 @@ import { emulator } from './emulator.js'
 import { endpoints } from './endpoints.js'
 import { EXIT, type Io, UsageError } from './io.js'
 import { listen } from './listen.js'
+import { programs } from './programs.js'
 import { queue } from './queue.js'
 import { recover } from './recover.js'
 import { replay } from './replay.js'
@@ -32,6 +34,9 @@ export const COMMANDS: readonly Command[] = [
   doctor,
   rotate,
   queue,
+  programs,
+  apply,
+  applications,
   sql,
 ]
 
@@ -45,7 +50,7 @@ Test a Publisher Affiliate API webhook endpoint before the service does, and
 manage the endpoints the service delivers to.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}
 
 Run "${BIN} <command> --help" for a command's options.
 

@@ -1,0 +1,107 @@
+import type { ApplicationListEntry } from '@affiliate-webhooks/client'
+import { isDuplicateApplicationError } from '@affiliate-webhooks/client'
+import {
+  clientFrom,
+  EXIT_MANAGE,
+  MANAGE_HELP,
+  MANAGE_OPTIONS,
+  managed,
+  positional,
+} from '../manage/api.js'
+import { formatApplications, formatApplied } from '../manage/format-programs.js'
+import { type Command, str } from './command.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+import { idOf, oneOf } from './programs.js'
+
+const APPLICATION_STATUSES = ['pending', 'approved', 'rejected', 'paused', 'suspended', 'expired']
+const MAX_NOTE = 500
+
+export const apply: Command = {
+  name: 'apply',
+  summary: 'apply to a program for one of your channels',
+  positionals: true,
+  help: `Usage: affiliate-webhooks apply <programId> --channel ID [--note TEXT]
+
+Applies the channel to the program: an auto program is approved at once, a
+manual one is pending until the team reviews it. A channel that applied before
+(in any state) is refused with exit code 3 and the existing application; a
+rejection cannot be re-applied.
+
+  --channel ID   one of your channels, approved and verified (required)
+  --note TEXT    up to ${MAX_NOTE} characters for the reviewer (not stored)
+${MANAGE_HELP}`,
+  options: { ...MANAGE_OPTIONS, channel: { type: 'string' }, note: { type: 'string' } },
+  async run(values, io, positionals) {
+    const programId = idOf(positional(positionals, 0, 'program id'), 'program id') as number
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const channelId = idOf(str(values, 'channel'), '--channel')
+    if (channelId === undefined)
+      throw new UsageError('missing --channel ID: the channel that applies')
+    const note = str(values, 'note')
+    if (note !== undefined && [...note].length > MAX_NOTE) {
+      throw new UsageError(`--note must be at most ${MAX_NOTE} characters`)
+    }
+    const api = await clientFrom(values, io)
+    return managed('apply', values, io, async () => {
+      try {
+        const application = await api.applications.create({
+          programId,
+          channelId,
+          ...(note === undefined ? {} : { note }),
+        })
+        if (values.json) writeJson(io, application)
+        else io.stdout.write(`${formatApplied(application, programId, channelId)}\n`)
+        return EXIT.ok
+      } catch (error) {
+        if (!isDuplicateApplicationError(error)) throw error
+        io.stderr.write(
+          `affiliate-webhooks apply: channel ${channelId} already applied to program ${programId}: application ${error.applicationId} is ${error.applicationStatus} (a rejection cannot be re-applied through the API)\n`,
+        )
+        return EXIT_MANAGE.refused
+      }
+    })
+  },
+}
+
+export const applications: Command = {
+  name: 'applications',
+  summary: 'your applications to programs, newest first',
+  positionals: true,
+  help: `Usage: affiliate-webhooks applications list [--status STATUS] [--program ID] [--channel ID]
+
+Every application of the account across channels, newest first, across all
+pages, with the merchant's name.
+
+  --status STATUS   ${APPLICATION_STATUSES.join(', ')}
+  --program ID      only this program
+  --channel ID      only this channel
+${MANAGE_HELP}`,
+  options: {
+    ...MANAGE_OPTIONS,
+    status: { type: 'string' },
+    program: { type: 'string' },
+    channel: { type: 'string' },
+  },
+  async run(values, io, positionals) {
+    const action = positional(positionals, 0, 'sub-command: list')
+    if (action !== 'list') throw new UsageError(`unknown sub-command "${action}"; list`)
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const status = oneOf(values, 'status', APPLICATION_STATUSES)
+    const programId = idOf(str(values, 'program'), '--program')
+    const channelId = idOf(str(values, 'channel'), '--channel')
+    const api = await clientFrom(values, io)
+    return managed('applications list', values, io, async () => {
+      const found: ApplicationListEntry[] = []
+      for await (const row of api.applications.list({
+        ...(status === undefined ? {} : { status }),
+        ...(programId === undefined ? {} : { programId }),
+        ...(channelId === undefined ? {} : { channelId }),
+      })) {
+        found.push(row)
+      }
+      if (values.json) writeJson(io, found)
+      else io.stdout.write(`${formatApplications(found)}\n`)
+      return EXIT.ok
+    })
+  },
+}

@@ -1,0 +1,98 @@
+import type { ProgramSummary } from '@affiliate-webhooks/client'
+import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { formatProgram, formatPrograms } from '../manage/format-programs.js'
+import { type Command, str, type Values } from './command.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+
+const PAYOUT_TYPES = ['cps', 'cpc']
+const APPROVAL_TYPES = ['auto', 'manual']
+export const PROGRAM_STATUSES = [
+  'not_applied',
+  'pending',
+  'approved',
+  'rejected',
+  'paused',
+  'suspended',
+  'expired',
+]
+
+/** A flag that must be one of `allowed`, or undefined when absent. */
+export function oneOf(values: Values, flag: string, allowed: readonly string[]) {
+  const value = str(values, flag)
+  if (value !== undefined && !allowed.includes(value)) {
+    throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, not "${value}"`)
+  }
+  return value
+}
+
+/** A flag or argument that must be a whole number (an id), or undefined when absent. */
+export function idOf(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined
+  if (!/^\d{1,15}$/.test(text))
+    throw new UsageError(`${what} must be a whole number, not "${text}"`)
+  return Number(text)
+}
+
+export const programs: Command = {
+  name: 'programs',
+  summary: 'browse the program catalogue: list with filters, get one',
+  positionals: true,
+  help: `Usage: affiliate-webhooks programs list [--search TEXT] [--category SLUG] [--payout-type cps|cpc]
+                                       [--approval auto|manual] [--channel ID] [--status STATUS]
+       affiliate-webhooks programs get <programId> [--channel ID]
+
+list: every program matching the filters (combined with AND), newest first,
+across all pages, each once. get: one program with its description, regions
+and logo. The status is your application state: for --channel, or the best
+across your channels without it.
+
+  --search TEXT        merchant name or domain contains TEXT
+  --category SLUG      a category slug (home_garden)
+  --payout-type TYPE   ${PAYOUT_TYPES.join(' or ')}
+  --approval TYPE      ${APPROVAL_TYPES.join(' or ')}
+  --channel ID         report the status for this channel
+  --status STATUS      ${PROGRAM_STATUSES.join(', ')}
+${MANAGE_HELP}`,
+  options: {
+    ...MANAGE_OPTIONS,
+    search: { type: 'string' },
+    category: { type: 'string' },
+    'payout-type': { type: 'string' },
+    approval: { type: 'string' },
+    channel: { type: 'string' },
+    status: { type: 'string' },
+  },
+  async run(values, io, positionals) {
+    const action = positional(positionals, 0, 'sub-command: list or get')
+    const channelId = idOf(str(values, 'channel'), '--channel')
+    if (action === 'get') {
+      const id = idOf(positional(positionals, 1, 'program id'), 'program id') as number
+      if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
+      const api = await clientFrom(values, io)
+      return managed('programs get', values, io, async () => {
+        const program = await api.programs.get(id, { channelId })
+        if (values.json) writeJson(io, program)
+        else io.stdout.write(`${formatProgram(program)}\n`)
+        return EXIT.ok
+      })
+    }
+    if (action !== 'list') throw new UsageError(`unknown sub-command "${action}"; list or get`)
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const filters = {
+      search: str(values, 'search'),
+      category: str(values, 'category'),
+      payoutType: oneOf(values, 'payout-type', PAYOUT_TYPES),
+      approvalType: oneOf(values, 'approval', APPROVAL_TYPES),
+      status: oneOf(values, 'status', PROGRAM_STATUSES),
+      channelId,
+    }
+    const api = await clientFrom(values, io)
+    return managed('programs list', values, io, async () => {
+      const found: ProgramSummary[] = []
+      for await (const program of api.programs.list(filters)) found.push(program)
+      if (values.json) writeJson(io, found)
+      else io.stdout.write(`${formatPrograms(found)}\n`)
+      return EXIT.ok
+    })
+  },
+}
