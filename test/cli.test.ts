@@ -36,6 +36,9 @@ const COMMANDS = [
   'doctor',
   'rotate',
   'queue',
+  'programs',
+  'apply',
+  'applications',
   'sql',
 ]
 
