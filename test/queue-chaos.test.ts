@@ -19,8 +19,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
-import { type AttemptRecord, runSimulation } from '@affiliate-webhooks/cli'
 import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { type AttemptRecord, runSimulation } from '@affiliate-webhooks/emulator'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

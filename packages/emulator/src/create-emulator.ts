@@ -7,7 +7,7 @@ import { parseJson, readBody, writeEnvelope } from './http-io.js'
 import { newId } from './ids.js'
 import { type ApiKey, authenticate, parseApiKey, requireScope, SCOPES } from './keys.js'
 import { createRateLimiter } from './rate-limit.js'
-import { createRoutes } from './routes.js'
+import { createRoutes, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
 /** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
@@ -16,6 +16,59 @@ function decodeSegment(segment: string): string {
     return decodeURIComponent(segment)
   } catch {
     return segment
+  }
+}
+
+/** Answers one request: size limit, route, key, rate limit, scope, then the route. */
+function createHandler(
+  routes: readonly Route[],
+  keyMap: ReadonlyMap<string, ApiKey>,
+  limiter: ReturnType<typeof createRateLimiter>,
+) {
+  return async function handle(req: IncomingMessage, res: ServerResponse) {
+    let headers: Record<string, string> = {}
+    try {
+      // The size limit comes first, as at the service's edge.
+      const raw = await readBody(req)
+      const url = new URL(req.url ?? '/', 'http://emulator')
+      let params: string[] = []
+      const route = routes.find((candidate) => {
+        if (candidate.method !== req.method) return false
+        const match = candidate.pattern.exec(url.pathname)
+        if (match) params = match.slice(1).map(decodeSegment)
+        return match !== null
+      })
+      if (!route) {
+        throw new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
+      }
+      let key: ApiKey = { key: '', scopes: [] }
+      if (route.access !== 'public') {
+        key = authenticate(req.headers.authorization, keyMap)
+        if (!route.control) headers = limiter.check(route.quotaExempt === true)
+        if (route.access !== 'key') requireScope(key, route.access)
+      }
+      const body = route.body ? parseJson(raw) : undefined
+      const answer = await route.handle({ params, query: url.searchParams, body, key, req })
+      writeEnvelope(res, answer.status, headers, {
+        message: answer.message,
+        data: answer.data,
+        ...(answer.extra ? { extra: answer.extra } : {}),
+      })
+    } catch (error) {
+      const failure =
+        error instanceof ApiError
+          ? error
+          : new ApiError('internal_error', 'The emulator failed to answer this request.')
+      if (failure.status === 429) headers = { ...failure.headers }
+      if (failure.status === 401) headers = {}
+      if (!res.headersSent) {
+        writeEnvelope(res, failure.status, headers, {
+          message: failure.message,
+          error: failure.body(),
+        })
+      }
+      if (!(error instanceof ApiError)) process.emitWarning(`emulator: ${String(error)}`)
+    }
   }
 }
 
@@ -44,6 +97,8 @@ export interface EmulatorOptions {
   rateLimit?: number
   /** Calls per month. Default 250 000. */
   monthlyQuota?: number
+  /** Deliveries go out in batches this often, service ms; 0 sends each when due. Default one minute, as the service. */
+  batchIntervalMs?: number
   /** After every attempt (the CLI prints a line). */
   onAttempt?: (entry: AttemptLogEntry) => void
 }
@@ -106,8 +161,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     clock,
     ...(options.attemptTimeoutMs === undefined ? {} : { timeoutMs: options.attemptTimeoutMs }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
     onChange: persist,
+    // Only writing the state file can throw here; the emulator carries on.
+    onError: (error) => process.emitWarning(`emulator: ${String(error)}`),
     ...(saved ? { initial: saved } : {}),
   })
   const theEngine = engine
@@ -121,52 +179,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   })
   const routes = createRoutes(theEngine, { allowLoopback })
 
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    let headers: Record<string, string> = {}
-    try {
-      // The size limit comes first, as at the service's edge.
-      const raw = await readBody(req)
-      const url = new URL(req.url ?? '/', 'http://emulator')
-      let params: string[] = []
-      const route = routes.find((candidate) => {
-        if (candidate.method !== req.method) return false
-        const match = candidate.pattern.exec(url.pathname)
-        if (match) params = match.slice(1).map(decodeSegment)
-        return match !== null
-      })
-      if (!route) {
-        throw new ApiError('route_not_found', `No route ${req.method} ${url.pathname}.`)
-      }
-      let key: ApiKey = { key: '', scopes: [] }
-      if (route.access !== 'public') {
-        key = authenticate(req.headers.authorization, keyMap)
-        if (!route.control) headers = limiter.check(route.quotaExempt === true)
-        if (route.access !== 'key') requireScope(key, route.access)
-      }
-      const body = route.body ? parseJson(raw) : undefined
-      const answer = await route.handle({ params, query: url.searchParams, body, key, req })
-      writeEnvelope(res, answer.status, headers, {
-        message: answer.message,
-        data: answer.data,
-        ...(answer.extra ? { extra: answer.extra } : {}),
-      })
-    } catch (error) {
-      const failure =
-        error instanceof ApiError
-          ? error
-          : new ApiError('internal_error', 'The emulator failed to answer this request.')
-      if (failure.status === 429) headers = { ...failure.headers }
-      if (failure.status === 401) headers = {}
-      if (!res.headersSent) {
-        writeEnvelope(res, failure.status, headers, {
-          message: failure.message,
-          error: failure.body(),
-        })
-      }
-      if (!(error instanceof ApiError)) process.emitWarning(`emulator: ${String(error)}`)
-    }
-  }
-
+  const handle = createHandler(routes, keyMap, limiter)
   const server = createServer((req, res) => {
     void handle(req, res)
   })

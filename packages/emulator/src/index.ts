@@ -15,12 +15,15 @@ export {
 } from './attempt.js'
 export { type Clock, type ClockOptions, createClock } from './clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
-export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './delivery-error.js'
+export { type AttemptContext, type AttemptDetail, attemptDelivery } from './delivery-attempt.js'
 export {
+  type AttemptLogEntry,
   type DeliveryProgress,
+  type DeliveryRecord,
   type FailedBecause,
   failDelivery,
   isQueued,
+  newDeliveryRecord,
   pendingDelivery,
   settleAttempt,
   startReplay,
@@ -34,27 +37,45 @@ export {
   recordSuccess,
 } from './endpoint-state.js'
 export {
-  type AttemptLogEntry,
   createEngine,
-  type DeliveryRecord,
   type EmitResult,
-  type Engine,
+  Engine,
   type EngineOptions,
   type EngineSnapshot,
   type WebhookEndpoint,
 } from './engine.js'
 export { API_KEY_PATTERN, type ApiKey, parseApiKey, SCOPES, type Scope } from './keys.js'
+export {
+  LIFECYCLE,
+  type PlanLifecyclesOptions,
+  type PlannedEvent,
+  planLifecycles,
+} from './lifecycles.js'
+export { Pump, type PumpOptions, type Queued } from './pump.js'
+export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { MAX_ENDPOINTS } from './routes.js'
 export {
+  type ExpectedConversion,
+  runSimulation,
+  runSimulation as simulate,
+  type SimulationOptions,
+  type SimulationProgress,
+  type SimulationReport,
+} from './run-simulation.js'
+export {
   ANSWER_TIMEOUT_MS,
   BATCH_INTERVAL_MS,
+  batchAtOrAfter,
+  batchAtOrBefore,
+  type DeliveryRules,
   type DeliveryStatus,
   DISABLE_AFTER_FAILURES,
   type EndpointStatus,
   MAX_ATTEMPTS,
   RESPONSE_BODY_CHARS,
   RETRY_SCHEDULE_MS,
+  SPEC_RULES,
 } from './schedule.js'
 export {
   type DeliveryHeadersOptions,
@@ -62,4 +83,12 @@ export {
   describeEvent,
   USER_AGENT,
 } from './signing.js'
+export {
+  type AttemptRecord,
+  createSimulation,
+  type Delivery,
+  type Simulation,
+  type SimulationEngineOptions,
+  type SimulatorStats,
+} from './simulation.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

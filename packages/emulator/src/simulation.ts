@@ -1,0 +1,253 @@
+import { performance } from 'node:perf_hooks'
+import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { ApiError } from './api-error.js'
+import type { AttemptResult } from './attempt.js'
+import { createClock } from './clock.js'
+import type { AttemptDetail } from './delivery-attempt.js'
+import type { AttemptLogEntry, DeliveryRecord } from './delivery-record.js'
+import { disableEndpoint, type EndpointState, enableEndpoint } from './endpoint-state.js'
+import { createEngine, type WebhookEndpoint } from './engine.js'
+import {
+  ANSWER_TIMEOUT_MS,
+  batchAtOrBefore,
+  type DeliveryRules,
+  type DeliveryStatus,
+} from './schedule.js'
+import { describeEvent } from './signing.js'
+
+/** Where and how {@link createSimulation} delivers: one endpoint, on a scaled clock. */
+export interface SimulationEngineOptions extends Partial<DeliveryRules> {
+  /** The receiver, or a function that picks one per attempt (a load balancer, in tests). */
+  url: string | (() => string)
+  /** The endpoint secret, `whsec_` prefix included; every attempt is signed afresh with it. */
+  secret: string
+  /** Service time runs this many times faster than real time (3600: an hour a second). Default 1. */
+  timeScale?: number
+  /** Real ms a receiver has to answer. Default 10 000, the spec's limit, not scaled. */
+  timeoutMs?: number
+  /** Attempts in flight at once. Default 10. */
+  concurrency?: number
+  /** Service time at the start, epoch ms. Default now. */
+  startAt?: number
+  /** After every attempt, with the delivery it belongs to. */
+  onAttempt?: (attempt: AttemptRecord, delivery: Delivery) => void
+  /** When the endpoint is disabled or enabled. */
+  onEndpointChange?: (endpoint: EndpointState) => void
+}
+
+/** One attempt in the delivery history. */
+export interface AttemptRecord extends AttemptResult {
+  deliveryId: string
+  /** `Service-Event-Id`: the body's id. */
+  eventId: string
+  /** `Service-Delivery-Attempt`: 1 to 8, starting at 1 again on a replay. */
+  attempt: number
+  /** 0 for the first set of attempts, n for the n-th replay. */
+  round: number
+  /** Where it was sent. */
+  url: string
+  /** Service time the attempt was sent, epoch ms. */
+  at: number
+  /** Service time it was due: when the event occurred (or was released), or the previous attempt + the offset. */
+  dueAt: number
+  /** Service time of the batch that sent it (batches go out every minute). */
+  batchAt: number
+  /** 1 for the first attempt sent, 2 for the next, across all deliveries. */
+  sequence: number
+  /** The `Service-Signature` sent. */
+  signature: string
+}
+
+/** A delivery of the engine with its conversion id and every attempt, replays included. */
+export interface Delivery extends DeliveryRecord {
+  /** `data.conversion.id` of a conversion event. */
+  readonly conversionId: number | undefined
+  /** Every attempt, replays included, oldest first. */
+  readonly attempts: AttemptRecord[]
+}
+
+/** Counters of a simulation so far. */
+export interface SimulatorStats {
+  /** Events that occurred. */
+  events: number
+  /** Events emitted for a later service time that has not come yet. */
+  upcoming: number
+  /** Events that occurred while the endpoint was disabled, so were never queued. */
+  notQueued: number
+  deliveries: Record<DeliveryStatus, number> & { total: number }
+  attempts: { total: number; succeeded: number; failed: number }
+  /** Attempts in flight now. */
+  inFlight: number
+  /** Replays requested. */
+  replays: number
+  /** Per attempt: the HTTP status, or `timeout` / `connection_error`. */
+  statusCodes: Record<string, number>
+  /** Per answered attempt: the receiver's `outcome` or `error.code`, when its answer says. */
+  outcomes: Record<string, number>
+  /** The endpoint now. */
+  endpoint: EndpointState
+  serviceElapsedMs: number
+  realElapsedMs: number
+}
+
+const bump = (table: Record<string, number>, key: string) => {
+  table[key] = (table[key] ?? 0) + 1
+}
+
+function positive(name: string, value: number): number {
+  if (!(value > 0) || !Number.isFinite(value)) {
+    throw new TypeError(`simulate: \`${name}\` must be a number > 0`)
+  }
+  return value
+}
+
+/**
+ * The `simulate` driver of the engine: one endpoint at `url` with `secret`, a
+ * clock `timeScale` times faster than real time, events that occur now or later,
+ * and counters and every attempt kept for a report.
+ */
+export function createSimulation(options: SimulationEngineOptions) {
+  if (typeof options.secret !== 'string' || options.secret === '') {
+    throw new TypeError('simulate: `secret` must be a non-empty string')
+  }
+  const timeScale = positive('timeScale', options.timeScale ?? 1)
+  const clock = createClock({ timeScale, ...(options.startAt ? { start: options.startAt } : {}) })
+  const { url, onAttempt, onEndpointChange } = options
+  const counters = { events: 0, notQueued: 0, attempts: 0, ok: 0, replays: 0, sequence: 0 }
+  const statusCodes: Record<string, number> = {}
+  const outcomes: Record<string, number> = {}
+  const all: Delivery[] = []
+  const byId = new Map<string, Delivery>()
+
+  const record = (entry: AttemptLogEntry, detail: AttemptDetail, delivery: Delivery) => {
+    const attempt: AttemptRecord = {
+      ...detail.result,
+      deliveryId: entry.deliveryId,
+      eventId: entry.eventId,
+      attempt: entry.attempt,
+      round: detail.round,
+      url: detail.url,
+      at: entry.at,
+      dueAt: detail.dueAt,
+      batchAt: batchAtOrBefore(entry.at, engine.origin, engine.rules.batchIntervalMs),
+      sequence: ++counters.sequence,
+      signature: detail.signature,
+    }
+    delivery.attempts.push(attempt)
+    counters.attempts++
+    if (entry.ok) counters.ok++
+    bump(statusCodes, entry.result)
+    const answer = readReceiverAnswer(detail.result.responseBody)
+    const said = answer.outcome ?? answer.code
+    if (said !== undefined) bump(outcomes, said)
+    onAttempt?.(attempt, delivery)
+    if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
+  }
+
+  const engine = createEngine({
+    clock,
+    concurrency: Math.floor(positive('concurrency', options.concurrency ?? 10)),
+    timeoutMs: positive('timeoutMs', options.timeoutMs ?? ANSWER_TIMEOUT_MS),
+    ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
+    ...(options.disableAfterFailures === undefined
+      ? {}
+      : { disableAfterFailures: positive('disableAfterFailures', options.disableAfterFailures) }),
+    ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
+    ...(typeof url === 'function' ? { targetUrl: url } : {}),
+    onAttempt: (entry, detail, delivery) => record(entry, detail, delivery as Delivery),
+  })
+  const endpoint: WebhookEndpoint = engine.addEndpoint({
+    url: typeof url === 'string' ? url : '(several)',
+    events: [],
+    description: null,
+    secret: options.secret,
+  })
+  const realStart = performance.now()
+  const origin = clock.now()
+
+  const bodyOf = (event: object | string) =>
+    typeof event === 'string' ? event : JSON.stringify(event)
+
+  /** The event occurs now: queued, unless the endpoint is disabled. */
+  function enqueue(event: object | string, notBefore?: number): Delivery | undefined {
+    counters.events++
+    // "Events that occur while disabled are not queued."
+    if (endpoint.state.status === 'disabled') {
+      counters.notQueued++
+      return undefined
+    }
+    const body = bodyOf(event)
+    const { eventId, eventType, conversionId } = describeEvent(body)
+    const queued = engine.queue(endpoint, { id: eventId, type: eventType }, body, notBefore)
+    const delivery = Object.assign(queued, { conversionId, attempts: [] as AttemptRecord[] })
+    all.push(delivery)
+    byId.set(delivery.id, delivery)
+    return delivery
+  }
+
+  function stats(): SimulatorStats {
+    const deliveries = { total: all.length, pending: 0, retrying: 0, succeeded: 0, failed: 0 }
+    for (const delivery of all) deliveries[delivery.status]++
+    const { upcoming, inFlight } = engine.counts()
+    return {
+      events: counters.events,
+      upcoming,
+      notQueued: counters.notQueued,
+      deliveries,
+      attempts: {
+        total: counters.attempts,
+        succeeded: counters.ok,
+        failed: counters.attempts - counters.ok,
+      },
+      inFlight,
+      replays: counters.replays,
+      statusCodes: { ...statusCodes },
+      outcomes: { ...outcomes },
+      endpoint: { ...endpoint.state },
+      serviceElapsedMs: clock.now() - origin,
+      realElapsedMs: performance.now() - realStart,
+    }
+  }
+
+  return {
+    engine,
+    timeScale,
+    /** Service time now, epoch ms. */
+    now: (): number => clock.now(),
+    /** The endpoint's state, live. */
+    endpoint: endpoint.state as Readonly<EndpointState>,
+    /** The event occurs now; undefined when the endpoint is disabled (not queued). */
+    enqueue: (event: object | string, at?: { notBefore?: number }) => enqueue(event, at?.notBefore),
+    /** The event occurs at `at` (service time), its first attempt not before `notBefore`. */
+    emit(event: object | string, at: { at?: number; notBefore?: number } = {}): void {
+      engine.occurAt(at.at ?? clock.now(), () => enqueue(event, at.notBefore))
+    },
+    /** A fresh round of attempts. Throws `delivery_not_replayable` (409) or `delivery_not_found` (404). */
+    replay(deliveryId: string, at: { notBefore?: number } = {}): Delivery {
+      const delivery = byId.get(deliveryId)
+      if (!delivery) throw new ApiError('delivery_not_found', `No delivery ${deliveryId}.`)
+      engine.replay(delivery, at.notBefore)
+      counters.replays++
+      return delivery
+    },
+    /** PATCH status `disabled`. */
+    disable(): void {
+      if (disableEndpoint(endpoint.state, clock.now())) onEndpointChange?.({ ...endpoint.state })
+    },
+    /** PATCH status `active`: consecutiveFailures back to 0, deliveries resume. */
+    enable(): void {
+      enableEndpoint(endpoint.state)
+      onEndpointChange?.({ ...endpoint.state })
+      engine.changed()
+    },
+    get: (deliveryId: string): Delivery | undefined => byId.get(deliveryId),
+    /** Every delivery, in the order they were queued. */
+    deliveries: (): readonly Delivery[] => all,
+    stats,
+    idle: (): Promise<void> => engine.idle(),
+    close: (): Promise<void> => engine.close(),
+  }
+}
+
+/** What {@link createSimulation} returns. */
+export type Simulation = ReturnType<typeof createSimulation>
