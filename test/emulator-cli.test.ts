@@ -113,7 +113,8 @@ describe('affiliate-webhooks emulator', () => {
       await fetch(`${relaxed.url}/emulator/clock`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ advanceMs: 60_000 }),
+        // Two minute batches: attempt 1 in the first, attempt 2 (+1 min) in the next.
+        body: JSON.stringify({ advanceMs: 120_000 }),
       })
       const attemptLines = () =>
         relaxed

@@ -19,8 +19,8 @@ export interface AttemptDetail {
   url: string
   /** The `Service-Signature` sent. */
   signature: string
-  /** Service time it was due. */
-  dueAt: number
+  /** 1 for the first attempt the engine sent, 2 for the next: the order they went out. */
+  sequence: number
   /** 0 for the first round of attempts, n for the n-th replay. */
   round: number
   /** The HTTP exchange as it went. */
@@ -57,6 +57,8 @@ export async function attemptDelivery(
   context: AttemptContext,
   endpoint: AttemptTarget,
   delivery: DeliveryRecord,
+  batchAt: number,
+  sequence: number,
 ): Promise<{ entry: AttemptLogEntry; detail: AttemptDetail } | undefined> {
   const { clock, rules } = context
   const dueAt = delivery.nextAttemptAt as number
@@ -79,13 +81,17 @@ export async function attemptDelivery(
   let disabledEndpoint = false
   if (result.ok) recordSuccess(endpoint.state, ended)
   else disabledEndpoint = recordFailure(endpoint.state, ended, rules.disableAfterFailures)
-  settleAttempt(delivery, result.ok, at, rules.retryScheduleMs)
+  // The service counts offsets from the batch that sent the attempt; unbatched, from the send.
+  const sentWith = rules.batchIntervalMs > 0 ? batchAt : at
+  settleAttempt(delivery, result.ok, sentWith, rules.retryScheduleMs)
   delivery.responseStatus = result.responseStatus ?? null
   delivery.responseBody = result.responseBody ?? null
   delivery.durationMs = Math.round(result.durationMs)
   delivery.errorMessage = result.errorMessage ?? null
   const entry: AttemptLogEntry = {
     at,
+    dueAt,
+    batchAt,
     webhookId: endpoint.id,
     deliveryId: delivery.id,
     eventId: delivery.eventId,
@@ -99,5 +105,5 @@ export async function attemptDelivery(
   }
   const signature = headers['Service-Signature'] as string
   const round = delivery.replays
-  return { entry, detail: { url, signature, dueAt, round, result, disabledEndpoint } }
+  return { entry, detail: { url, signature, sequence, round, result, disabledEndpoint } }
 }

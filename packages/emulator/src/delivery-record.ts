@@ -104,6 +104,10 @@ export interface DeliveryRecord extends DeliveryProgress {
 export interface AttemptLogEntry {
   /** Service time the attempt was sent, epoch ms. */
   at: number
+  /** Service time it was due: queued (or released), or the previous batch + the offset. */
+  dueAt: number
+  /** Service time of the batch that sent it (the first at or after `dueAt`). */
+  batchAt: number
   webhookId: string
   deliveryId: string
   eventId: string

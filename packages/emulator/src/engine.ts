@@ -98,6 +98,7 @@ export class Engine {
   private readonly context: AttemptContext
   private readonly onChange: () => void
   private closed = false
+  private sent = 0
 
   constructor(private readonly options: EngineOptions) {
     const { clock, initial } = options
@@ -126,7 +127,7 @@ export class Engine {
       origin: this.origin,
       batchIntervalMs: this.rules.batchIntervalMs,
       concurrency,
-      attempt: (delivery) => this.attempt(delivery),
+      attempt: (delivery, batchAt) => this.attempt(delivery, batchAt),
       onError: options.onError ?? rethrow,
     })
     for (const endpoint of initial?.endpoints ?? []) this.endpointMap.set(endpoint.id, endpoint)
@@ -193,22 +194,23 @@ export class Engine {
   }
 
   /**
-   * Queues a delivery of one event to one endpoint, now; its first attempt is due
-   * now or at `notBefore` (an event held back arrives after newer ones).
+   * Queues a delivery of one event to one endpoint, which occurred at `when.at`
+   * (default now); its first attempt is due then, or at `when.notBefore` (an
+   * event held back arrives after newer ones).
    */
   queue(
     endpoint: WebhookEndpoint,
     event: { id: string; type: string },
     body: string,
-    notBefore?: number,
+    when: { at?: number | undefined; notBefore?: number | undefined } = {},
   ): DeliveryRecord {
     const delivery = newDeliveryRecord({
       id: newId.delivery(),
       webhookId: endpoint.id,
       event,
       body,
-      now: this.clock.now(),
-      notBefore,
+      now: when.at ?? this.clock.now(),
+      notBefore: when.notBefore,
     })
     this.deliveryMap.set(delivery.id, delivery)
     this.pump.add(delivery)
@@ -322,7 +324,7 @@ export class Engine {
     this.agents.destroy()
   }
 
-  private async attempt(delivery: DeliveryRecord): Promise<void> {
+  private async attempt(delivery: DeliveryRecord, batchAt: number): Promise<void> {
     const endpoint = this.endpointMap.get(delivery.webhookId)
     if (!endpoint || !this.deliveryMap.has(delivery.id)) return
     // "Deliveries still queued are marked failed as they come due."
@@ -331,7 +333,8 @@ export class Engine {
       this.onChange()
       return
     }
-    const made = await attemptDelivery(this.context, endpoint, delivery)
+    const sequence = ++this.sent
+    const made = await attemptDelivery(this.context, endpoint, delivery, batchAt, sequence)
     if (!made) return
     if (isQueued(delivery)) this.pump.add(delivery)
     this.attemptLog.push(made.entry)

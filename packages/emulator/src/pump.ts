@@ -16,8 +16,8 @@ export interface PumpOptions<T extends Queued> {
   origin: number
   /** Attempts in flight at once. */
   concurrency: number
-  /** Makes one attempt of a due delivery. */
-  attempt: (item: T) => Promise<void>
+  /** Makes one attempt of a due delivery, sent with the batch of service time `batchAt`. */
+  attempt: (item: T, batchAt: number) => Promise<void>
   /** When an attempt threw (a callback of the caller, or writing the state file). */
   onError: (error: unknown) => void
 }
@@ -34,7 +34,7 @@ const byDue = (a: Queued, b: Queued) => dueOf(a) - dueOf(b)
 export class Pump<T extends Queued> {
   private readonly waiting = new Set<T>()
   /** Due, taken by a batch, waiting for a free slot; oldest due first. */
-  private readonly ready: T[] = []
+  private readonly ready: { item: T; batchAt: number }[] = []
   private readonly upcoming: { at: number; occur: () => void }[] = []
   private readonly inFlight = new Map<T, Promise<void>>()
   private closed = false
@@ -56,7 +56,7 @@ export class Pump<T extends Queued> {
   /** Forgets a delivery that has not gone out yet. */
   remove(item: T): void {
     this.waiting.delete(item)
-    const index = this.ready.indexOf(item)
+    const index = this.ready.findIndex((entry) => entry.item === item)
     if (index !== -1) this.ready.splice(index, 1)
   }
 
@@ -121,13 +121,13 @@ export class Pump<T extends Queued> {
   private nextDue(): number {
     let next = Number.POSITIVE_INFINITY
     for (const item of this.waiting) next = Math.min(next, dueOf(item))
-    for (const item of this.ready) next = Math.min(next, dueOf(item))
+    for (const { item } of this.ready) next = Math.min(next, dueOf(item))
     for (const event of this.upcoming) next = Math.min(next, event.at)
     return next
   }
 
   /** The batch at `now`: events that occurred by now, then what was due by the batch's time. */
-  private collect(now: number): T[] {
+  private collect(now: number): { item: T; batchAt: number }[] {
     const occurred = this.upcoming.filter((event) => event.at <= now).sort((a, b) => a.at - b.at)
     for (const event of occurred) {
       this.upcoming.splice(this.upcoming.indexOf(event), 1)
@@ -142,7 +142,7 @@ export class Pump<T extends Queued> {
         due.push(item)
       }
     }
-    return due.sort(byDue)
+    return due.sort(byDue).map((item) => ({ item, batchAt }))
   }
 
   private runSoon(): void {
@@ -161,9 +161,9 @@ export class Pump<T extends Queued> {
     this.settleIdle(false)
   }
 
-  private start(item: T): Promise<void> {
+  private start({ item, batchAt }: { item: T; batchAt: number }): Promise<void> {
     const running = this.options
-      .attempt(item)
+      .attempt(item, batchAt)
       .catch(this.options.onError)
       .finally(() => {
         this.inFlight.delete(item)
@@ -179,9 +179,9 @@ export class Pump<T extends Queued> {
   private drain(): void {
     const { concurrency } = this.options
     while (!this.closed && !this.advancing && this.inFlight.size < concurrency) {
-      const item = this.ready.shift()
-      if (!item) return
-      void this.start(item)
+      const entry = this.ready.shift()
+      if (!entry) return
+      void this.start(entry)
     }
   }
 
@@ -218,7 +218,7 @@ export class Pump<T extends Queued> {
       if (next > target) break
       clock.advanceTo(next)
       const due = [...this.ready.splice(0), ...this.collect(clock.now())]
-      for (const item of due) await this.start(item)
+      for (const entry of due) await this.start(entry)
     }
     clock.advanceTo(target)
   }

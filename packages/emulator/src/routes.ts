@@ -282,7 +282,15 @@ export function createRoutes(engine: Engine, options: { allowLoopback: boolean }
       access: 'key',
       control: true,
       handle: () =>
-        ok(engine.log().map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() }))),
+        ok(
+          engine.log().map((entry) => ({
+            ...entry,
+            at: iso(entry.at),
+            // A state file from before batches has neither: the attempt's own time.
+            dueAt: iso(entry.dueAt ?? entry.at),
+            batchAt: iso(entry.batchAt ?? entry.at),
+          })),
+        ),
     },
   ]
 }

@@ -7,12 +7,7 @@ import type { AttemptDetail } from './delivery-attempt.js'
 import type { AttemptLogEntry, DeliveryRecord } from './delivery-record.js'
 import { disableEndpoint, type EndpointState, enableEndpoint } from './endpoint-state.js'
 import { createEngine, type WebhookEndpoint } from './engine.js'
-import {
-  ANSWER_TIMEOUT_MS,
-  batchAtOrBefore,
-  type DeliveryRules,
-  type DeliveryStatus,
-} from './schedule.js'
+import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from './schedule.js'
 import { describeEvent } from './signing.js'
 
 /** Where and how {@link createSimulation} delivers: one endpoint, on a scaled clock. */
@@ -113,7 +108,7 @@ export function createSimulation(options: SimulationEngineOptions) {
   const timeScale = positive('timeScale', options.timeScale ?? 1)
   const clock = createClock({ timeScale, ...(options.startAt ? { start: options.startAt } : {}) })
   const { url, onAttempt, onEndpointChange } = options
-  const counters = { events: 0, notQueued: 0, attempts: 0, ok: 0, replays: 0, sequence: 0 }
+  const counters = { events: 0, notQueued: 0, attempts: 0, ok: 0, replays: 0 }
   const statusCodes: Record<string, number> = {}
   const outcomes: Record<string, number> = {}
   const all: Delivery[] = []
@@ -128,9 +123,9 @@ export function createSimulation(options: SimulationEngineOptions) {
       round: detail.round,
       url: detail.url,
       at: entry.at,
-      dueAt: detail.dueAt,
-      batchAt: batchAtOrBefore(entry.at, engine.origin, engine.rules.batchIntervalMs),
-      sequence: ++counters.sequence,
+      dueAt: entry.dueAt,
+      batchAt: entry.batchAt,
+      sequence: detail.sequence,
       signature: detail.signature,
     }
     delivery.attempts.push(attempt)
@@ -169,7 +164,10 @@ export function createSimulation(options: SimulationEngineOptions) {
     typeof event === 'string' ? event : JSON.stringify(event)
 
   /** The event occurs now: queued, unless the endpoint is disabled. */
-  function enqueue(event: object | string, notBefore?: number): Delivery | undefined {
+  function enqueue(
+    event: object | string,
+    when: { at?: number; notBefore?: number },
+  ): Delivery | undefined {
     counters.events++
     // "Events that occur while disabled are not queued."
     if (endpoint.state.status === 'disabled') {
@@ -178,7 +176,7 @@ export function createSimulation(options: SimulationEngineOptions) {
     }
     const body = bodyOf(event)
     const { eventId, eventType, conversionId } = describeEvent(body)
-    const queued = engine.queue(endpoint, { id: eventId, type: eventType }, body, notBefore)
+    const queued = engine.queue(endpoint, { id: eventId, type: eventType }, body, when)
     const delivery = Object.assign(queued, { conversionId, attempts: [] as AttemptRecord[] })
     all.push(delivery)
     byId.set(delivery.id, delivery)
@@ -217,10 +215,11 @@ export function createSimulation(options: SimulationEngineOptions) {
     /** The endpoint's state, live. */
     endpoint: endpoint.state as Readonly<EndpointState>,
     /** The event occurs now; undefined when the endpoint is disabled (not queued). */
-    enqueue: (event: object | string, at?: { notBefore?: number }) => enqueue(event, at?.notBefore),
+    enqueue: (event: object | string, when: { notBefore?: number } = {}) => enqueue(event, when),
     /** The event occurs at `at` (service time), its first attempt not before `notBefore`. */
     emit(event: object | string, at: { at?: number; notBefore?: number } = {}): void {
-      engine.occurAt(at.at ?? clock.now(), () => enqueue(event, at.notBefore))
+      const when = at.at ?? clock.now()
+      engine.occurAt(when, () => enqueue(event, { ...at, at: when }))
     },
     /** A fresh round of attempts. Throws `delivery_not_replayable` (409) or `delivery_not_found` (404). */
     replay(deliveryId: string, at: { notBefore?: number } = {}): Delivery {
