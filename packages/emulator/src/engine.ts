@@ -48,6 +48,8 @@ export interface EngineSnapshot {
 /** Options of {@link createEngine}. */
 export interface EngineOptions extends Partial<DeliveryRules> {
   clock: Clock
+  /** Service time of the first batch; the others follow every batch interval. Default now. */
+  origin?: number
   /** Real ms a receiver has to answer. Default 10 000, the spec's limit, never scaled. */
   timeoutMs?: number
   /** Attempts in flight at once while the clock runs on its own. Default 50. */
@@ -103,7 +105,7 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     const { clock, initial } = options
     this.clock = clock
-    this.origin = clock.now()
+    this.origin = options.origin ?? clock.now()
     this.rules = {
       retryScheduleMs: options.retryScheduleMs ?? SPEC_RULES.retryScheduleMs,
       disableAfterFailures: options.disableAfterFailures ?? SPEC_RULES.disableAfterFailures,

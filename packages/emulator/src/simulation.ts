@@ -139,8 +139,10 @@ export function createSimulation(options: SimulationEngineOptions) {
     if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
   }
 
+  const origin = options.startAt ?? clock.now()
   const engine = createEngine({
     clock,
+    origin,
     concurrency: Math.floor(positive('concurrency', options.concurrency ?? 10)),
     timeoutMs: positive('timeoutMs', options.timeoutMs ?? ANSWER_TIMEOUT_MS),
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
@@ -158,7 +160,6 @@ export function createSimulation(options: SimulationEngineOptions) {
     secret: options.secret,
   })
   const realStart = performance.now()
-  const origin = clock.now()
 
   const bodyOf = (event: object | string) =>
     typeof event === 'string' ? event : JSON.stringify(event)
