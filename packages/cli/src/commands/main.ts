@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import type { Command, Values } from './command.js'
+import { type Command, type Values, VERSION } from './command.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
@@ -32,8 +32,6 @@ export const COMMANDS: readonly Command[] = [
   rotate,
   queue,
 ]
-
-export const VERSION = '0.1.0'
 
 const BIN = 'affiliate-webhooks'
 

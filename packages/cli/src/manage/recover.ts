@@ -89,7 +89,9 @@ export function formatRecovery(report: RecoveryReport): string {
   if (report.reenabledAt) {
     lines.push(
       '',
-      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} (the service's clock) to ${report.reenabledAt} (this machine's),`,
+      // One clock: the start is the service's; the end is the re-enabling itself,
+      // whose service time no answer tells (this machine's clock may run apart).
+      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} (the service's clock) until this command re-enabled it,`,
       'the service queued nothing for this endpoint. Conversions created or changed in that',
       "window were never sent and never will be: reconcile them from the service's conversion",
       'reports for that window.',
