@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
 import { type CapturedDelivery, captureOf, writeCapture } from './capture-file.js'
 
@@ -135,7 +136,7 @@ const errorBody = (code: string, message: string) => JSON.stringify({ error: { c
  */
 export function createRelay(options: RelayOptions): Server {
   const target = new URL(options.forwardTo)
-  const limit = options.maxBodyBytes ?? 1024 * 1024
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const timeoutMs = options.timeoutMs ?? ANSWER_TIMEOUT_MS
   return createServer(async (req, res) => {
     const receivedAt = new Date()

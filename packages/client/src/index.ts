@@ -1,4 +1,5 @@
 export { type Client, type ClientOptions, createClient } from './client.js'
+export { checkEndpointHealth, type HealthFinding } from './endpoint-health.js'
 export {
   type FieldError,
   isServiceError,
@@ -6,6 +7,13 @@ export {
   type ServiceErrorCode,
   type ServiceErrorDetails,
 } from './errors.js'
+export {
+  type RecoveryReport,
+  type ReplaySummary,
+  recoverEndpoint,
+  replayAll,
+  streakStart,
+} from './recovery.js'
 export type { RetryOptions } from './transport.js'
 export type {
   CreateWebhookInput,

@@ -1,12 +1,11 @@
-import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
 import {
   SERVICE_DISABLES_AFTER as DISABLE_AFTER,
   readReceiverAnswer,
 } from '@affiliate-webhooks/core'
-import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
+import type { Delivery, WebhookEndpoint } from './types.js'
 
 /** One thing `doctor` found, in words, with the command that fixes it. */
-export interface Finding {
+export interface HealthFinding {
   level: 'ok' | 'warning' | 'problem'
   title: string
   detail: string
@@ -156,14 +155,16 @@ const failedAttempt = (delivery: Delivery) =>
     delivery.status !== 'succeeded')
 
 /**
+ * `doctor`: the endpoint's health (a signature's is core's `diagnoseSignature`).
  * Explains in words what is wrong with an endpoint, from the endpoint and its
  * recent deliveries (newest first), and which command fixes each thing.
  */
-export function diagnoseEndpoint(
+export function checkEndpointHealth(
   endpoint: WebhookEndpoint,
   deliveries: readonly Delivery[],
-): Finding[] {
-  const findings: Finding[] = []
+  options: { maxAttempts: number },
+): HealthFinding[] {
+  const findings: HealthFinding[] = []
   const id = endpoint.id
   if (endpoint.status === 'disabled') {
     findings.push({
@@ -208,7 +209,7 @@ export function diagnoseEndpoint(
     })
   }
 
-  findings.push(...failedForGood(deliveries, id))
+  findings.push(...failedForGood(deliveries, id, options.maxAttempts))
   if (findings.length === 0) {
     findings.push({
       level: 'ok',
@@ -226,16 +227,20 @@ const deliveriesText = (n: number) => `${n} deliver${n === 1 ? 'y' : 'ies'}`
  * eight attempts failed, or the endpoint was disabled before the eighth (the
  * service fails what is still queued as it comes due).
  */
-function failedForGood(deliveries: readonly Delivery[], id: string): Finding[] {
+function failedForGood(
+  deliveries: readonly Delivery[],
+  id: string,
+  maxAttempts: number,
+): HealthFinding[] {
   const failed = deliveries.filter((d) => d.status === 'failed')
-  const exhausted = failed.filter((d) => (d.attempts ?? MAX_ATTEMPTS) >= MAX_ATTEMPTS).length
+  const exhausted = failed.filter((d) => (d.attempts ?? maxAttempts) >= maxAttempts).length
   const cutShort = failed.length - exhausted
   const fix = `once the receiver answers 2xx: affiliate-webhooks replay ${id} --failed`
-  const findings: Finding[] = []
+  const findings: HealthFinding[] = []
   if (exhausted > 0) {
     findings.push({
       level: 'warning',
-      title: `${deliveriesText(exhausted)} failed after all ${MAX_ATTEMPTS} attempts`,
+      title: `${deliveriesText(exhausted)} failed after all ${maxAttempts} attempts`,
       detail: 'The service will not try these again by itself.',
       fix,
     })
@@ -243,24 +248,11 @@ function failedForGood(deliveries: readonly Delivery[], id: string): Finding[] {
   if (cutShort > 0) {
     findings.push({
       level: 'warning',
-      title: `${deliveriesText(cutShort)} failed because the endpoint was disabled (fewer than ${MAX_ATTEMPTS} attempts)`,
+      title: `${deliveriesText(cutShort)} failed because the endpoint was disabled (fewer than ${maxAttempts} attempts)`,
       detail:
         'Still queued when the endpoint was disabled, they were marked failed as they came due; the service will not try them again by itself.',
       fix,
     })
   }
   return findings
-}
-
-/** The findings as a person reads them. */
-export function formatFindings(endpoint: WebhookEndpoint, findings: readonly Finding[]): string {
-  const mark = { ok: 'ok', warning: '!', problem: 'x' } as const
-  const lines = [`${endpoint.id}  ${endpoint.url}  (${endpoint.status})`, '']
-  for (const finding of findings) {
-    lines.push(`[${mark[finding.level]}] ${finding.title}`)
-    for (const line of finding.detail.split('\n')) lines.push(`    ${line}`)
-    if (finding.fix) lines.push(`    fix: ${finding.fix}`)
-    lines.push('')
-  }
-  return lines.join('\n').trimEnd()
 }
