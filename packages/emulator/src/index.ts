@@ -13,6 +13,14 @@ export {
   sendAttempt,
   truncateAnswer,
 } from './attempt.js'
+export {
+  bodyOf,
+  type CapturedDelivery,
+  CaptureFileError,
+  captureOf,
+  readCapture,
+  writeCapture,
+} from './capture-file.js'
 export { type Clock, type ClockOptions, createClock } from './clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
 export { type AttemptContext, type AttemptDetail, attemptDelivery } from './delivery-attempt.js'
@@ -54,6 +62,7 @@ export {
 export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
+export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
 export { MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,

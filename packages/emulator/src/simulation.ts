@@ -6,7 +6,7 @@ import { createClock } from './clock.js'
 import type { AttemptDetail } from './delivery-attempt.js'
 import type { AttemptLogEntry, DeliveryRecord } from './delivery-record.js'
 import { disableEndpoint, type EndpointState, enableEndpoint } from './endpoint-state.js'
-import { createEngine, type WebhookEndpoint } from './engine.js'
+import { createEngine, type Engine, type WebhookEndpoint } from './engine.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from './schedule.js'
 import { describeEvent } from './signing.js'
 
@@ -96,25 +96,28 @@ function positive(name: string, value: number): number {
   return value
 }
 
-/**
- * The `simulate` driver of the engine: one endpoint at `url` with `secret`, a
- * clock `timeScale` times faster than real time, events that occur now or later,
- * and counters and every attempt kept for a report.
- */
-export function createSimulation(options: SimulationEngineOptions) {
-  if (typeof options.secret !== 'string' || options.secret === '') {
-    throw new TypeError('simulate: `secret` must be a non-empty string')
-  }
-  const timeScale = positive('timeScale', options.timeScale ?? 1)
-  const clock = createClock({ timeScale, ...(options.startAt ? { start: options.startAt } : {}) })
-  const { url, onAttempt, onEndpointChange } = options
-  const counters = { events: 0, notQueued: 0, attempts: 0, ok: 0, replays: 0 }
-  const statusCodes: Record<string, number> = {}
-  const outcomes: Record<string, number> = {}
-  const all: Delivery[] = []
-  const byId = new Map<string, Delivery>()
+/** What a simulation counts and keeps: every delivery with its attempts, and the tallies. */
+class Tally {
+  events = 0
+  notQueued = 0
+  attempts = 0
+  ok = 0
+  replays = 0
+  readonly statusCodes: Record<string, number> = {}
+  readonly outcomes: Record<string, number> = {}
+  readonly all: Delivery[] = []
+  readonly byId = new Map<string, Delivery>()
 
-  const record = (entry: AttemptLogEntry, detail: AttemptDetail, delivery: Delivery) => {
+  /** A delivery just queued: kept with its conversion id and an empty attempt list. */
+  queued(record: DeliveryRecord, conversionId: number | undefined): Delivery {
+    const delivery = Object.assign(record, { conversionId, attempts: [] as AttemptRecord[] })
+    this.all.push(delivery)
+    this.byId.set(delivery.id, delivery)
+    return delivery
+  }
+
+  /** One attempt made: recorded on its delivery and counted. */
+  attempt(entry: AttemptLogEntry, detail: AttemptDetail, delivery: Delivery): AttemptRecord {
     const attempt: AttemptRecord = {
       ...detail.result,
       deliveryId: entry.deliveryId,
@@ -129,20 +132,44 @@ export function createSimulation(options: SimulationEngineOptions) {
       signature: detail.signature,
     }
     delivery.attempts.push(attempt)
-    counters.attempts++
-    if (entry.ok) counters.ok++
-    bump(statusCodes, entry.result)
+    this.attempts++
+    if (entry.ok) this.ok++
+    bump(this.statusCodes, entry.result)
     const answer = readReceiverAnswer(detail.result.responseBody)
     const said = answer.outcome ?? answer.code
-    if (said !== undefined) bump(outcomes, said)
-    onAttempt?.(attempt, delivery)
-    if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
+    if (said !== undefined) bump(this.outcomes, said)
+    return attempt
   }
 
-  const origin = options.startAt ?? clock.now()
-  const engine = createEngine({
-    clock,
-    origin,
+  stats(
+    engine: Engine,
+    endpoint: EndpointState,
+    elapsed: { service: number; real: number },
+  ): SimulatorStats {
+    const deliveries = { total: this.all.length, pending: 0, retrying: 0, succeeded: 0, failed: 0 }
+    for (const delivery of this.all) deliveries[delivery.status]++
+    const { upcoming, inFlight } = engine.counts()
+    return {
+      events: this.events,
+      upcoming,
+      notQueued: this.notQueued,
+      deliveries,
+      attempts: { total: this.attempts, succeeded: this.ok, failed: this.attempts - this.ok },
+      inFlight,
+      replays: this.replays,
+      statusCodes: { ...this.statusCodes },
+      outcomes: { ...this.outcomes },
+      endpoint: { ...endpoint },
+      serviceElapsedMs: elapsed.service,
+      realElapsedMs: elapsed.real,
+    }
+  }
+}
+
+/** The engine's options for a simulation, checked. */
+function engineOptions(options: SimulationEngineOptions) {
+  const { url } = options
+  return {
     concurrency: Math.floor(positive('concurrency', options.concurrency ?? 10)),
     timeoutMs: positive('timeoutMs', options.timeoutMs ?? ANSWER_TIMEOUT_MS),
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
@@ -151,7 +178,35 @@ export function createSimulation(options: SimulationEngineOptions) {
       : { disableAfterFailures: positive('disableAfterFailures', options.disableAfterFailures) }),
     ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
     ...(typeof url === 'function' ? { targetUrl: url } : {}),
-    onAttempt: (entry, detail, delivery) => record(entry, detail, delivery as Delivery),
+  }
+}
+
+const bodyText = (event: object | string) =>
+  typeof event === 'string' ? event : JSON.stringify(event)
+
+/**
+ * The `simulate` driver of the engine: one endpoint at `url` with `secret`, a
+ * clock `timeScale` times faster than real time, events that occur now or later,
+ * and counters and every attempt kept for a report.
+ */
+export function createSimulation(options: SimulationEngineOptions) {
+  if (typeof options.secret !== 'string' || options.secret === '') {
+    throw new TypeError('simulate: `secret` must be a non-empty string')
+  }
+  const timeScale = positive('timeScale', options.timeScale ?? 1)
+  const clock = createClock({ timeScale, ...(options.startAt ? { start: options.startAt } : {}) })
+  const { url, onAttempt, onEndpointChange } = options
+  const tally = new Tally()
+  const origin = options.startAt ?? clock.now()
+  const engine = createEngine({
+    clock,
+    origin,
+    ...engineOptions(options),
+    onAttempt(entry, detail, record) {
+      const delivery = record as Delivery
+      onAttempt?.(tally.attempt(entry, detail, delivery), delivery)
+      if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
+    },
   })
   const endpoint: WebhookEndpoint = engine.addEndpoint({
     url: typeof url === 'string' ? url : '(several)',
@@ -161,51 +216,21 @@ export function createSimulation(options: SimulationEngineOptions) {
   })
   const realStart = performance.now()
 
-  const bodyOf = (event: object | string) =>
-    typeof event === 'string' ? event : JSON.stringify(event)
-
-  /** The event occurs now: queued, unless the endpoint is disabled. */
+  /** The event occurs now (or at `when.at`): queued, unless the endpoint is disabled. */
   function enqueue(
     event: object | string,
     when: { at?: number; notBefore?: number },
   ): Delivery | undefined {
-    counters.events++
+    tally.events++
     // "Events that occur while disabled are not queued."
     if (endpoint.state.status === 'disabled') {
-      counters.notQueued++
+      tally.notQueued++
       return undefined
     }
-    const body = bodyOf(event)
+    const body = bodyText(event)
     const { eventId, eventType, conversionId } = describeEvent(body)
-    const queued = engine.queue(endpoint, { id: eventId, type: eventType }, body, when)
-    const delivery = Object.assign(queued, { conversionId, attempts: [] as AttemptRecord[] })
-    all.push(delivery)
-    byId.set(delivery.id, delivery)
-    return delivery
-  }
-
-  function stats(): SimulatorStats {
-    const deliveries = { total: all.length, pending: 0, retrying: 0, succeeded: 0, failed: 0 }
-    for (const delivery of all) deliveries[delivery.status]++
-    const { upcoming, inFlight } = engine.counts()
-    return {
-      events: counters.events,
-      upcoming,
-      notQueued: counters.notQueued,
-      deliveries,
-      attempts: {
-        total: counters.attempts,
-        succeeded: counters.ok,
-        failed: counters.attempts - counters.ok,
-      },
-      inFlight,
-      replays: counters.replays,
-      statusCodes: { ...statusCodes },
-      outcomes: { ...outcomes },
-      endpoint: { ...endpoint.state },
-      serviceElapsedMs: clock.now() - origin,
-      realElapsedMs: performance.now() - realStart,
-    }
+    const record = engine.queue(endpoint, { id: eventId, type: eventType }, body, when)
+    return tally.queued(record, conversionId)
   }
 
   return {
@@ -224,10 +249,10 @@ export function createSimulation(options: SimulationEngineOptions) {
     },
     /** A fresh round of attempts. Throws `delivery_not_replayable` (409) or `delivery_not_found` (404). */
     replay(deliveryId: string, at: { notBefore?: number } = {}): Delivery {
-      const delivery = byId.get(deliveryId)
+      const delivery = tally.byId.get(deliveryId)
       if (!delivery) throw new ApiError('delivery_not_found', `No delivery ${deliveryId}.`)
       engine.replay(delivery, at.notBefore)
-      counters.replays++
+      tally.replays++
       return delivery
     },
     /** PATCH status `disabled`. */
@@ -240,10 +265,14 @@ export function createSimulation(options: SimulationEngineOptions) {
       onEndpointChange?.({ ...endpoint.state })
       engine.changed()
     },
-    get: (deliveryId: string): Delivery | undefined => byId.get(deliveryId),
+    get: (deliveryId: string): Delivery | undefined => tally.byId.get(deliveryId),
     /** Every delivery, in the order they were queued. */
-    deliveries: (): readonly Delivery[] => all,
-    stats,
+    deliveries: (): readonly Delivery[] => tally.all,
+    stats: (): SimulatorStats =>
+      tally.stats(engine, endpoint.state, {
+        service: clock.now() - origin,
+        real: performance.now() - realStart,
+      }),
     idle: (): Promise<void> => engine.idle(),
     close: (): Promise<void> => engine.close(),
   }

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
-import { type RelayedDelivery, startRelay } from '../relay.js'
+import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
 import { type Command, str } from './command.js'
 import { EXIT, parseNumber, requireUrl, UsageError } from './io.js'
 

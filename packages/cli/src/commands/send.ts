@@ -1,13 +1,16 @@
 import { buildConversionEvent, buildTestEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import {
   ANSWER_TIMEOUT_MS,
+  bodyOf,
+  type CapturedDelivery,
+  CaptureFileError,
   deliveryHeaders,
   describeEvent,
   MAX_ATTEMPTS,
   RETRY_SCHEDULE_MS,
+  readCapture,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { bodyOf, type CapturedDelivery, CaptureFileError, readCapture } from '../capture-file.js'
 import { formatDuration } from '../report.js'
 import { COMMON, type Command, str, type Values, VERSION } from './command.js'
 import {
