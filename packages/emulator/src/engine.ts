@@ -48,7 +48,7 @@ export interface EngineSnapshot {
 /** Options of {@link createEngine}. */
 export interface EngineOptions extends Partial<DeliveryRules> {
   clock: Clock
-  /** Service time of the first batch; the others follow every batch interval. Default now. */
+  /** A service time a batch goes out at; the others follow every batch interval. Default 0: on the clock's whole minutes. */
   origin?: number
   /** Real ms a receiver has to answer. Default 10 000, the spec's limit, never scaled. */
   timeoutMs?: number
@@ -89,7 +89,7 @@ const rethrow = (error: unknown) =>
 export class Engine {
   readonly clock: Clock
   readonly rules: DeliveryRules
-  /** Service time of the first batch; the others follow every `rules.batchIntervalMs`. */
+  /** A service time a batch goes out at; the others follow every `rules.batchIntervalMs`. */
   readonly origin: number
   private readonly endpointMap = new Map<string, WebhookEndpoint>()
   private readonly deliveryMap = new Map<string, DeliveryRecord>()
@@ -105,7 +105,7 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     const { clock, initial } = options
     this.clock = clock
-    this.origin = options.origin ?? clock.now()
+    this.origin = options.origin ?? 0
     this.rules = {
       retryScheduleMs: options.retryScheduleMs ?? SPEC_RULES.retryScheduleMs,
       disableAfterFailures: options.disableAfterFailures ?? SPEC_RULES.disableAfterFailures,
@@ -125,7 +125,6 @@ export class Engine {
     }
     this.pump = new Pump<DeliveryRecord>({
       clock,
-      // Batches fall on whole intervals of service time from the engine's start.
       origin: this.origin,
       batchIntervalMs: this.rules.batchIntervalMs,
       concurrency,

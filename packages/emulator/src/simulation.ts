@@ -204,7 +204,9 @@ export function createSimulation(options: SimulationEngineOptions) {
     ...engineOptions(options),
     onAttempt(entry, detail, record) {
       const delivery = record as Delivery
-      onAttempt?.(tally.attempt(entry, detail, delivery), delivery)
+      // Recorded first: `onAttempt?.(...)` would skip its arguments without a callback.
+      const attempt = tally.attempt(entry, detail, delivery)
+      onAttempt?.(attempt, delivery)
       if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
     },
   })
