@@ -91,12 +91,10 @@ const retryNote = (attempt: number | string) => {
     : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
 }
 
-const verdict = (status: number, ok: boolean, attempt: number | string) =>
-  ok
-    ? 'acknowledged'
-    : status >= 300 && status < 400
-      ? `redirect, not followed: a failure, ${retryNote(attempt)}`
-      : `not acknowledged: ${retryNote(attempt)}`
+const verdict = (status: number, attempt: number | string) =>
+  status >= 300 && status < 400
+    ? `redirect, not followed: a failure, ${retryNote(attempt)}`
+    : `not acknowledged: ${retryNote(attempt)}`
 
 export const send: Command = {
   name: 'send',
@@ -222,7 +220,9 @@ async function deliver(
     io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
     io.stdout.write(
       result.responseStatus !== undefined && result.errorMessage === undefined
-        ? `${result.responseStatus} ${verdict(result.responseStatus, result.ok, attempt)} (answered in ${Math.round(result.durationMs)} ms)\n`
+        ? result.ok
+          ? `${result.responseStatus} acknowledged in ${Math.round(result.durationMs)} ms\n`
+          : `${result.responseStatus} ${verdict(result.responseStatus, attempt)} (answered in ${Math.round(result.durationMs)} ms)\n`
         : `no answer: ${result.errorMessage} (after ${Math.round(result.durationMs)} ms); ${retryNote(attempt)}\n`,
     )
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
