@@ -21,6 +21,7 @@ export interface RelayedDelivery {
   savedTo?: string
 }
 
+/** Options of {@link createRelay} and {@link startRelay}: where to forward, what to keep. */
 export interface RelayOptions {
   /** The app's webhook URL: every delivery goes there, whatever path it came to. */
   forwardTo: string
