@@ -113,8 +113,9 @@ describe('affiliate-webhooks emulator', () => {
       await fetch(`${relaxed.url}/emulator/clock`, {
         method: 'POST',
         headers,
-        // Two minute batches: attempt 1 in the first, attempt 2 (+1 min) in the next.
-        body: JSON.stringify({ advanceMs: 120_000 }),
+        // Minute batches: attempt 1 goes with the next one; attempt 2, due a minute
+        // after it was sent, with the batch after that.
+        body: JSON.stringify({ advanceMs: 180_000 }),
       })
       const attemptLines = () =>
         relaxed

@@ -81,9 +81,8 @@ export async function attemptDelivery(
   let disabledEndpoint = false
   if (result.ok) recordSuccess(endpoint.state, ended)
   else disabledEndpoint = recordFailure(endpoint.state, ended, rules.disableAfterFailures)
-  // The service counts offsets from the batch that sent the attempt; unbatched, from the send.
-  const sentWith = rules.batchIntervalMs > 0 ? batchAt : at
-  settleAttempt(delivery, result.ok, sentWith, rules.retryScheduleMs)
+  // "Offsets after the previous attempt": from when it was sent; the batch after that sends it.
+  settleAttempt(delivery, result.ok, at, rules.retryScheduleMs)
   delivery.responseStatus = result.responseStatus ?? null
   delivery.responseBody = result.responseBody ?? null
   delivery.durationMs = Math.round(result.durationMs)

@@ -104,7 +104,7 @@ export interface DeliveryRecord extends DeliveryProgress {
 export interface AttemptLogEntry {
   /** Service time the attempt was sent, epoch ms. */
   at: number
-  /** Service time it was due: queued (or released), or the previous batch + the offset. */
+  /** Service time it was due: queued (or released), or the previous attempt + the offset. */
   dueAt: number
   /** Service time of the batch that sent it (the first at or after `dueAt`). */
   batchAt: number
