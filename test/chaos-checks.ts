@@ -2,7 +2,7 @@
  * What the chaos tests assert about a run, from the simulator's report and the
  * receiver's log of handler effects.
  */
-import type { SimulationReport } from '@affiliate-webhooks/cli'
+import type { SimulationReport } from '@affiliate-webhooks/emulator'
 import { expect } from 'vitest'
 
 export interface Effects {

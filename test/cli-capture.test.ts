@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { memoryStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/testing'
+import { bodyOf, captureOf, readCapture, writeCapture } from '@affiliate-webhooks/emulator'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bodyOf, captureOf, readCapture, writeCapture } from '../packages/cli/src/capture-file.js'
 import { run } from './run-process.js'
 
 const root = new URL('..', import.meta.url).pathname

@@ -308,7 +308,7 @@ describe('doctor and recover: "my endpoint got disabled"', () => {
     )
     expect(recovered.stdout).toMatch(/^replayed 3 of 3 failed deliveries since /m)
     expect(recovered.stdout).toMatch(
-      /Not recoverable by replay: from \S+ \(the service's clock\) to \S+ \(this machine's\),/,
+      /Not recoverable by replay: from \S+ \(the service's clock\) until this command re-enabled it,/,
     )
     expect(recovered.stdout).toMatch(/reconcile them from the service's conversion\nreports/)
 

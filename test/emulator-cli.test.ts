@@ -113,7 +113,9 @@ describe('affiliate-webhooks emulator', () => {
       await fetch(`${relaxed.url}/emulator/clock`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ advanceMs: 60_000 }),
+        // Minute batches: attempt 1 goes with the next one; attempt 2, due a minute
+        // after it was sent, with the batch after that.
+        body: JSON.stringify({ advanceMs: 180_000 }),
       })
       const attemptLines = () =>
         relaxed

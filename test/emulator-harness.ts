@@ -43,8 +43,13 @@ export const HOUR = 3_600_000
 /** Longer than the whole schedule (1m + 5m + 30m + 2h + 6h + 12h + 24h). */
 export const WHOLE_SCHEDULE_MS = 50 * HOUR
 
+/**
+ * An emulator on port 0. These tests step the clock by hand (`advance(0)` sends
+ * what is due now), so the minute batches are off unless asked for; the batches
+ * themselves are tested in delivery-rules.test.ts against both drivers.
+ */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Harness> {
-  const emulator = createEmulator(options)
+  const emulator = createEmulator({ batchIntervalMs: 0, ...options })
   const base = await emulator.listen(0, '127.0.0.1')
   const key = emulator.apiKeys[0]?.key as string
   const call: Harness['call'] = async (method, path, callOptions = {}) => {

@@ -1,6 +1,7 @@
 /** Conversion lifecycles for the stream tests, from the CLI's own generator. */
-import { planLifecycles, seededRandom } from '@affiliate-webhooks/cli'
+
 import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { planLifecycles, seededRandom } from '@affiliate-webhooks/emulator'
 
 /** A seeded generator, so a failing stream can be replayed. */
 export const random = seededRandom

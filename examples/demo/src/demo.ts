@@ -1,6 +1,6 @@
 /**
  * `npm start`: a receiver on a local port (the node adapter, memory store) gets what
- * `affiliate-webhooks simulate` sends, the same simulator with the same summary:
+ * `affiliate-webhooks simulate` sends, the same delivery engine with the same summary:
  * conversion lifecycles under the service's delivery rules, with duplicates,
  * out-of-order arrivals and a handler that fails now and then. Then two deliveries
  * the receiver must refuse, sent like `affiliate-webhooks send` and explained like
@@ -10,17 +10,11 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import {
-  deliveryHeaders,
-  diagnoseSignature,
-  formatProgress,
-  formatSummary,
-  runSimulation,
-  sendAttempt,
-} from '@affiliate-webhooks/cli'
+import { formatProgress, formatSummary } from '@affiliate-webhooks/cli'
 import type { Conversion } from '@affiliate-webhooks/core'
-import { memoryStore } from '@affiliate-webhooks/core'
+import { diagnoseSignature, memoryStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import { deliveryHeaders, runSimulation, sendAttempt } from '@affiliate-webhooks/emulator'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 
 // The service gives each endpoint its own secret; a fresh one per run proves nothing is baked in.

@@ -4,6 +4,7 @@ export {
   DuplicateApplicationError,
   isDuplicateApplicationError,
 } from './duplicate-application-error.js'
+export { checkEndpointHealth, type HealthFinding } from './endpoint-health.js'
 export {
   type FieldError,
   isServiceError,
@@ -12,6 +13,13 @@ export {
   type ServiceErrorDetails,
 } from './errors.js'
 export type { ProgramFilters, ProgramsResource } from './programs.js'
+export {
+  type RecoveryReport,
+  type ReplaySummary,
+  recoverEndpoint,
+  replayAll,
+  streakStart,
+} from './recovery.js'
 export type { RetryOptions } from './transport.js'
 export type {
   Application,

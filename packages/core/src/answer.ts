@@ -90,3 +90,24 @@ export function refuse(error: WebhookError, event?: AnyWebhookEvent): ReceiveRes
   if (event !== undefined) result.event = event
   return result
 }
+
+/**
+ * What a receiver's answer body says, when it is this library's JSON: the
+ * `outcome` of a 200, or the `error.code` of a refusal. The one reader of it
+ * (the simulator's counts, `doctor`'s causes); a body cut at 500 characters, or
+ * any other text, says nothing.
+ */
+export function readReceiverAnswer(body: string | null | undefined): {
+  outcome?: string
+  code?: string
+} {
+  if (body?.[0] !== '{') return {}
+  try {
+    const answer = JSON.parse(body) as { outcome?: unknown; error?: { code?: unknown } }
+    if (typeof answer.outcome === 'string') return { outcome: answer.outcome }
+    if (typeof answer.error?.code === 'string') return { code: answer.error.code }
+  } catch {
+    // Not JSON, or cut short.
+  }
+  return {}
+}

@@ -7,6 +7,7 @@ export {
   keptBody,
   tooLarge,
 } from './adapter.js'
+export { readReceiverAnswer } from './answer.js'
 export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
 export {
   ERROR_CODES,
@@ -17,7 +18,7 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
-export { FAILURE_STREAK_WARNINGS } from './failure-streak.js'
+export { FAILURE_STREAK_WARNINGS, SERVICE_DISABLES_AFTER } from './failure-streak.js'
 export { getHeader, type HeadersInput } from './headers.js'
 export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
 export {
@@ -39,6 +40,12 @@ export {
   type ReceiverOptions,
 } from './receiver.js'
 export { DEFAULT_SECRET_REFRESH_MS, type SecretSource } from './secret-source.js'
+export {
+  type DiagnoseOptions,
+  type Diagnosis,
+  type DiagnosisCode,
+  diagnoseSignature,
+} from './signature-diagnosis.js'
 export {
   formatSignatureHeader,
   MAX_SIGNATURE_HEADER_LENGTH,

@@ -1,9 +1,7 @@
-/** One offending field of a validation failure, as the spec's error array lists it. */
-export interface FieldError {
-  field: string
-  code: 'required' | 'invalid_format'
-  message: string
-}
+import type { FieldError } from '@affiliate-webhooks/client'
+
+// One offending field of a validation failure: the client's type, the one copy.
+export type { FieldError }
 
 /** The error codes the emulator answers with, and their HTTP status. */
 export const ERROR_STATUS = {

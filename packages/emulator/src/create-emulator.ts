@@ -56,6 +56,8 @@ export interface EmulatorOptions {
   rateLimit?: number
   /** Calls per month. Default 250 000. */
   monthlyQuota?: number
+  /** Deliveries go out in batches this often, service ms; 0 sends each when due. Default one minute, as the service. */
+  batchIntervalMs?: number
   /** After every attempt (the CLI prints a line). */
   onAttempt?: (entry: AttemptLogEntry) => void
   /** A catalogue file (`--catalog FILE`) to start with instead of the default programs and channel. */
@@ -129,8 +131,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     clock,
     ...(options.attemptTimeoutMs === undefined ? {} : { timeoutMs: options.attemptTimeoutMs }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
     onChange: persist,
+    // Only writing the state file can throw here; the emulator carries on.
+    onError: (error) => process.emitWarning(`emulator: ${String(error)}`),
     ...(saved ? { initial: saved } : {}),
   })
   const theEngine = engine

@@ -1,4 +1,4 @@
-import { SimulatorError } from './delivery-error.js'
+import { ApiError } from './api-error.js'
 import { type DeliveryStatus, RETRY_SCHEDULE_MS } from './schedule.js'
 
 /** Why a failed delivery failed. */
@@ -69,7 +69,7 @@ export function failDelivery(delivery: DeliveryProgress, because: FailedBecause)
  */
 export function startReplay(delivery: DeliveryProgress & { id: string }, at: number): void {
   if (isQueued(delivery)) {
-    throw new SimulatorError(
+    throw new ApiError(
       'delivery_not_replayable',
       `Delivery ${delivery.id} is ${delivery.status}; only a succeeded or failed delivery can be replayed.`,
     )
@@ -79,4 +79,72 @@ export function startReplay(delivery: DeliveryProgress & { id: string }, at: num
   delivery.status = 'pending'
   delivery.failedBecause = undefined
   delivery.nextAttemptAt = at
+}
+
+/** One delivery of one event to one endpoint, as the delivery history shows it. */
+export interface DeliveryRecord extends DeliveryProgress {
+  id: string
+  webhookId: string
+  eventId: string
+  eventType: string
+  /** The exact body of every attempt. */
+  body: string
+  /** Service time it was queued, epoch ms. */
+  createdAt: number
+  /** Attempts made in all rounds. */
+  attemptsTotal: number
+  /** Of the last attempt: HTTP status, first 500 characters, duration, and why there was no answer. */
+  responseStatus: number | null
+  responseBody: string | null
+  durationMs: number | null
+  errorMessage: string | null
+}
+
+/** One attempt, as `GET /emulator/log` and the terminal show it. */
+export interface AttemptLogEntry {
+  /** Service time the attempt was sent, epoch ms. */
+  at: number
+  /** Service time it was due: queued (or released), or the previous attempt + the offset. */
+  dueAt: number
+  /** Service time of the batch that sent it (the first at or after `dueAt`). */
+  batchAt: number
+  webhookId: string
+  deliveryId: string
+  eventId: string
+  eventType: string
+  /** 1 to 8 within its round. */
+  attempt: number
+  /** 2xx within the time limit. */
+  ok: boolean
+  /** The answer's HTTP status, null when there was none. */
+  responseStatus: number | null
+  /** The HTTP status as text, or `timeout` / `connection_error`. */
+  result: string
+  durationMs: number
+  errorMessage: string | null
+}
+
+/** A delivery queued at service time `now`, its first attempt due at `notBefore` when later. */
+export function newDeliveryRecord(input: {
+  id: string
+  webhookId: string
+  event: { id: string; type: string }
+  body: string
+  now: number
+  notBefore?: number | undefined
+}): DeliveryRecord {
+  return {
+    id: input.id,
+    webhookId: input.webhookId,
+    eventId: input.event.id,
+    eventType: input.event.type,
+    body: input.body,
+    createdAt: input.now,
+    ...pendingDelivery(Math.max(input.now, input.notBefore ?? input.now)),
+    attemptsTotal: 0,
+    responseStatus: null,
+    responseBody: null,
+    durationMs: null,
+    errorMessage: null,
+  }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { isApiError } from './api-error.js'
 import { createClock } from './clock.js'
-import { isSimulatorError } from './delivery-error.js'
 import { failDelivery, pendingDelivery, settleAttempt, startReplay } from './delivery-record.js'
 import {
   activeEndpoint,
@@ -39,7 +39,7 @@ describe('delivery record', () => {
     try {
       startReplay(delivery, 10)
     } catch (error) {
-      expect(isSimulatorError(error)).toBe(true)
+      expect(isApiError(error)).toBe(true)
     }
     failDelivery(delivery, 'endpoint_disabled')
     delivery.made = 3

@@ -1,26 +1,29 @@
-import { type Agents, createAgents, sendAttempt } from './attempt.js'
+import { type Agents, createAgents } from './attempt.js'
 import type { Clock } from './clock.js'
 import {
-  type DeliveryProgress,
+  type AttemptContext,
+  type AttemptDetail,
+  type AttemptTarget,
+  attemptDelivery,
+} from './delivery-attempt.js'
+import {
+  type AttemptLogEntry,
+  type DeliveryRecord,
   failDelivery,
   isQueued,
-  pendingDelivery,
-  settleAttempt,
+  newDeliveryRecord,
   startReplay,
 } from './delivery-record.js'
-import {
-  activeEndpoint,
-  type EndpointState,
-  recordFailure,
-  recordSuccess,
-} from './endpoint-state.js'
+import { activeEndpoint, type EndpointState } from './endpoint-state.js'
 import { newId } from './ids.js'
-import { ANSWER_TIMEOUT_MS, MAX_ATTEMPTS } from './schedule.js'
-import { deliveryHeaders } from './signing.js'
+import { Pump } from './pump.js'
+import { ANSWER_TIMEOUT_MS, type DeliveryRules, SPEC_RULES } from './schedule.js'
 import type { ConversionInput } from './validation.js'
 
+export type { AttemptLogEntry, DeliveryRecord }
+
 /** A registered endpoint, secret included (never sent back but on create and rotate). */
-export interface WebhookEndpoint {
+export interface WebhookEndpoint extends AttemptTarget {
   id: string
   url: string
   events: string[]
@@ -30,45 +33,6 @@ export interface WebhookEndpoint {
   createdAt: number
   /** Status, failure streak, disabledAt, lastDeliveryAt. */
   state: EndpointState
-}
-
-/** One delivery of one event to one endpoint, as the delivery history shows it. */
-export interface DeliveryRecord extends DeliveryProgress {
-  id: string
-  webhookId: string
-  eventId: string
-  eventType: string
-  /** The exact body of every attempt. */
-  body: string
-  /** Service time it was queued, epoch ms. */
-  createdAt: number
-  /** Attempts made in all rounds. */
-  attemptsTotal: number
-  /** Of the last attempt: HTTP status, first 500 characters, duration, and why there was no answer. */
-  responseStatus: number | null
-  responseBody: string | null
-  durationMs: number | null
-  errorMessage: string | null
-}
-
-/** One attempt, as `GET /emulator/log` and the terminal show it. */
-export interface AttemptLogEntry {
-  /** Service time the attempt was sent, epoch ms. */
-  at: number
-  webhookId: string
-  deliveryId: string
-  eventId: string
-  eventType: string
-  /** 1 to 8 within its round. */
-  attempt: number
-  /** 2xx within the time limit. */
-  ok: boolean
-  /** The answer's HTTP status, null when there was none. */
-  responseStatus: number | null
-  /** The HTTP status as text, or `timeout` / `connection_error`. */
-  result: string
-  durationMs: number
-  errorMessage: string | null
 }
 
 /** Everything the engine keeps, as the state file holds it. */
@@ -82,16 +46,24 @@ export interface EngineSnapshot {
 }
 
 /** Options of {@link createEngine}. */
-export interface EngineOptions {
+export interface EngineOptions extends Partial<DeliveryRules> {
   clock: Clock
-  /** Real ms a receiver has to answer. Default 10 000. */
+  /** A service time a batch goes out at; the others follow every batch interval. Default 0: on the clock's whole minutes. */
+  origin?: number
+  /** Real ms a receiver has to answer. Default 10 000, the spec's limit, never scaled. */
   timeoutMs?: number
   /** Attempts in flight at once while the clock runs on its own. Default 50. */
   concurrency?: number
+  /** Where each attempt goes; default the endpoint's URL (a load balancer, in tests). */
+  targetUrl?: (endpoint: AttemptTarget) => string
+  /** Extra request headers on every attempt. */
+  headers?: Readonly<Record<string, string>>
   /** After every attempt. */
-  onAttempt?: (entry: AttemptLogEntry) => void
+  onAttempt?: (entry: AttemptLogEntry, detail: AttemptDetail, delivery: DeliveryRecord) => void
   /** After every change of state (to write the state file). */
   onChange?: () => void
+  /** When an attempt's callback (or `onChange`) throws. Default: thrown again, uncaught. */
+  onError?: (error: unknown) => void
   /** State to start from. */
   initial?: EngineSnapshot
 }
@@ -103,354 +75,274 @@ export interface EmitResult {
   deliveries: DeliveryRecord[]
 }
 
-const byDue = (a: DeliveryRecord, b: DeliveryRecord) =>
-  (a.nextAttemptAt as number) - (b.nextAttemptAt as number)
+const rethrow = (error: unknown) =>
+  process.nextTick(() => {
+    throw error
+  })
 
 /**
- * The delivery engine: endpoints and their state, delivery records, the queue
- * and the attempts. Attempts go out when due by the clock (scaled real time),
- * or in order, one after another, while {@link Engine.advance} moves the clock.
+ * The delivery engine both `emulator` and `simulate` drive: endpoints and their
+ * state, delivery records, and the one delivery loop ({@link Pump}), which sends
+ * in minute batches when due by the clock, or in order while {@link Engine.advance}
+ * moves the clock.
  */
-export function createEngine(options: EngineOptions) {
-  const { clock, onAttempt } = options
-  const onChange = options.onChange ?? (() => {})
-  const timeoutMs = options.timeoutMs ?? ANSWER_TIMEOUT_MS
-  const concurrency = options.concurrency ?? 50
-  const agents: Agents = createAgents(concurrency)
+export class Engine {
+  readonly clock: Clock
+  readonly rules: DeliveryRules
+  /** A service time a batch goes out at; the others follow every `rules.batchIntervalMs`. */
+  readonly origin: number
+  private readonly endpointMap = new Map<string, WebhookEndpoint>()
+  private readonly deliveryMap = new Map<string, DeliveryRecord>()
+  private readonly conversions = new Map<number, ConversionInput>()
+  private readonly attemptLog: AttemptLogEntry[] = []
+  private readonly pump: Pump<DeliveryRecord>
+  private readonly agents: Agents
+  private readonly context: AttemptContext
+  private readonly onChange: () => void
+  private closed = false
+  private sent = 0
 
-  const endpoints = new Map<string, WebhookEndpoint>()
-  const deliveries = new Map<string, DeliveryRecord>()
-  const conversions = new Map<number, ConversionInput>()
-  const log: AttemptLogEntry[] = []
-  for (const endpoint of options.initial?.endpoints ?? []) endpoints.set(endpoint.id, endpoint)
-  for (const delivery of options.initial?.deliveries ?? []) deliveries.set(delivery.id, delivery)
-  for (const conversion of options.initial?.conversions ?? []) {
-    conversions.set(conversion.id, conversion)
-  }
-  log.push(...(options.initial?.log ?? []))
-
-  /** Queued, not yet due (or not yet looked at). */
-  const waiting = new Set<DeliveryRecord>()
-  /** Due, waiting for a free slot, oldest due first. */
-  const ready: DeliveryRecord[] = []
-  const inFlight = new Map<string, Promise<void>>()
-  for (const delivery of deliveries.values()) if (isQueued(delivery)) waiting.add(delivery)
-
-  let closed = false
-  let advancing = 0
-  let timer: NodeJS.Timeout | undefined
-  let pumpSoon = false
-  let advanceChain: Promise<unknown> = Promise.resolve()
-
-  async function attempt(delivery: DeliveryRecord): Promise<void> {
-    const endpoint = endpoints.get(delivery.webhookId)
-    if (!endpoint || !deliveries.has(delivery.id)) return
-    // "Deliveries still queued are marked failed as they come due."
-    if (endpoint.state.status === 'disabled') {
-      failDelivery(delivery, 'endpoint_disabled')
-      onChange()
-      return
+  constructor(private readonly options: EngineOptions) {
+    const { clock, initial } = options
+    this.clock = clock
+    this.origin = options.origin ?? 0
+    this.rules = {
+      retryScheduleMs: options.retryScheduleMs ?? SPEC_RULES.retryScheduleMs,
+      disableAfterFailures: options.disableAfterFailures ?? SPEC_RULES.disableAfterFailures,
+      batchIntervalMs: options.batchIntervalMs ?? SPEC_RULES.batchIntervalMs,
     }
-    delivery.made++
-    delivery.attemptsTotal++
-    const number = delivery.made
-    const at = clock.now()
-    // Signed now, with the secret of now: a rotation applies to queued deliveries at once.
-    const headers = await deliveryHeaders({
-      secret: endpoint.secret,
-      body: delivery.body,
-      attempt: number,
-      eventId: delivery.eventId,
+    this.onChange = options.onChange ?? (() => {})
+    const concurrency = options.concurrency ?? 50
+    this.agents = createAgents(concurrency)
+    this.context = {
+      clock,
+      rules: this.rules,
+      timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
+      agents: this.agents,
+      headers: options.headers,
+      targetUrl: options.targetUrl,
+      live: (delivery) => !this.closed && this.deliveryMap.has(delivery.id),
+    }
+    this.pump = new Pump<DeliveryRecord>({
+      clock,
+      origin: this.origin,
+      batchIntervalMs: this.rules.batchIntervalMs,
+      concurrency,
+      attempt: (delivery, batchAt) => this.attempt(delivery, batchAt),
+      onError: options.onError ?? rethrow,
     })
-    const result = await sendAttempt({
-      url: endpoint.url,
-      headers,
-      body: delivery.body,
-      timeoutMs,
-      agents,
-    })
-    if (closed || !deliveries.has(delivery.id)) return
-    const ended = clock.now()
-    if (result.ok) recordSuccess(endpoint.state, ended)
-    else recordFailure(endpoint.state, ended)
-    settleAttempt(delivery, result.ok, at)
-    if (delivery.status === 'retrying') waiting.add(delivery)
-    delivery.responseStatus = result.responseStatus ?? null
-    delivery.responseBody = result.responseBody ?? null
-    delivery.durationMs = Math.round(result.durationMs)
-    delivery.errorMessage = result.errorMessage ?? null
-    const entry: AttemptLogEntry = {
-      at,
-      webhookId: endpoint.id,
-      deliveryId: delivery.id,
-      eventId: delivery.eventId,
-      eventType: delivery.eventType,
-      attempt: number,
-      ok: result.ok,
-      responseStatus: result.responseStatus ?? null,
-      result:
-        result.errorKind ??
-        (result.responseStatus === undefined ? 'connection_error' : String(result.responseStatus)),
-      durationMs: delivery.durationMs,
-      errorMessage: delivery.errorMessage,
+    for (const endpoint of initial?.endpoints ?? []) this.endpointMap.set(endpoint.id, endpoint)
+    for (const conversion of initial?.conversions ?? []) {
+      this.conversions.set(conversion.id, conversion)
     }
-    log.push(entry)
-    onChange()
-    onAttempt?.(entry)
-  }
-
-  function start(delivery: DeliveryRecord): Promise<void> {
-    const running = attempt(delivery).finally(() => {
-      inFlight.delete(delivery.id)
-      if (advancing) return
-      drain()
-      // A retry was just scheduled; a delivery waiting for its time keeps the timer.
-      if (delivery.status === 'retrying') arm()
-    })
-    inFlight.set(delivery.id, running)
-    return running
-  }
-
-  function drain() {
-    while (!closed && !advancing && inFlight.size < concurrency && ready.length > 0) {
-      // Only writing the state file can throw here; the engine carries on.
-      start(ready.shift() as DeliveryRecord).catch((error: unknown) =>
-        process.emitWarning(`emulator: ${String(error)}`),
-      )
+    this.attemptLog.push(...(initial?.log ?? []))
+    for (const delivery of initial?.deliveries ?? []) {
+      this.deliveryMap.set(delivery.id, delivery)
+      if (isQueued(delivery)) this.pump.add(delivery)
     }
   }
 
-  function arm() {
-    if (timer) clearTimeout(timer)
-    timer = undefined
-    if (closed || advancing) return
-    let next = Number.POSITIVE_INFINITY
-    for (const delivery of waiting) next = Math.min(next, delivery.nextAttemptAt as number)
-    if (next === Number.POSITIVE_INFINITY) return
-    // setTimeout takes at most 2^31-1 ms; a later time is re-armed when this fires.
-    timer = setTimeout(pump, Math.min(clock.realDelay(next), 2 ** 31 - 1))
-    timer.unref()
+  /** Every endpoint, newest first. */
+  endpoints(): WebhookEndpoint[] {
+    return [...this.endpointMap.values()].reverse()
   }
 
-  /** Moves what is due from waiting to ready, starts what fits, arms the timer for the rest. */
-  function pump() {
-    pumpSoon = false
-    if (closed || advancing) return
-    const now = clock.now()
-    const due: DeliveryRecord[] = []
-    for (const delivery of waiting) {
-      if ((delivery.nextAttemptAt as number) <= now) {
-        waiting.delete(delivery)
-        due.push(delivery)
-      }
+  endpoint(id: string): WebhookEndpoint | undefined {
+    return this.endpointMap.get(id)
+  }
+
+  /** Registers an endpoint; a new secret unless one is given. */
+  addEndpoint(input: {
+    url: string
+    events: string[]
+    description: string | null
+    secret?: string
+  }): WebhookEndpoint {
+    const endpoint: WebhookEndpoint = {
+      id: newId.webhook(),
+      url: input.url,
+      events: input.events,
+      description: input.description,
+      secret: input.secret ?? newId.secret(),
+      createdAt: this.clock.now(),
+      state: activeEndpoint(),
     }
-    ready.push(...due.sort(byDue))
-    drain()
-    arm()
+    this.endpointMap.set(endpoint.id, endpoint)
+    this.onChange()
+    return endpoint
   }
 
-  function schedule(delivery: DeliveryRecord) {
-    waiting.add(delivery)
-    if (!pumpSoon) {
-      pumpSoon = true
-      setImmediate(pump)
+  /** After a change made to an endpoint in place (disabled, enabled, new URL). */
+  changed(): void {
+    this.onChange()
+    this.pump.poke()
+  }
+
+  deleteEndpoint(id: string): void {
+    this.endpointMap.delete(id)
+    for (const delivery of this.deliveryMap.values()) {
+      if (delivery.webhookId !== id) continue
+      this.deliveryMap.delete(delivery.id)
+      this.pump.remove(delivery)
     }
+    this.onChange()
   }
 
-  function queue(endpoint: WebhookEndpoint, event: { id: string; type: string }, body: string) {
-    const now = clock.now()
-    const delivery: DeliveryRecord = {
+  rotateSecret(endpoint: WebhookEndpoint): string {
+    endpoint.secret = newId.secret()
+    this.onChange()
+    return endpoint.secret
+  }
+
+  /**
+   * Queues a delivery of one event to one endpoint, which occurred at `when.at`
+   * (default now); its first attempt is due then, or at `when.notBefore` (an
+   * event held back arrives after newer ones).
+   */
+  queue(
+    endpoint: WebhookEndpoint,
+    event: { id: string; type: string },
+    body: string,
+    when: { at?: number | undefined; notBefore?: number | undefined } = {},
+  ): DeliveryRecord {
+    const delivery = newDeliveryRecord({
       id: newId.delivery(),
       webhookId: endpoint.id,
-      eventId: event.id,
-      eventType: event.type,
+      event,
       body,
-      createdAt: now,
-      ...pendingDelivery(now),
-      attemptsTotal: 0,
-      responseStatus: null,
-      responseBody: null,
-      durationMs: null,
-      errorMessage: null,
-    }
-    deliveries.set(delivery.id, delivery)
-    schedule(delivery)
+      now: when.at ?? this.clock.now(),
+      notBefore: when.notBefore,
+    })
+    this.deliveryMap.set(delivery.id, delivery)
+    this.pump.add(delivery)
+    this.onChange()
     return delivery
   }
 
-  function dropDeliveries(webhookId: string) {
-    for (const delivery of deliveries.values()) {
-      if (delivery.webhookId !== webhookId) continue
-      deliveries.delete(delivery.id)
-      waiting.delete(delivery)
-      const index = ready.indexOf(delivery)
-      if (index !== -1) ready.splice(index, 1)
+  /** Runs `occur` when service time reaches `at`, in order with the batches. */
+  occurAt(at: number, occur: () => void): void {
+    this.pump.occurAt(at, occur)
+  }
+
+  /** `webhook.test` for one endpoint, whatever it subscribes to. */
+  sendTest(endpoint: WebhookEndpoint): DeliveryRecord {
+    const event = {
+      id: newId.event(),
+      type: 'webhook.test',
+      createdAt: new Date(this.clock.now()).toISOString(),
+      data: { webhookId: endpoint.id },
+    }
+    return this.queue(endpoint, event, JSON.stringify(event))
+  }
+
+  /** The endpoint's deliveries, newest first. */
+  deliveriesOf(webhookId: string): DeliveryRecord[] {
+    const list: DeliveryRecord[] = []
+    for (const delivery of this.deliveryMap.values()) {
+      if (delivery.webhookId === webhookId) list.push(delivery)
+    }
+    return list.reverse()
+  }
+
+  delivery(webhookId: string, id: string): DeliveryRecord | undefined {
+    const delivery = this.deliveryMap.get(id)
+    return delivery?.webhookId === webhookId ? delivery : undefined
+  }
+
+  /** A fresh round of attempts, the first due now (or at `notBefore`). Throws `delivery_not_replayable` (an ApiError, 409) while it is queued. */
+  replay(delivery: DeliveryRecord, notBefore?: number): void {
+    startReplay(delivery, Math.max(this.clock.now(), notBefore ?? 0))
+    this.pump.add(delivery)
+    this.onChange()
+  }
+
+  /** created for a new id, updated for a new status, nothing for the same status. */
+  emitConversion(conversion: ConversionInput): EmitResult {
+    const known = this.conversions.get(conversion.id)
+    this.conversions.set(conversion.id, conversion)
+    const type = !known
+      ? 'conversion.created'
+      : known.status !== conversion.status
+        ? 'conversion.updated'
+        : undefined
+    if (!type) {
+      this.onChange()
+      return { event: null, deliveries: [] }
+    }
+    const event = {
+      id: newId.event(),
+      type,
+      createdAt: new Date(this.clock.now()).toISOString(),
+      data: { conversion },
+    }
+    const body = JSON.stringify(event)
+    const queued: DeliveryRecord[] = []
+    // "Events that occur while disabled are not queued."
+    for (const endpoint of this.endpointMap.values()) {
+      if (endpoint.state.status === 'active' && endpoint.events.includes(type)) {
+        queued.push(this.queue(endpoint, event, body))
+      }
+    }
+    this.onChange()
+    return { event: { id: event.id, type }, deliveries: queued }
+  }
+
+  /** Moves the clock by `ms`, running every attempt that comes due, in order; resolves after the last. */
+  async advance(ms: number): Promise<{ attempts: number; now: number }> {
+    const before = this.attemptLog.length
+    await this.pump.advance(ms, this.onChange)
+    return { attempts: this.attemptLog.length - before, now: this.clock.now() }
+  }
+
+  /** Resolves once nothing is upcoming, queued or in flight. */
+  idle(): Promise<void> {
+    return this.pump.idle()
+  }
+
+  /** Events still to occur, attempts in flight. */
+  counts(): { upcoming: number; inFlight: number } {
+    return this.pump.counts()
+  }
+
+  log(): readonly AttemptLogEntry[] {
+    return this.attemptLog
+  }
+
+  snapshot(): EngineSnapshot {
+    return {
+      now: this.clock.now(),
+      endpoints: [...this.endpointMap.values()],
+      deliveries: [...this.deliveryMap.values()],
+      conversions: [...this.conversions.values()],
+      log: this.attemptLog,
     }
   }
 
-  /** Runs every attempt due by `target`, in order, moving the clock to each due time. */
-  async function runUntil(target: number): Promise<number> {
-    let made = 0
-    for (;;) {
-      if (inFlight.size > 0) {
-        await Promise.all(inFlight.values())
-        continue
-      }
-      let next = Number.POSITIVE_INFINITY
-      for (const delivery of [...ready, ...waiting]) {
-        next = Math.min(next, delivery.nextAttemptAt as number)
-      }
-      if (next > target) break
-      clock.advanceTo(next)
-      const now = clock.now()
-      const due = ready.splice(0)
-      for (const delivery of waiting) {
-        if ((delivery.nextAttemptAt as number) <= now) {
-          waiting.delete(delivery)
-          due.push(delivery)
-        }
-      }
-      for (const delivery of due.sort(byDue)) {
-        const before = log.length
-        await start(delivery)
-        made += log.length - before
-      }
-    }
-    clock.advanceTo(target)
-    return made
+  /** Stops sending, waits for attempts in flight, closes connections. */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.pump.close()
+    this.agents.destroy()
   }
 
-  const conversionEvent = (type: string, conversion: ConversionInput) => ({
-    id: newId.event(),
-    type,
-    createdAt: new Date(clock.now()).toISOString(),
-    data: { conversion },
-  })
-
-  return {
-    clock,
-    /** Every endpoint, newest first. */
-    endpoints: (): WebhookEndpoint[] => [...endpoints.values()].reverse(),
-    endpoint: (id: string) => endpoints.get(id),
-    addEndpoint(input: { url: string; events: string[]; description: string | null }) {
-      const endpoint: WebhookEndpoint = {
-        id: newId.webhook(),
-        ...input,
-        secret: newId.secret(),
-        createdAt: clock.now(),
-        state: activeEndpoint(),
-      }
-      endpoints.set(endpoint.id, endpoint)
-      onChange()
-      return endpoint
-    },
-    /** After a change made to an endpoint in place. */
-    changed() {
-      onChange()
-      pump()
-    },
-    deleteEndpoint(id: string) {
-      endpoints.delete(id)
-      dropDeliveries(id)
-      onChange()
-    },
-    rotateSecret(endpoint: WebhookEndpoint): string {
-      endpoint.secret = newId.secret()
-      onChange()
-      return endpoint.secret
-    },
-    /** `webhook.test` for one endpoint, whatever it subscribes to. */
-    sendTest(endpoint: WebhookEndpoint): DeliveryRecord {
-      const event = {
-        id: newId.event(),
-        type: 'webhook.test',
-        createdAt: new Date(clock.now()).toISOString(),
-        data: { webhookId: endpoint.id },
-      }
-      const delivery = queue(endpoint, event, JSON.stringify(event))
-      onChange()
-      return delivery
-    },
-    /** The endpoint's deliveries, newest first. */
-    deliveriesOf(webhookId: string): DeliveryRecord[] {
-      const list: DeliveryRecord[] = []
-      for (const delivery of deliveries.values()) {
-        if (delivery.webhookId === webhookId) list.push(delivery)
-      }
-      return list.reverse()
-    },
-    delivery(webhookId: string, id: string): DeliveryRecord | undefined {
-      const delivery = deliveries.get(id)
-      return delivery?.webhookId === webhookId ? delivery : undefined
-    },
-    /** Throws `delivery_not_replayable` (a SimulatorError) while it is queued. */
-    replay(delivery: DeliveryRecord) {
-      startReplay(delivery, clock.now())
-      schedule(delivery)
-      onChange()
-    },
-    /** created for a new id, updated for a new status, nothing for the same status. */
-    emitConversion(conversion: ConversionInput): EmitResult {
-      const known = conversions.get(conversion.id)
-      conversions.set(conversion.id, conversion)
-      const type = !known
-        ? 'conversion.created'
-        : known.status !== conversion.status
-          ? 'conversion.updated'
-          : undefined
-      if (!type) {
-        onChange()
-        return { event: null, deliveries: [] }
-      }
-      const event = conversionEvent(type, conversion)
-      const body = JSON.stringify(event)
-      const queued: DeliveryRecord[] = []
-      // "Events that occur while disabled are not queued."
-      for (const endpoint of endpoints.values()) {
-        if (endpoint.state.status === 'active' && endpoint.events.includes(type)) {
-          queued.push(queue(endpoint, event, body))
-        }
-      }
-      onChange()
-      return { event: { id: event.id, type }, deliveries: queued }
-    },
-    /** Moves the clock by `ms`, running every attempt that comes due, in order; resolves after the last. */
-    advance(ms: number): Promise<{ attempts: number; now: number }> {
-      const run = advanceChain.then(async () => {
-        advancing++
-        if (timer) clearTimeout(timer)
-        try {
-          const attempts = await runUntil(clock.now() + ms)
-          return { attempts, now: clock.now() }
-        } finally {
-          advancing--
-          onChange()
-          pump()
-        }
-      })
-      advanceChain = run.catch(() => {})
-      return run
-    },
-    log: (): readonly AttemptLogEntry[] => log,
-    snapshot: (): EngineSnapshot => ({
-      now: clock.now(),
-      endpoints: [...endpoints.values()],
-      deliveries: [...deliveries.values()],
-      conversions: [...conversions.values()],
-      log,
-    }),
-    /** Stops sending, waits for attempts in flight, closes connections. */
-    async close() {
-      closed = true
-      if (timer) clearTimeout(timer)
-      await Promise.allSettled(inFlight.values())
-      agents.destroy()
-    },
+  private async attempt(delivery: DeliveryRecord, batchAt: number): Promise<void> {
+    const endpoint = this.endpointMap.get(delivery.webhookId)
+    if (!endpoint || !this.deliveryMap.has(delivery.id)) return
+    // "Deliveries still queued are marked failed as they come due."
+    if (endpoint.state.status === 'disabled') {
+      failDelivery(delivery, 'endpoint_disabled')
+      this.onChange()
+      return
+    }
+    const sequence = ++this.sent
+    const made = await attemptDelivery(this.context, endpoint, delivery, batchAt, sequence)
+    if (!made) return
+    if (isQueued(delivery)) this.pump.add(delivery)
+    this.attemptLog.push(made.entry)
+    this.onChange()
+    this.options.onAttempt?.(made.entry, made.detail, delivery)
   }
 }
 
-/** What {@link createEngine} returns. */
-export type Engine = ReturnType<typeof createEngine>
-
-/** Attempts per round, for the terminal's `attempt n/8`. */
-export const ATTEMPTS_PER_ROUND = MAX_ATTEMPTS
+/** The delivery engine; see {@link Engine}. */
+export const createEngine = (options: EngineOptions): Engine => new Engine(options)

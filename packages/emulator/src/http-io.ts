@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { ApiError } from './api-error.js'
 
-/** Largest request body: 1 MB. */
-export const MAX_BODY_BYTES = 1_000_000
+/** Largest request body, the spec's 1 MB: the same limit as a receiver's (core's one copy). */
+export const MAX_BODY_BYTES = DEFAULT_MAX_BODY_BYTES
 // Past this the client is not sending a request but a stream: stop listening.
 const DRAIN_LIMIT = 64 * MAX_BODY_BYTES
 

@@ -22,6 +22,14 @@ export {
   truncateAnswer,
 } from './attempt.js'
 export {
+  bodyOf,
+  type CapturedDelivery,
+  CaptureFileError,
+  captureOf,
+  readCapture,
+  writeCapture,
+} from './capture-file.js'
+export {
   APPROVAL_TYPES,
   categorySlug,
   PAYOUT_TYPES,
@@ -36,12 +44,15 @@ export type { Channel } from './channels.js'
 export { type Clock, type ClockOptions, createClock } from './clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
 export { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
-export { isSimulatorError, SimulatorError, type SimulatorErrorCode } from './delivery-error.js'
+export { type AttemptContext, type AttemptDetail, attemptDelivery } from './delivery-attempt.js'
 export {
+  type AttemptLogEntry,
   type DeliveryProgress,
+  type DeliveryRecord,
   type FailedBecause,
   failDelivery,
   isQueued,
+  newDeliveryRecord,
   pendingDelivery,
   settleAttempt,
   startReplay,
@@ -55,11 +66,9 @@ export {
   recordSuccess,
 } from './endpoint-state.js'
 export {
-  type AttemptLogEntry,
   createEngine,
-  type DeliveryRecord,
   type EmitResult,
-  type Engine,
+  Engine,
   type EngineOptions,
   type EngineSnapshot,
   type WebhookEndpoint,
@@ -73,18 +82,39 @@ export {
   type NewKeyInput,
 } from './key-registry.js'
 export { API_KEY_PATTERN, type ApiKey, parseApiKey, SCOPES, type Scope } from './keys.js'
+export {
+  LIFECYCLE,
+  type PlanLifecyclesOptions,
+  type PlannedEvent,
+  planLifecycles,
+} from './lifecycles.js'
 export { MAX_NOTE_LENGTH } from './program-query.js'
+export { Pump, type PumpOptions, type Queued } from './pump.js'
+export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
+export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
 export { MAX_ENDPOINTS } from './routes.js'
+export {
+  type ExpectedConversion,
+  runSimulation,
+  runSimulation as simulate,
+  type SimulationOptions,
+  type SimulationProgress,
+  type SimulationReport,
+} from './run-simulation.js'
 export {
   ANSWER_TIMEOUT_MS,
   BATCH_INTERVAL_MS,
+  batchAtOrAfter,
+  batchAtOrBefore,
+  type DeliveryRules,
   type DeliveryStatus,
   DISABLE_AFTER_FAILURES,
   type EndpointStatus,
   MAX_ATTEMPTS,
   RESPONSE_BODY_CHARS,
   RETRY_SCHEDULE_MS,
+  SPEC_RULES,
 } from './schedule.js'
 export {
   type DeliveryHeadersOptions,
@@ -92,4 +122,12 @@ export {
   describeEvent,
   USER_AGENT,
 } from './signing.js'
+export {
+  type AttemptRecord,
+  createSimulation,
+  type Delivery,
+  type Simulation,
+  type SimulationEngineOptions,
+  type SimulatorStats,
+} from './simulation.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

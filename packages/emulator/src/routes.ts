@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http'
 import { ApiError } from './api-error.js'
-import { isSimulatorError } from './delivery-error.js'
 import { disableEndpoint, enableEndpoint } from './endpoint-state.js'
 import type { DeliveryRecord, Engine, WebhookEndpoint } from './engine.js'
 import type { ApiKey, Scope } from './keys.js'
@@ -238,12 +237,7 @@ export function createRoutes(
         if (!delivery) {
           throw new ApiError('delivery_not_found', `No delivery ${params[1]} on ${endpoint.id}.`)
         }
-        try {
-          engine.replay(delivery)
-        } catch (error) {
-          if (isSimulatorError(error)) throw new ApiError(error.code, error.message)
-          throw error
-        }
+        engine.replay(delivery)
         return ok(
           { deliveryId: delivery.id, eventId: delivery.eventId, status: delivery.status },
           'Replay queued: a fresh set of eight attempts.',
@@ -293,7 +287,15 @@ export function createRoutes(
       access: 'key',
       control: true,
       handle: () =>
-        ok(engine.log().map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() }))),
+        ok(
+          engine.log().map((entry) => ({
+            ...entry,
+            at: iso(entry.at),
+            // A state file from before batches has neither: the attempt's own time.
+            dueAt: iso(entry.dueAt ?? entry.at),
+            batchAt: iso(entry.batchAt ?? entry.at),
+          })),
+        ),
     },
   ]
 }

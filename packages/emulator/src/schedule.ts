@@ -1,3 +1,5 @@
+import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core'
+
 /**
  * The service's delivery rules, as the spec states them ("Delivery rules",
  * "Webhook delivery status", "Webhook endpoint status", "Limits").
@@ -23,8 +25,8 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1
 /** A receiver must answer 2xx within this many ms of real time. */
 export const ANSWER_TIMEOUT_MS = 10_000
 
-/** Failed attempts in a row, across all deliveries, that disable the endpoint. */
-export const DISABLE_AFTER_FAILURES = 20
+/** Failed attempts in a row, across all deliveries, that disable the endpoint (core's one copy). */
+export const DISABLE_AFTER_FAILURES = SERVICE_DISABLES_AFTER
 
 /** Deliveries go out in batches this often (service time), so times are approximate. */
 export const BATCH_INTERVAL_MS = MINUTE
@@ -37,3 +39,32 @@ export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
 
 /** Status of the endpoint. */
 export type EndpointStatus = 'active' | 'disabled'
+
+/** The rules an engine applies; the spec's unless a test or `simulate` shortens them. */
+export interface DeliveryRules {
+  /** Offsets of attempts 2..n after the previous one, service ms. */
+  retryScheduleMs: readonly number[]
+  /** Failed attempts in a row that disable the endpoint. */
+  disableAfterFailures: number
+  /** Deliveries go out in batches this often, service ms; 0 sends each one when due. */
+  batchIntervalMs: number
+}
+
+/** The spec's rules. */
+export const SPEC_RULES: Readonly<DeliveryRules> = {
+  retryScheduleMs: RETRY_SCHEDULE_MS,
+  disableAfterFailures: DISABLE_AFTER_FAILURES,
+  batchIntervalMs: BATCH_INTERVAL_MS,
+}
+
+/** The batch that goes out at or before service time `t`: batches fall every `interval` from `origin`. */
+export function batchAtOrBefore(t: number, origin: number, interval: number): number {
+  if (interval <= 0) return t
+  return origin + Math.floor((t - origin) / interval) * interval
+}
+
+/** The first batch at or after service time `t`. */
+export function batchAtOrAfter(t: number, origin: number, interval: number): number {
+  if (interval <= 0 || !Number.isFinite(t)) return t
+  return origin + Math.max(0, Math.ceil((t - origin) / interval - 1e-9)) * interval
+}

@@ -1,7 +1,7 @@
 import { signPayload } from '@affiliate-webhooks/core/testing'
 
-/** The User-Agent of every attempt. */
-export const USER_AGENT = 'affiliate-webhooks-cli/0.1'
+/** The User-Agent of every attempt the engine sends (`emulator` and `simulate`). */
+export const USER_AGENT = 'affiliate-webhooks-emulator/0.1'
 
 /** What {@link deliveryHeaders} signs and sends. */
 export interface DeliveryHeadersOptions {

@@ -28,3 +28,6 @@ export const str = (values: Values, name: string): string | undefined => {
   const value = values[name]
   return typeof value === 'string' ? value : undefined
 }
+
+/** The CLI's version, printed by --version and sent in its User-Agent. */
+export const VERSION = '0.1.0'

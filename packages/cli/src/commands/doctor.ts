@@ -1,6 +1,11 @@
 import type { Delivery } from '@affiliate-webhooks/client'
+import {
+  checkEndpointHealth,
+  type HealthFinding,
+  type WebhookEndpoint,
+} from '@affiliate-webhooks/client'
+import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
 import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
-import { diagnoseEndpoint, formatFindings } from '../manage/doctor.js'
 import type { Command } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
@@ -32,10 +37,23 @@ ${MANAGE_HELP}`,
         recent.push(delivery)
         if (recent.length >= RECENT) break
       }
-      const findings = diagnoseEndpoint(endpoint, recent)
+      const findings = checkEndpointHealth(endpoint, recent, { maxAttempts: MAX_ATTEMPTS })
       if (values.json) writeJson(io, { endpoint, findings })
       else io.stdout.write(`${formatFindings(endpoint, findings)}\n`)
       return findings.some((f) => f.level === 'problem') ? EXIT.failed : EXIT.ok
     })
   },
+}
+
+/** The findings as a person reads them. */
+function formatFindings(endpoint: WebhookEndpoint, findings: readonly HealthFinding[]): string {
+  const mark = { ok: 'ok', warning: '!', problem: 'x' } as const
+  const lines = [`${endpoint.id}  ${endpoint.url}  (${endpoint.status})`, '']
+  for (const finding of findings) {
+    lines.push(`[${mark[finding.level]}] ${finding.title}`)
+    for (const line of finding.detail.split('\n')) lines.push(`    ${line}`)
+    if (finding.fix) lines.push(`    fix: ${finding.fix}`)
+    lines.push('')
+  }
+  return lines.join('\n').trimEnd()
 }

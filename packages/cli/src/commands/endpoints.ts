@@ -54,6 +54,12 @@ export async function connectSecretRedis(values: Values): Promise<Redis | undefi
  * Redis for redisSecretSource, and/or on stdout with --show-secret. If Redis
  * fails now, the secret goes to a file only its owner can read rather than be lost.
  */
+/** What Redis holds besides the new secret after a rotation, said as it is. */
+const olderSecretsNote = (older: number) =>
+  older === 0
+    ? 'Redis held no older secret: only the new one is there, so a delivery signed with the old one will not verify'
+    : `${older} older secret${older === 1 ? '' : 's'} still valid in Redis, each for at most the grace period`
+
 export async function keepSecret(
   endpointId: string,
   secret: string,
@@ -68,6 +74,8 @@ export async function keepSecret(
       if (graceMs === undefined) await source.set([secret])
       else await source.rotate(secret, { graceMs })
       notes.push(`secret stored first in Redis key ${source.key}`)
+      if (graceMs !== undefined)
+        notes.push(olderSecretsNote((await source.getSecrets()).length - 1))
     } catch (error) {
       const file = `whsec-${endpointId}-${Date.now()}.txt`
       await writeFile(file, `${secret}\n`, { mode: 0o600 })

@@ -1,4 +1,5 @@
-import { type RelayedDelivery, startRelay } from '../relay.js'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
+import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
 import { type Command, str } from './command.js'
 import { EXIT, parseNumber, requireUrl, UsageError } from './io.js'
 
@@ -38,7 +39,7 @@ If the app does not answer, the sender gets 502 forward_failed (or 504 after
   --port N           port to listen on (default 4242; 0 picks a free one)
   --host HOST        address to listen on (default 127.0.0.1)
   --save DIR         write each delivery to a file in DIR
-  --max-body BYTES   larger bodies get 413 and are not forwarded (default 1048576)
+  --max-body BYTES   larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})
   --json             one JSON object per delivery instead of a line
 
 Example:
@@ -67,7 +68,7 @@ Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
       integer: true,
     })
     const host = str(values, 'host') ?? '127.0.0.1'
-    const maxBodyBytes = parseNumber('max-body', str(values, 'max-body'), 1024 * 1024, {
+    const maxBodyBytes = parseNumber('max-body', str(values, 'max-body'), DEFAULT_MAX_BODY_BYTES, {
       min: 1,
       integer: true,
     })

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { applications, apply } from './applications.js'
-import type { Command, Values } from './command.js'
+import { type Command, type Values, VERSION } from './command.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
@@ -39,8 +39,6 @@ export const COMMANDS: readonly Command[] = [
   applications,
   sql,
 ]
-
-export const VERSION = '0.1.0'
 
 const BIN = 'affiliate-webhooks'
 

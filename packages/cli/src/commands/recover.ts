@@ -1,3 +1,4 @@
+import { recoverEndpoint } from '@affiliate-webhooks/client'
 import {
   clientFrom,
   MANAGE_HELP,
@@ -6,7 +7,7 @@ import {
   parseSince,
   positional,
 } from '../manage/api.js'
-import { formatRecovery, recoverEndpoint } from '../manage/recover.js'
+import { formatRecovery } from '../manage/format.js'
 import { type Command, str } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 import { interruptSignal, progressLine } from './replay.js'

@@ -1,3 +1,4 @@
+import { replayAll } from '@affiliate-webhooks/client'
 import {
   clientFrom,
   MANAGE_HELP,
@@ -6,7 +7,7 @@ import {
   parseSince,
   positional,
 } from '../manage/api.js'
-import { formatReplaySummary, replayAll } from '../manage/replay-all.js'
+import { formatReplaySummary } from '../manage/format.js'
 import { type Command, str } from './command.js'
 import { collectDeliveries } from './deliveries.js'
 import { EXIT, type Io, UsageError, writeJson } from './io.js'

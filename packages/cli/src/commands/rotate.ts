@@ -59,11 +59,6 @@ ${MANAGE_HELP}`,
         io.stdout.write(
           `${id}: secret rotated; the service signs with the new one from now on\n${kept}\n`,
         )
-        if (str(values, 'redis') !== undefined) {
-          io.stdout.write(
-            `older secrets stay valid in Redis for ${str(values, 'grace') ?? '10m'}\n`,
-          )
-        }
       }
       return EXIT.ok
     })

@@ -1,13 +1,18 @@
 import { buildConversionEvent, buildTestEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import {
   ANSWER_TIMEOUT_MS,
+  bodyOf,
+  type CapturedDelivery,
+  CaptureFileError,
   deliveryHeaders,
   describeEvent,
   MAX_ATTEMPTS,
+  RETRY_SCHEDULE_MS,
+  readCapture,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { bodyOf, type CapturedDelivery, CaptureFileError, readCapture } from '../capture-file.js'
-import { COMMON, type Command, str, type Values } from './command.js'
+import { formatDuration } from '../report.js'
+import { COMMON, type Command, str, type Values, VERSION } from './command.js'
 import {
   checkSecretShape,
   EXIT,
@@ -76,12 +81,20 @@ function buildBody(values: Values, io: Io): string {
   )
 }
 
-const verdict = (status: number, ok: boolean) =>
-  ok
-    ? 'acknowledged'
-    : status >= 300 && status < 400
-      ? 'redirect, not followed: a failure, the service would retry'
-      : 'not acknowledged: the service would retry'
+/** What the service would do after this failed attempt: the next one's offset, or give up. */
+const retryNote = (attempt: number | string) => {
+  const n = Number(attempt)
+  if (!Number.isInteger(n) || n < 1) return 'the service would retry'
+  const offset = RETRY_SCHEDULE_MS[n - 1]
+  return offset === undefined
+    ? `this was attempt ${n} of ${MAX_ATTEMPTS}: the service would mark the delivery failed`
+    : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
+}
+
+const verdict = (status: number, attempt: number | string) =>
+  status >= 300 && status < 400
+    ? `redirect, not followed: a failure, ${retryNote(attempt)}`
+    : `not acknowledged: ${retryNote(attempt)}`
 
 export const send: Command = {
   name: 'send',
@@ -175,6 +188,8 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
       attempt,
       eventId: event.eventId,
       ...(timestamp === undefined ? {} : { timestamp }),
+      // The CLI sends this one, not the engine: its own User-Agent.
+      extra: { 'User-Agent': `affiliate-webhooks-cli/${VERSION}` },
     })
     return deliver({ url, headers, body, timeoutMs, attempt }, values, io)
   },
@@ -205,8 +220,10 @@ async function deliver(
     io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
     io.stdout.write(
       result.responseStatus !== undefined && result.errorMessage === undefined
-        ? `${result.responseStatus} ${verdict(result.responseStatus, result.ok)} in ${Math.round(result.durationMs)} ms\n`
-        : `no answer: ${result.errorMessage} (${Math.round(result.durationMs)} ms); the service would retry\n`,
+        ? result.ok
+          ? `${result.responseStatus} acknowledged in ${Math.round(result.durationMs)} ms\n`
+          : `${result.responseStatus} ${verdict(result.responseStatus, attempt)} (answered in ${Math.round(result.durationMs)} ms)\n`
+        : `no answer: ${result.errorMessage} (after ${Math.round(result.durationMs)} ms); ${retryNote(attempt)}\n`,
     )
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }

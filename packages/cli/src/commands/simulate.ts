@@ -1,6 +1,9 @@
-import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
+import {
+  ANSWER_TIMEOUT_MS,
+  runSimulation,
+  type SimulationReport,
+} from '@affiliate-webhooks/emulator'
 import { formatProgress, formatSummary } from '../report.js'
-import { runSimulation, type SimulationReport } from '../run-simulation.js'
 import { COMMON, type Command, str } from './command.js'
 import {
   checkSecretShape,

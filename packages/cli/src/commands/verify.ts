@@ -1,6 +1,10 @@
-import { DEFAULT_TOLERANCE_SECONDS } from '@affiliate-webhooks/core'
-import { bodyOf, type CapturedDelivery, CaptureFileError, readCapture } from '../capture-file.js'
-import { diagnoseSignature } from '../diagnose.js'
+import { DEFAULT_TOLERANCE_SECONDS, diagnoseSignature } from '@affiliate-webhooks/core'
+import {
+  bodyOf,
+  type CapturedDelivery,
+  CaptureFileError,
+  readCapture,
+} from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, str } from './command.js'
 import { EXIT, parseNumber, readBody, requireSecret, UsageError, writeJson } from './io.js'
 

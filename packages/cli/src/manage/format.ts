@@ -1,4 +1,9 @@
-import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
+import type {
+  Delivery,
+  RecoveryReport,
+  ReplaySummary,
+  WebhookEndpoint,
+} from '@affiliate-webhooks/client'
 import { formatRows } from '../report.js'
 import { table } from './api.js'
 
@@ -51,4 +56,42 @@ export function formatDeliveries(deliveries: readonly Delivery[]): string {
       answerOf(d),
     ]),
   )
+}
+
+/** What `replay --failed` did, as a person reads it. */
+export function formatReplaySummary(summary: ReplaySummary, total: number): string {
+  const lines = [
+    `replayed ${summary.replayed} of ${total}${summary.alreadyReplaying ? `, ${summary.alreadyReplaying} already replaying` : ''}${summary.failed.length ? `, ${summary.failed.length} refused` : ''}${summary.interrupted ? ' (interrupted)' : ''}`,
+  ]
+  for (const { deliveryId, error } of summary.failed.slice(0, 10))
+    lines.push(`  ${deliveryId}: ${error}`)
+  if (summary.failed.length > 10) lines.push(`  ... and ${summary.failed.length - 10} more`)
+  return lines.join('\n')
+}
+
+/** What `recover` did, and the window it cannot repair. */
+export function formatRecovery(report: RecoveryReport): string {
+  const lines: string[] = []
+  if (report.reenabledAt) {
+    lines.push(
+      `${report.endpointId} re-enabled at ${report.reenabledAt} (disabled since ${report.disabledAt ?? 'unknown'})`,
+    )
+  } else {
+    lines.push(`${report.endpointId} was active; nothing to re-enable`)
+  }
+  lines.push(
+    `replayed ${report.replay.replayed} of ${report.failedFound} failed deliver${report.failedFound === 1 ? 'y' : 'ies'}${report.since ? ` since ${report.since}` : ''}${report.replay.alreadyReplaying ? ` (${report.replay.alreadyReplaying} already replaying)` : ''}${report.replay.failed.length ? `, ${report.replay.failed.length} refused` : ''}`,
+  )
+  if (report.reenabledAt) {
+    lines.push(
+      '',
+      // One clock: the start is the service's; the end is the re-enabling itself,
+      // whose service time no answer tells (this machine's clock may run apart).
+      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} (the service's clock) until this command re-enabled it,`,
+      'the service queued nothing for this endpoint. Conversions created or changed in that',
+      "window were never sent and never will be: reconcile them from the service's conversion",
+      'reports for that window.',
+    )
+  }
+  return lines.join('\n')
 }

@@ -1,5 +1,57 @@
-import type { Client, Delivery } from '@affiliate-webhooks/client'
-import { type ReplaySummary, replayAll } from './replay-all.js'
+import type { Client } from './client.js'
+import type { Delivery } from './types.js'
+
+/** What a bulk replay did. */
+export interface ReplaySummary {
+  replayed: number
+  /** A retry met 409: the replay had started on a try whose answer was lost. */
+  alreadyReplaying: number
+  /** Refused or failed, with why. */
+  failed: { deliveryId: string; error: string }[]
+  /** Stopped (Ctrl-C) before the end. */
+  interrupted: boolean
+}
+
+/**
+ * Replays deliveries one after another. The client paces the calls under the
+ * rate limit, so hundreds of replays wait for the window instead of meeting 429.
+ */
+export async function replayAll(
+  api: Client,
+  endpointId: string,
+  deliveries: readonly Delivery[],
+  options: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {},
+): Promise<ReplaySummary> {
+  const summary: ReplaySummary = {
+    replayed: 0,
+    alreadyReplaying: 0,
+    failed: [],
+    interrupted: false,
+  }
+  for (const [index, delivery] of deliveries.entries()) {
+    if (options.signal?.aborted) {
+      summary.interrupted = true
+      break
+    }
+    try {
+      const result = await api.webhooks.replay(
+        endpointId,
+        delivery.id,
+        options.signal ? { signal: options.signal } : {},
+      )
+      if (result.outcome === 'accepted') summary.replayed++
+      else summary.alreadyReplaying++
+    } catch (error) {
+      if (options.signal?.aborted) {
+        summary.interrupted = true
+        break
+      }
+      summary.failed.push({ deliveryId: delivery.id, error: (error as Error).message })
+    }
+    options.onProgress?.(index + 1, deliveries.length)
+  }
+  return summary
+}
 
 /** What `recover` did, and the window it cannot repair. */
 export interface RecoveryReport {
@@ -72,28 +124,4 @@ export async function recoverEndpoint(
     failedFound: failed.length,
     replay,
   }
-}
-
-export function formatRecovery(report: RecoveryReport): string {
-  const lines: string[] = []
-  if (report.reenabledAt) {
-    lines.push(
-      `${report.endpointId} re-enabled at ${report.reenabledAt} (disabled since ${report.disabledAt ?? 'unknown'})`,
-    )
-  } else {
-    lines.push(`${report.endpointId} was active; nothing to re-enable`)
-  }
-  lines.push(
-    `replayed ${report.replay.replayed} of ${report.failedFound} failed deliver${report.failedFound === 1 ? 'y' : 'ies'}${report.since ? ` since ${report.since}` : ''}${report.replay.alreadyReplaying ? ` (${report.replay.alreadyReplaying} already replaying)` : ''}${report.replay.failed.length ? `, ${report.replay.failed.length} refused` : ''}`,
-  )
-  if (report.reenabledAt) {
-    lines.push(
-      '',
-      `Not recoverable by replay: from ${report.disabledAt ?? 'the moment it was disabled'} (the service's clock) to ${report.reenabledAt} (this machine's),`,
-      'the service queued nothing for this endpoint. Conversions created or changed in that',
-      "window were never sent and never will be: reconcile them from the service's conversion",
-      'reports for that window.',
-    )
-  }
-  return lines.join('\n')
 }

@@ -1,10 +1,11 @@
-import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
-
-/** The service disables an endpoint after this many failed attempts in a row. */
-export const DISABLE_AFTER = 20
+import {
+  SERVICE_DISABLES_AFTER as DISABLE_AFTER,
+  readReceiverAnswer,
+} from '@affiliate-webhooks/core'
+import type { Delivery, WebhookEndpoint } from './types.js'
 
 /** One thing `doctor` found, in words, with the command that fixes it. */
-export interface Finding {
+export interface HealthFinding {
   level: 'ok' | 'warning' | 'problem'
   title: string
   detail: string
@@ -19,49 +20,8 @@ interface Cause {
   fix: string
 }
 
-/** The `error.code` of one of this library's answers, if the body is one. */
-function answerCode(body: string | null | undefined): string | undefined {
-  if (!body) return undefined
-  try {
-    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code
-    return typeof code === 'string' ? code : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Reads one failed attempt: which way the receiver went wrong. */
-export function causeOf(delivery: Delivery, id: string): Cause {
-  const status = delivery.responseStatus
-  const code = answerCode(delivery.responseBody)
-  const error = delivery.errorMessage ?? ''
-  if (status === null || status === undefined || status === 0) {
-    if (/time|10 ?s|10000/i.test(error)) {
-      return {
-        key: 'timeout',
-        title: 'answers slower than 10 s',
-        detail:
-          'The service gives up after 10 seconds and counts the attempt as failed, even if your handler finishes later. A handler that calls a slow CRM, sends mail or waits on a busy database does this.',
-        fix: 'hand slow work to a queue: the `queue: bullmqHandoff(...)` option answers at once and runs the handler in a worker',
-      }
-    }
-    return {
-      key: 'unreachable',
-      title: `no answer at all (${error || 'connection failed'})`,
-      detail:
-        'The service could not reach the URL: a wrong host or port, DNS, TLS, a firewall or a server that is down.',
-      fix: `check the URL (affiliate-webhooks endpoints get ${id}) and that the server is up and reachable from the internet`,
-    }
-  }
-  if (status >= 300 && status < 400) {
-    return {
-      key: 'redirect',
-      title: `redirects (${status})`,
-      detail:
-        'The service does not follow redirects: a 3xx is a failure. Often http -> https or a missing or extra trailing slash.',
-      fix: `register the final URL: affiliate-webhooks endpoints update ${id} --url <final url>`,
-    }
-  }
+/** What one of this library's error codes in the answer says went wrong. */
+function causeOfCode(code: string, status: number, id: string): Cause | undefined {
   switch (code) {
     case 'signature_mismatch':
       return {
@@ -131,6 +91,43 @@ export function causeOf(delivery: Delivery, id: string): Cause {
         fix: 'capture a delivery with affiliate-webhooks listen --save and diagnose it with verify --from',
       }
   }
+  return undefined
+}
+
+/** Reads one failed attempt: which way the receiver went wrong. */
+export function causeOf(delivery: Delivery, id: string): Cause {
+  const status = delivery.responseStatus
+  const { code } = readReceiverAnswer(delivery.responseBody)
+  const error = delivery.errorMessage ?? ''
+  if (status === null || status === undefined || status === 0) {
+    if (/time|10 ?s|10000/i.test(error)) {
+      return {
+        key: 'timeout',
+        title: 'answers slower than 10 s',
+        detail:
+          'The service gives up after 10 seconds and counts the attempt as failed, even if your handler finishes later. A handler that calls a slow CRM, sends mail or waits on a busy database does this.',
+        fix: 'hand slow work to a queue: the `queue: bullmqHandoff(...)` option answers at once and runs the handler in a worker',
+      }
+    }
+    return {
+      key: 'unreachable',
+      title: `no answer at all (${error || 'connection failed'})`,
+      detail:
+        'The service could not reach the URL: a wrong host or port, DNS, TLS, a firewall or a server that is down.',
+      fix: `check the URL (affiliate-webhooks endpoints get ${id}) and that the server is up and reachable from the internet`,
+    }
+  }
+  if (status >= 300 && status < 400) {
+    return {
+      key: 'redirect',
+      title: `redirects (${status})`,
+      detail:
+        'The service does not follow redirects: a 3xx is a failure. Often http -> https or a missing or extra trailing slash.',
+      fix: `register the final URL: affiliate-webhooks endpoints update ${id} --url <final url>`,
+    }
+  }
+  const known = code === undefined ? undefined : causeOfCode(code, status, id)
+  if (known) return known
   if (status === 404 || status === 405) {
     return {
       key: `http_${status}`,
@@ -158,14 +155,16 @@ const failedAttempt = (delivery: Delivery) =>
     delivery.status !== 'succeeded')
 
 /**
+ * `doctor`: the endpoint's health (a signature's is core's `diagnoseSignature`).
  * Explains in words what is wrong with an endpoint, from the endpoint and its
  * recent deliveries (newest first), and which command fixes each thing.
  */
-export function diagnoseEndpoint(
+export function checkEndpointHealth(
   endpoint: WebhookEndpoint,
   deliveries: readonly Delivery[],
-): Finding[] {
-  const findings: Finding[] = []
+  options: { maxAttempts: number },
+): HealthFinding[] {
+  const findings: HealthFinding[] = []
   const id = endpoint.id
   if (endpoint.status === 'disabled') {
     findings.push({
@@ -210,15 +209,7 @@ export function diagnoseEndpoint(
     })
   }
 
-  const failed = deliveries.filter((d) => d.status === 'failed').length
-  if (failed > 0) {
-    findings.push({
-      level: 'warning',
-      title: `${failed} deliver${failed === 1 ? 'y' : 'ies'} failed for good (all eight attempts)`,
-      detail: 'The service will not try these again by itself.',
-      fix: `once the receiver answers 2xx: affiliate-webhooks replay ${id} --failed`,
-    })
-  }
+  findings.push(...failedForGood(deliveries, id, options.maxAttempts))
   if (findings.length === 0) {
     findings.push({
       level: 'ok',
@@ -229,15 +220,39 @@ export function diagnoseEndpoint(
   return findings
 }
 
-/** The findings as a person reads them. */
-export function formatFindings(endpoint: WebhookEndpoint, findings: readonly Finding[]): string {
-  const mark = { ok: 'ok', warning: '!', problem: 'x' } as const
-  const lines = [`${endpoint.id}  ${endpoint.url}  (${endpoint.status})`, '']
-  for (const finding of findings) {
-    lines.push(`[${mark[finding.level]}] ${finding.title}`)
-    for (const line of finding.detail.split('\n')) lines.push(`    ${line}`)
-    if (finding.fix) lines.push(`    fix: ${finding.fix}`)
-    lines.push('')
+const deliveriesText = (n: number) => `${n} deliver${n === 1 ? 'y' : 'ies'}`
+
+/**
+ * Deliveries the service will not try again by itself, told apart by why: all
+ * eight attempts failed, or the endpoint was disabled before the eighth (the
+ * service fails what is still queued as it comes due).
+ */
+function failedForGood(
+  deliveries: readonly Delivery[],
+  id: string,
+  maxAttempts: number,
+): HealthFinding[] {
+  const failed = deliveries.filter((d) => d.status === 'failed')
+  const exhausted = failed.filter((d) => (d.attempts ?? maxAttempts) >= maxAttempts).length
+  const cutShort = failed.length - exhausted
+  const fix = `once the receiver answers 2xx: affiliate-webhooks replay ${id} --failed`
+  const findings: HealthFinding[] = []
+  if (exhausted > 0) {
+    findings.push({
+      level: 'warning',
+      title: `${deliveriesText(exhausted)} failed after all ${maxAttempts} attempts`,
+      detail: 'The service will not try these again by itself.',
+      fix,
+    })
   }
-  return lines.join('\n').trimEnd()
+  if (cutShort > 0) {
+    findings.push({
+      level: 'warning',
+      title: `${deliveriesText(cutShort)} failed because the endpoint was disabled (fewer than ${maxAttempts} attempts)`,
+      detail:
+        'Still queued when the endpoint was disabled, they were marked failed as they came due; the service will not try them again by itself.',
+      fix,
+    })
+  }
+  return findings
 }

@@ -1,21 +1,17 @@
 import type { ConversionEvent } from '@affiliate-webhooks/core'
-import {
-  ANSWER_TIMEOUT_MS,
-  BATCH_INTERVAL_MS,
-  DISABLE_AFTER_FAILURES,
-} from '@affiliate-webhooks/emulator'
 import { type PlannedEvent, planLifecycles } from './lifecycles.js'
 import { randomSeed, seededRandom } from './random.js'
+import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './schedule.js'
 import {
-  createDeliverySimulator,
+  createSimulation,
   type Delivery,
-  type DeliverySimulatorOptions,
+  type Simulation,
+  type SimulationEngineOptions,
   type SimulatorStats,
-} from './simulator.js'
+} from './simulation.js'
 
-/** A run of conversion lifecycles: the simulator's options plus the stream's shape. */
-export interface SimulationOptions
-  extends Omit<DeliverySimulatorOptions, 'onDeliveryChange' | 'onEndpointChange'> {
+/** A run of conversion lifecycles: the engine's options plus the stream's shape. */
+export interface SimulationOptions extends Omit<SimulationEngineOptions, 'onEndpointChange'> {
   /** Conversion lifecycles to run. */
   conversions: number
   /** Share of events delivered again after they succeeded (a replay). 0 to 1, default 0. */
@@ -92,22 +88,8 @@ export interface SimulationReport {
   aborted: boolean
 }
 
-/**
- * Runs a stream of conversion lifecycles through a {@link createDeliverySimulator}:
- * events occur over time, some are held back (reordered), some are replayed after
- * they succeeded (duplicates); resolves when every delivery has ended.
- */
-export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
-  const {
-    conversions,
-    duplicates = 0,
-    reorder = 0,
-    rejectRate = 0.2,
-    onProgress,
-    progressIntervalMs = 100,
-    signal,
-    ...simulatorOptions
-  } = options
+function checkOptions(options: SimulationOptions): void {
+  const { conversions, duplicates = 0, reorder = 0, rejectRate = 0.2 } = options
   if (!Number.isSafeInteger(conversions) || conversions < 0) {
     throw new TypeError('runSimulation: `conversions` must be a whole number >= 0')
   }
@@ -118,69 +100,50 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   ] as const) {
     if (!(rate >= 0 && rate <= 1)) throw new TypeError(`runSimulation: \`${name}\` must be 0 to 1`)
   }
-  const seed = options.seed ?? randomSeed()
-  const random = seededRandom(seed)
-  const batchInterval = options.batchIntervalMs ?? BATCH_INTERVAL_MS
-  const windowMs = options.windowMs ?? Math.max(10 * 60_000, conversions * 30_000)
-  const firstConversionId = options.firstConversionId ?? 100_000 + Math.floor(Math.random() * 8e8)
+}
 
-  const replayAfterSuccess = new Set<string>()
-  const simulator = createDeliverySimulator({
-    ...simulatorOptions,
-    onDeliveryChange(delivery) {
-      // A duplicate: the service sends an event again after the receiver acknowledged it.
-      if (delivery.status === 'succeeded' && replayAfterSuccess.delete(delivery.eventId)) {
-        simulator.replay(delivery.id, {
-          notBefore: simulator.now() + random() * 3 * batchInterval,
-        })
-      }
-    },
-  })
+interface StreamEvent {
+  planned: PlannedEvent
+  /** Held back: its first attempt not before this service time. */
+  notBefore: number | undefined
+}
 
-  const plans = planLifecycles({
-    conversions,
-    random,
-    startAt: simulator.now(),
-    windowMs,
-    rejectRate,
-    firstConversionId,
-    minStepGapMs: batchInterval,
-  })
+/**
+ * The events of the plans in the order they occur; some held back to go out at
+ * least one batch after the next event of their conversion, some marked to be
+ * replayed once they succeeded.
+ */
+function planStream(
+  plans: PlannedEvent[][],
+  random: () => number,
+  rates: { reorder: number; duplicates: number },
+  batchInterval: number,
+) {
   let heldBack = 0
-  const schedule: { planned: PlannedEvent; notBefore: number | undefined }[] = []
+  const replayAfterSuccess = new Set<string>()
+  const stream: StreamEvent[] = []
   for (const plan of plans) {
-    // Newest first, so a held event is released after its successor's own release:
-    // it then goes out at least one batch after the next event of its conversion.
+    // Newest first, so a held event is released after its successor's own release.
     const released: (number | undefined)[] = []
     for (let step = plan.length - 1; step >= 0; step--) {
       const planned = plan[step] as PlannedEvent
       const next = plan[step + 1]
       let notBefore: number | undefined
-      if (next !== undefined && random() < reorder) {
+      if (next !== undefined && random() < rates.reorder) {
         notBefore = (released[step + 1] ?? next.at) + batchInterval * (1 + random())
         heldBack++
       }
       released[step] = notBefore
-      if (random() < duplicates) replayAfterSuccess.add(planned.event.id)
-      schedule.push({ planned, notBefore })
+      if (random() < rates.duplicates) replayAfterSuccess.add(planned.event.id)
+      stream.push({ planned, notBefore })
     }
   }
-  schedule.sort((a, b) => a.planned.at - b.planned.at)
-  for (const { planned, notBefore } of schedule) {
-    simulator.emit(planned.event, {
-      at: planned.at,
-      ...(notBefore === undefined ? {} : { notBefore }),
-    })
-  }
+  stream.sort((a, b) => a.planned.at - b.planned.at)
+  return { stream, heldBack, replayAfterSuccess }
+}
 
-  const progress = (): SimulationProgress => ({
-    ...simulator.stats(),
-    plannedEvents: schedule.length,
-  })
-  const ticker = onProgress
-    ? setInterval(() => onProgress(progress()), progressIntervalMs).unref()
-    : undefined
-
+/** Resolves when the simulation is idle, or when `signal` aborts (then true). */
+async function untilIdleOrAborted(simulation: Simulation, signal?: AbortSignal): Promise<boolean> {
   let aborted = false
   const stopped = new Promise<void>((resolve) => {
     if (!signal) return
@@ -191,19 +154,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (signal.aborted) stop()
     else signal.addEventListener('abort', stop, { once: true })
   })
-  try {
-    await Promise.race([simulator.idle(), stopped])
-  } finally {
-    if (ticker) clearInterval(ticker)
-    await simulator.close()
-  }
-  onProgress?.(progress())
+  await Promise.race([simulation.idle(), stopped])
+  return aborted
+}
 
-  const stats = simulator.stats()
-  const deliveries = simulator.deliveries()
-  const failed = deliveries.filter((d) => d.status === 'failed')
-  const events = schedule.map(({ planned }) => planned.event)
-  const expected = plans
+/** Per conversion, its newest event: the status a receiver must end with. */
+const expectedOf = (plans: PlannedEvent[][]): ExpectedConversion[] =>
+  plans
     .map((plan) => plan.at(-1)?.event)
     .filter((event): event is ConversionEvent => event !== undefined)
     .map((event) => ({
@@ -212,23 +169,100 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       eventId: event.id,
       createdAt: event.createdAt,
     }))
-  const url = typeof options.url === 'string' ? options.url : '(several)'
+
+/**
+ * Runs a stream of conversion lifecycles through the engine ({@link createSimulation}):
+ * events occur over time, some are held back (reordered), some are replayed after
+ * they succeeded (duplicates); resolves when every delivery has ended.
+ */
+export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
+  checkOptions(options)
+  const {
+    conversions,
+    duplicates = 0,
+    reorder = 0,
+    rejectRate,
+    onProgress,
+    progressIntervalMs = 100,
+    signal,
+    seed: _seed,
+    windowMs: _window,
+    firstConversionId: _first,
+    ...engineOptions
+  } = options
+  const seed = options.seed ?? randomSeed()
+  const random = seededRandom(seed)
+  const batchInterval = options.batchIntervalMs ?? BATCH_INTERVAL_MS
+  const replayed = new Set<string>()
+  const simulation = createSimulation({
+    ...engineOptions,
+    onAttempt(attempt, delivery) {
+      options.onAttempt?.(attempt, delivery)
+      // A duplicate: the service sends an event again after the receiver acknowledged it.
+      if (attempt.ok && replayed.delete(delivery.eventId)) {
+        simulation.replay(delivery.id, {
+          notBefore: simulation.now() + random() * 3 * batchInterval,
+        })
+      }
+    },
+  })
+  const plans = planLifecycles({
+    conversions,
+    random,
+    startAt: simulation.now(),
+    windowMs: options.windowMs ?? Math.max(10 * 60_000, conversions * 30_000),
+    ...(rejectRate === undefined ? {} : { rejectRate }),
+    firstConversionId: options.firstConversionId ?? 100_000 + Math.floor(Math.random() * 8e8),
+    minStepGapMs: batchInterval,
+  })
+  const { stream, heldBack, replayAfterSuccess } = planStream(
+    plans,
+    random,
+    { reorder, duplicates },
+    batchInterval,
+  )
+  for (const id of replayAfterSuccess) replayed.add(id)
+  for (const { planned, notBefore } of stream) {
+    simulation.emit(planned.event, {
+      at: planned.at,
+      ...(notBefore === undefined ? {} : { notBefore }),
+    })
+  }
+  const progress = (): SimulationProgress => ({
+    ...simulation.stats(),
+    plannedEvents: stream.length,
+  })
+  const ticker = onProgress
+    ? setInterval(() => onProgress(progress()), progressIntervalMs).unref()
+    : undefined
+  let aborted = false
+  try {
+    aborted = await untilIdleOrAborted(simulation, signal)
+  } finally {
+    if (ticker) clearInterval(ticker)
+    await simulation.close()
+  }
+  onProgress?.(progress())
+
+  const stats = simulation.stats()
+  const deliveries = simulation.deliveries()
+  const failed = deliveries.filter((d) => d.status === 'failed')
   return {
-    url,
+    url: typeof options.url === 'string' ? options.url : '(several)',
     settings: {
       conversions,
       duplicates,
       reorder,
       concurrency: options.concurrency ?? 10,
-      timeScale: simulator.timeScale,
+      timeScale: simulation.timeScale,
       timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
       disableAfterFailures: options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,
       seed,
     },
     stats,
     heldBack,
-    events,
-    expected,
+    events: stream.map(({ planned }) => planned.event),
+    expected: expectedOf(plans),
     deliveries,
     failed,
     ok:

@@ -1,11 +1,7 @@
-import {
-  DEFAULT_TOLERANCE_SECONDS,
-  isWebhookError,
-  parseSignatureHeader,
-  verifyEvent,
-  WebhookError,
-} from '@affiliate-webhooks/core'
-import { signPayload } from '@affiliate-webhooks/core/testing'
+import { isWebhookError, WebhookError } from './errors.js'
+import { parseSignatureHeader } from './signature-header.js'
+import { signPayload } from './testing/index.js'
+import { DEFAULT_TOLERANCE_SECONDS, verifyEvent } from './verify.js'
 
 /** Why a captured delivery does or does not verify. */
 export type DiagnosisCode =
@@ -289,20 +285,11 @@ function describeAge(age: number, tolerance: number): string {
     : `signed ${when}, within the ${tolerance} s tolerance`
 }
 
-/**
- * Checks a captured header and body with the core's own verification, and when
- * they do not verify, finds the likely reason by trying the usual accidents
- * (prefix dropped, newline added, CRLF, BOM, re-encoding, re-serialised JSON) to
- * see which one makes the signature match.
- */
-export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagnosis> {
-  const tolerance = options.tolerance ?? DEFAULT_TOLERANCE_SECONDS
-  const nowMs = options.now ?? Date.now()
-  const result = (
-    code: DiagnosisCode,
-    extra: Partial<Diagnosis> = {},
-    message = MESSAGES[code],
-  ): Diagnosis => ({
+type Result = (code: DiagnosisCode, extra?: Partial<Diagnosis>, message?: string) => Diagnosis
+
+const resultMaker =
+  (tolerance: number): Result =>
+  (code, extra = {}, message = MESSAGES[code]) => ({
     verified: code === 'verified',
     code,
     message,
@@ -312,7 +299,12 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
     ...extra,
   })
 
-  let header = options.header?.trim() ?? ''
+/** The header's value as pasted (with its name, in quotes), or the diagnosis of why it is unusable. */
+function readHeader(
+  given: string | undefined,
+  result: Result,
+): { header: string; signedAt: number; hints: string[] } | Diagnosis {
+  let header = given?.trim() ?? ''
   const hints: string[] = []
   // Pasted with its name, or in quotes: take the value and say so.
   const named = /^service-signature\s*:\s*/i.exec(header)
@@ -331,9 +323,8 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
       ],
     })
   }
-  let signedAt: number
   try {
-    signedAt = parseSignatureHeader(header).timestamp
+    return { header, signedAt: parseSignatureHeader(header).timestamp, hints }
   } catch (error) {
     return result('malformed_header', {
       hints: [
@@ -343,6 +334,83 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
       ],
     })
   }
+}
+
+/** What the core's own refusal says; undefined for a plain signature mismatch (look further). */
+function explainRefusal(
+  error: WebhookError,
+  base: { signedAt: number; ageSeconds: number },
+  hints: string[],
+  tolerance: number,
+  result: Result,
+): Diagnosis | undefined {
+  const { ageSeconds } = base
+  switch (error.code) {
+    case 'timestamp_outside_tolerance':
+      return result(
+        'timestamp_outside_tolerance',
+        {
+          ...base,
+          hints: [
+            ...hints,
+            ageSeconds > 0
+              ? 'A receiver refuses old signatures so a captured request cannot be replayed. If this is an old capture, that is expected: pass --now <t> to check it as of then. Otherwise the sender or this machine has a wrong clock (check NTP).'
+              : "The signature is from the future: the sender's or this machine's clock is ahead (check NTP).",
+          ],
+        },
+        `The signature matches, but it was ${describeAge(ageSeconds, tolerance)}.`,
+      )
+    case 'event_id_mismatch':
+      return result('event_id_mismatch', { ...base, hints })
+    case 'malformed_json':
+    case 'invalid_payload':
+      return result(
+        'invalid_event',
+        { ...base, hints: [...hints, error.message] },
+        `${MESSAGES.invalid_event} ${error.code}: ${error.message}`,
+      )
+    case 'signature_mismatch':
+      return undefined
+    default:
+      return result('wrong_secret', { ...base, hints: [...hints, error.message] }, error.message)
+  }
+}
+
+/** Hints when no usual accident explains the mismatch. */
+function wrongSecretHints(secretGiven: string, body: Uint8Array): string[] {
+  const hints: string[] = []
+  const secret = secretGiven.trim()
+  if (secret.startsWith('la_')) {
+    hints.push('That looks like an API key (la_...), not the endpoint secret (whsec_...).')
+  } else if (!secret.startsWith(PREFIX)) {
+    hints.push('Endpoint secrets start with whsec_; this one does not.')
+  }
+  hints.push(
+    'Use the secret of the endpoint that received this delivery; after a rotation the old secret stops at once, also for deliveries already queued.',
+    'If the secret is right, the body is not the bytes that were signed: capture the raw body before any parser.',
+  )
+  const text = new TextDecoder().decode(body)
+  if (/^\s*[{[]/.test(text) && /\n[ \t]+"/.test(text)) {
+    hints.push(
+      'The body is pretty-printed JSON, which suggests it was re-formatted after it was signed.',
+    )
+  }
+  return hints
+}
+
+/**
+ * Checks a captured header and body with the core's own verification, and when
+ * they do not verify, finds the likely reason by trying the usual accidents
+ * (prefix dropped, newline added, CRLF, BOM, re-encoding, re-serialised JSON) to
+ * see which one makes the signature match.
+ */
+export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagnosis> {
+  const tolerance = options.tolerance ?? DEFAULT_TOLERANCE_SECONDS
+  const nowMs = options.now ?? Date.now()
+  const result = resultMaker(tolerance)
+  const read = readHeader(options.header, result)
+  if ('code' in read) return read
+  const { header, signedAt, hints } = read
   const ageSeconds = Math.round(nowMs / 1000 - signedAt)
   const base = { signedAt, ageSeconds }
 
@@ -374,42 +442,14 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
     })
   } catch (error) {
     if (!isWebhookError(error)) throw error
-    switch (error.code) {
-      case 'timestamp_outside_tolerance':
-        return result(
-          'timestamp_outside_tolerance',
-          {
-            ...base,
-            hints: [
-              ...hints,
-              ageSeconds > 0
-                ? 'A receiver refuses old signatures so a captured request cannot be replayed. If this is an old capture, that is expected: pass --now <t> to check it as of then. Otherwise the sender or this machine has a wrong clock (check NTP).'
-                : "The signature is from the future: the sender's or this machine's clock is ahead (check NTP).",
-            ],
-          },
-          `The signature matches, but it was ${describeAge(ageSeconds, tolerance)}.`,
-        )
-      case 'event_id_mismatch':
-        return result('event_id_mismatch', { ...base, hints })
-      case 'malformed_json':
-      case 'invalid_payload':
-        return result(
-          'invalid_event',
-          { ...base, hints: [...hints, error.message] },
-          `${MESSAGES.invalid_event} ${error.code}: ${error.message}`,
-        )
-      case 'signature_mismatch':
-        break
-      default:
-        return result('wrong_secret', { ...base, hints: [...hints, error.message] }, error.message)
-    }
+    const explained = explainRefusal(error, base, hints, tolerance, result)
+    if (explained) return explained
   }
 
   // Which usual accident, undone, makes the signature match?
-  const secrets = secretVariants(options.secret)
-  const bodies = bodyVariants(options.body)
   const found: DiagnosisCode[][] = []
-  for (const secret of secrets) {
+  const bodies = bodyVariants(options.body)
+  for (const secret of secretVariants(options.secret)) {
     for (const body of bodies) {
       if (secret.causes.length + body.causes.length === 0) continue
       if (await matches(secret.value, body.value)) found.push([...secret.causes, ...body.causes])
@@ -430,21 +470,8 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
       hints: bodyChanged ? [...hints, BODY_FIX] : hints,
     }
   }
-  const secret = options.secret.trim()
-  if (secret.startsWith('la_')) {
-    hints.push('That looks like an API key (la_...), not the endpoint secret (whsec_...).')
-  } else if (!secret.startsWith(PREFIX)) {
-    hints.push('Endpoint secrets start with whsec_; this one does not.')
-  }
-  hints.push(
-    'Use the secret of the endpoint that received this delivery; after a rotation the old secret stops at once, also for deliveries already queued.',
-    'If the secret is right, the body is not the bytes that were signed: capture the raw body before any parser.',
-  )
-  const text = new TextDecoder().decode(options.body)
-  if (/^\s*[{[]/.test(text) && /\n[ \t]+"/.test(text)) {
-    hints.push(
-      'The body is pretty-printed JSON, which suggests it was re-formatted after it was signed.',
-    )
-  }
-  return result('wrong_secret', { ...base, hints })
+  return result('wrong_secret', {
+    ...base,
+    hints: [...hints, ...wrongSecretHints(options.secret, options.body)],
+  })
 }

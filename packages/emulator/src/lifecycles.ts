@@ -1,6 +1,6 @@
 import type { ConversionEvent, ConversionStatus } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
-import { BATCH_INTERVAL_MS } from '@affiliate-webhooks/emulator'
+import { BATCH_INTERVAL_MS } from './schedule.js'
 
 /** The path a conversion normally takes; any step after the first may turn into `rejected`. */
 export const LIFECYCLE: readonly ConversionStatus[] = [

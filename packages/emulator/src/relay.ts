@@ -2,8 +2,9 @@ import { once } from 'node:events'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { type CapturedDelivery, captureOf, writeCapture } from './capture-file.js'
+import { ANSWER_TIMEOUT_MS } from './schedule.js'
 
 /** What the relay did with one delivery: one line's worth. */
 export interface RelayedDelivery {
@@ -20,6 +21,7 @@ export interface RelayedDelivery {
   savedTo?: string
 }
 
+/** Options of {@link createRelay} and {@link startRelay}: where to forward, what to keep. */
 export interface RelayOptions {
   /** The app's webhook URL: every delivery goes there, whatever path it came to. */
   forwardTo: string
@@ -135,7 +137,7 @@ const errorBody = (code: string, message: string) => JSON.stringify({ error: { c
  */
 export function createRelay(options: RelayOptions): Server {
   const target = new URL(options.forwardTo)
-  const limit = options.maxBodyBytes ?? 1024 * 1024
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const timeoutMs = options.timeoutMs ?? ANSWER_TIMEOUT_MS
   return createServer(async (req, res) => {
     const receivedAt = new Date()
