@@ -18,7 +18,7 @@ describe('published packages', () => {
       },
     )
     expect(stdout).toMatch(/@affiliate-webhooks\/core .*all good .*no problems/)
-  }, 180_000)
+  }, 300_000)
 
   it('document every export in TSDoc, with README API sections up to date (npm run docs)', async () => {
     await run('node', ['scripts/api-docs.mjs', '--check'], { cwd: root }).catch(
@@ -26,5 +26,5 @@ describe('published packages', () => {
         throw new Error(`docs check failed:\n${error.stderr}`)
       },
     )
-  }, 60_000)
+  }, 120_000)
 })
