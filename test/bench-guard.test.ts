@@ -59,8 +59,8 @@ async function quickRun(bench: string, nodeArgs: string[]): Promise<void> {
 }
 
 describe('the benchmarks as a regression guard (not timed)', () => {
-  it('has a bench for each of verify, cold, http, redis, queue and emulator', () => {
-    expect(BENCHES.sort()).toEqual(['cold', 'emulator', 'http', 'queue', 'redis', 'verify'])
+  it('has a bench for each of verify, cold, http, redis, queue, emulator and sql', () => {
+    expect(BENCHES.sort()).toEqual(['cold', 'emulator', 'http', 'queue', 'redis', 'sql', 'verify'])
   })
 
   it.each(BENCHES)(
