@@ -3,7 +3,7 @@ import { isDuplicateApplicationError } from '@affiliate-webhooks/client'
 import {
   clientFrom,
   EXIT_MANAGE,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   positional,
@@ -20,17 +20,25 @@ export const apply: Command = {
   name: 'apply',
   summary: 'apply to a program for one of your channels',
   positionals: true,
-  help: `Usage: affiliate-webhooks apply <programId> --channel ID [--note TEXT]
-
-Applies the channel to the program: an auto program is approved at once, a
+  usage: ['apply <programId> --channel ID [--note TEXT]'],
+  about: `Applies the channel to the program: an auto program is approved at once, a
 manual one is pending until the team reviews it. A channel that applied before
 (in any state) is refused with exit code 3 and the existing application; a
-rejection cannot be re-applied.
-
-  --channel ID   one of your channels, approved and verified (required)
-  --note TEXT    up to ${MAX_NOTE} characters for the reviewer (not stored)
-${MANAGE_HELP}`,
-  options: { ...MANAGE_OPTIONS, channel: { type: 'string' }, note: { type: 'string' } },
+rejection cannot be re-applied.`,
+  options: {
+    channel: {
+      type: 'string',
+      value: 'ID',
+      help: 'one of your channels, approved and verified (required)',
+    },
+    note: {
+      type: 'string',
+      value: 'TEXT',
+      help: `up to ${MAX_NOTE} characters for the reviewer (not stored)`,
+    },
+    ...MANAGE_OPTIONS,
+  },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const programId = idOf(positional(positionals, 0, 'program id'), 'program id') as number
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
@@ -67,21 +75,16 @@ export const applications: Command = {
   name: 'applications',
   summary: 'your applications to programs, newest first',
   positionals: true,
-  help: `Usage: affiliate-webhooks applications list [--status STATUS] [--program ID] [--channel ID]
-
-Every application of the account across channels, newest first, across all
-pages, with the merchant's name.
-
-  --status STATUS   ${APPLICATION_STATUSES.join(', ')}
-  --program ID      only this program
-  --channel ID      only this channel
-${MANAGE_HELP}`,
+  usage: ['applications list [--status STATUS] [--program ID] [--channel ID]'],
+  about: `Every application of the account across channels, newest first, across all
+pages, with the merchant's name.`,
   options: {
+    status: { type: 'string', value: 'STATUS', help: APPLICATION_STATUSES.join(', ') },
+    program: { type: 'string', value: 'ID', help: 'only this program' },
+    channel: { type: 'string', value: 'ID', help: 'only this channel' },
     ...MANAGE_OPTIONS,
-    status: { type: 'string' },
-    program: { type: 'string' },
-    channel: { type: 'string' },
   },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list')
     if (action !== 'list') throw new UsageError(`unknown sub-command "${action}"; list`)

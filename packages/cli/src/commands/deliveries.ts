@@ -1,7 +1,7 @@
 import type { Client, Delivery, DeliveryStatus } from '@affiliate-webhooks/client'
 import {
   clientFrom,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   parseSince,
@@ -44,16 +44,19 @@ export const deliveries: Command = {
   name: 'deliveries',
   summary: "an endpoint's delivery history, newest first",
   positionals: true,
-  help: `Usage: affiliate-webhooks deliveries <endpointId> [--status STATUS] [--since TIME]
-
-Every delivery of the endpoint, newest first, across all pages: event, type,
-status, attempts, and the receiver's last answer.
-
-  --status STATUS   ${DELIVERY_STATUSES.join(', ')}
-  --since TIME      only deliveries created since TIME: ISO (2026-11-20T08:00:00Z)
-                    or a duration back from now (2h, 3d)
-${MANAGE_HELP}`,
-  options: { ...MANAGE_OPTIONS, status: { type: 'string' }, since: { type: 'string' } },
+  usage: ['deliveries <endpointId> [--status STATUS] [--since TIME]'],
+  about: `Every delivery of the endpoint, newest first, across all pages: event, type,
+status, attempts, and the receiver's last answer.`,
+  options: {
+    status: { type: 'string', value: 'STATUS', help: DELIVERY_STATUSES.join(', ') },
+    since: {
+      type: 'string',
+      value: 'TIME',
+      help: 'only deliveries created since TIME: ISO (2026-11-20T08:00:00Z)\nor a duration back from now (2h, 3d)',
+    },
+    ...MANAGE_OPTIONS,
+  },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)

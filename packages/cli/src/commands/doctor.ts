@@ -5,7 +5,7 @@ import {
   type WebhookEndpoint,
 } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
-import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import type { Command } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
@@ -16,16 +16,15 @@ export const doctor: Command = {
   name: 'doctor',
   summary: 'explain in words what is wrong with an endpoint, and the command that fixes it',
   positionals: true,
-  help: `Usage: affiliate-webhooks doctor <endpointId>
-
-Reads the endpoint and its ${RECENT} most recent deliveries and explains: disabled
+  usage: ['doctor <endpointId>'],
+  about: `Reads the endpoint and its ${RECENT} most recent deliveries and explains: disabled
 and why, the failure streak and how close it is to the service's limit of 20, what
 the receiver's answers mean (401 signature_mismatch: the secret or the body
 changed; 409: still in flight; timeouts: a handler slower than 10 s; refused
 connections: URL or firewall), and which command fixes each. Exit code 1 when it
-found a problem.
-${MANAGE_HELP}`,
-  options: { ...MANAGE_OPTIONS },
+found a problem.`,
+  options: MANAGE_OPTIONS,
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)

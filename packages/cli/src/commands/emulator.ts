@@ -48,43 +48,52 @@ function apiKeys(values: Values): string[] {
 export const emulator: Command = {
   name: 'emulator',
   summary: "run the service's API (webhooks, programs, keys) and delivery engine locally",
-  help: `Usage: affiliate-webhooks emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
-                                   [--time-scale N] [--state FILE.json] [--strict] [--catalog FILE.json]
-
-Runs the Publisher Affiliate API's webhook side on this machine: GET /v1/health,
+  usage: [
+    `emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
+                                   [--time-scale N] [--state FILE.json] [--strict] [--catalog FILE.json]`,
+  ],
+  about: `Runs the Publisher Affiliate API's webhook side on this machine: GET /v1/health,
 /v1/me, /v1/webhooks (register, list, change, delete, rotate-secret, test,
 deliveries, replay) with the spec's envelope, errors, keys, scopes and limits,
 and the delivery engine (signed attempts, the retry schedule, disable after 20
 failures in a row). Emit events and move time with the control routes:
-POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.
-
-Options:
-  --port N          port to listen on (default 4010; 0 picks a free one)
-  --host HOST       address to listen on (default 127.0.0.1)
-  --api-key KEY     la_ + 32 letters or digits, every scope; KEY:scope,scope for a
-                    key with only those scopes. Repeatable. Unless one key has
-                    every scope, a key is generated and printed.
-  --time-scale N    service time runs N times faster: retry offsets and the
-                    rate-limit minute are divided by N (default 1)
-  --state FILE      keep state in FILE (read at start, written on every change)
-  --strict          the service's URL rules unchanged (public https, port 443);
-                    by default http and any port are allowed on loopback hosts
-  --catalog FILE    programs and channels to start with, as JSON:
-                    {"programs": [...], "channels": [...]}; default a small catalogue
-                    (programs 40 to 47) and channel 7
-
-Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
+POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.`,
+  options: {
+    port: {
+      type: 'string',
+      value: 'N',
+      help: 'port to listen on (default 4010; 0 picks a free one)',
+    },
+    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+    'api-key': {
+      type: 'string',
+      multiple: true,
+      value: 'KEY',
+      help: 'la_ + 32 letters or digits, every scope; KEY:scope,scope for a\nkey with only those scopes. Repeatable. Unless one key has\nevery scope, a key is generated and printed.',
+    },
+    'time-scale': {
+      type: 'string',
+      value: 'N',
+      help: 'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
+    },
+    state: {
+      type: 'string',
+      value: 'FILE',
+      help: 'keep state in FILE (read at start, written on every change)',
+    },
+    strict: {
+      type: 'boolean',
+      help: "the service's URL rules unchanged (public https, port 443);\nby default http and any port are allowed on loopback hosts",
+    },
+    catalog: {
+      type: 'string',
+      value: 'FILE',
+      help: 'programs and channels to start with, as JSON:\n{"programs": [...], "channels": [...]}; default a small catalogue\n(programs 40 to 47) and channel 7',
+    },
+  },
+  footer: `Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
 2 wrong usage.`,
-  options: {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'api-key': { type: 'string', multiple: true },
-    'time-scale': { type: 'string' },
-    state: { type: 'string' },
-    strict: { type: 'boolean' },
-    catalog: { type: 'string' },
-  },
   async run(values, io: Io) {
     const port = parseNumber('port', str(values, 'port'), 4010, {
       min: 0,

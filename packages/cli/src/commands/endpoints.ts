@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
 import { recommendedRedisOptions, redisSecretSource } from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
-import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatEndpoint, formatEndpoints } from '../manage/format.js'
 import { type Command, str, type Values } from './command.js'
 import { EXIT, type Io, UsageError, writeJson } from './io.js'
@@ -94,33 +94,40 @@ export const endpoints: Command = {
   name: 'endpoints',
   summary: 'list, create, change, enable, disable or delete webhook endpoints',
   positionals: true,
-  help: `Usage: affiliate-webhooks endpoints list
-       affiliate-webhooks endpoints get <id>
-       affiliate-webhooks endpoints create --url URL [--events LIST] [--description TEXT]
-                                           (--redis URL | --show-secret)
-       affiliate-webhooks endpoints update <id> [--url URL] [--events LIST] [--description TEXT]
-       affiliate-webhooks endpoints enable|disable|delete <id>
-
-The account's webhook endpoints (at most five). "create" returns the signing
+  usage: [
+    'endpoints list',
+    'endpoints get <id>',
+    `endpoints create --url URL [--events LIST] [--description TEXT]
+                                           (--redis URL | --show-secret)`,
+    'endpoints update <id> [--url URL] [--events LIST] [--description TEXT]',
+    'endpoints enable|disable|delete <id>',
+  ],
+  about: `The account's webhook endpoints (at most five). "create" returns the signing
 secret once: --redis stores it where receivers using redisSecretSource read it,
 --show-secret prints it; one of them is required so it is not lost. "enable"
 turns a disabled endpoint back on and resets its failure count (to also replay
-what failed meanwhile, use recover).
-
-  --url URL            the receiver's public https URL
-  --events LIST        comma-separated (default ${EVENTS.join(',')})
-  --description TEXT   a label, up to 255 characters ("" clears it on update)
-  --redis URL          store the new secret in this Redis (redisSecretSource)
-  --show-secret        print the new secret
-${MANAGE_HELP}`,
+what failed meanwhile, use recover).`,
   options: {
+    url: { type: 'string', value: 'URL', help: "the receiver's public https URL" },
+    events: {
+      type: 'string',
+      value: 'LIST',
+      help: `comma-separated (default ${EVENTS.join(',')})`,
+    },
+    description: {
+      type: 'string',
+      value: 'TEXT',
+      help: 'a label, up to 255 characters ("" clears it on update)',
+    },
+    redis: {
+      type: 'string',
+      value: 'URL',
+      help: 'store the new secret in this Redis (redisSecretSource)',
+    },
+    'show-secret': { type: 'boolean', help: 'print the new secret' },
     ...MANAGE_OPTIONS,
-    url: { type: 'string' },
-    events: { type: 'string' },
-    description: { type: 'string' },
-    redis: { type: 'string' },
-    'show-secret': { type: 'boolean' },
   },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const sub = positionals[0]
     if (!(SUBCOMMANDS as readonly string[]).includes(sub ?? '')) {

@@ -23,9 +23,8 @@ export function formatRelayed(d: RelayedDelivery): string {
 export const listen: Command = {
   name: 'listen',
   summary: 'relay deliveries to your app unchanged, printing and saving each one',
-  help: `Usage: affiliate-webhooks listen --forward-to URL [--port 4242] [--host 127.0.0.1] [--save DIR]
-
-A local relay: point the sender (the emulator, send, simulate, or a tunnel from the
+  usage: ['listen --forward-to URL [--port 4242] [--host 127.0.0.1] [--save DIR]'],
+  about: `A local relay: point the sender (the emulator, send, simulate, or a tunnel from the
 service) at it, and each delivery goes to your app unchanged (headers, exact body
 bytes); the app's status and answer go back to the sender. One line per delivery:
 time, event id, type, attempt, status, ms. With --save, each delivery is written
@@ -33,27 +32,27 @@ to a file first (headers and body, byte-exact), so a failure seen once can be
 diagnosed (verify --from FILE) and reproduced (send --from FILE URL).
 
 If the app does not answer, the sender gets 502 forward_failed (or 504 after
-10 s), never a 2xx: the service would retry, as it should.
-
-  --forward-to URL   your app's webhook URL (required)
-  --port N           port to listen on (default 4242; 0 picks a free one)
-  --host HOST        address to listen on (default 127.0.0.1)
-  --save DIR         write each delivery to a file in DIR
-  --max-body BYTES   larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})
-  --json             one JSON object per delivery instead of a line
-
-Example:
+10 s), never a 2xx: the service would retry, as it should.`,
+  options: {
+    'forward-to': { type: 'string', value: 'URL', help: "your app's webhook URL (required)" },
+    port: {
+      type: 'string',
+      value: 'N',
+      help: 'port to listen on (default 4242; 0 picks a free one)',
+    },
+    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+    save: { type: 'string', value: 'DIR', help: 'write each delivery to a file in DIR' },
+    'max-body': {
+      type: 'string',
+      value: 'BYTES',
+      help: `larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})`,
+    },
+    json: { type: 'boolean', help: 'one JSON object per delivery instead of a line' },
+  },
+  footer: `Example:
   affiliate-webhooks listen --forward-to http://localhost:3000/hooks --save captures/
 
 Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
-  options: {
-    'forward-to': { type: 'string' },
-    port: { type: 'string' },
-    host: { type: 'string' },
-    save: { type: 'string' },
-    'max-body': { type: 'string' },
-    json: { type: 'boolean' },
-  },
   async run(values, io) {
     const forwardTo = str(values, 'forward-to')
     if (forwardTo === undefined) {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { applications, apply } from './applications.js'
-import { type Command, type Values, VERSION } from './command.js'
+import { BIN, type Command, helpText, parseOptions, type Values, VERSION } from './command.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
@@ -39,8 +39,6 @@ export const COMMANDS: readonly Command[] = [
   applications,
   sql,
 ]
-
-const BIN = 'affiliate-webhooks'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 
@@ -95,7 +93,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   if (first === 'help') {
     const command = COMMANDS.find((c) => c.name === rest[0])
-    io.stdout.write(`${command ? command.help : HELP}\n`)
+    io.stdout.write(`${command ? helpText(command) : HELP}\n`)
     return rest[0] === undefined || command ? EXIT.ok : EXIT.usage
   }
   const command = COMMANDS.find((c) => c.name === first)
@@ -111,7 +109,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     try {
       const parsed = parseArgs({
         args: [...rest],
-        options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+        options: { ...parseOptions(command.options), help: { type: 'boolean', short: 'h' } },
         strict: true,
         allowPositionals: command.positionals ?? false,
       })
@@ -121,7 +119,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       throw parseError(error)
     }
     if (values.help) {
-      io.stdout.write(`${command.help}\n`)
+      io.stdout.write(`${helpText(command)}\n`)
       return EXIT.ok
     }
     return await command.run(values, io, positionals)

@@ -1,5 +1,5 @@
 import type { ProgramSummary } from '@affiliate-webhooks/client'
-import { clientFrom, MANAGE_HELP, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatProgram, formatPrograms } from '../manage/format-programs.js'
 import { type Command, str, type Values } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
@@ -37,31 +37,25 @@ export const programs: Command = {
   name: 'programs',
   summary: 'browse the program catalogue: list with filters, get one',
   positionals: true,
-  help: `Usage: affiliate-webhooks programs list [--search TEXT] [--category SLUG] [--payout-type cps|cpc]
-                                       [--approval auto|manual] [--channel ID] [--status STATUS]
-       affiliate-webhooks programs get <programId> [--channel ID]
-
-list: every program matching the filters (combined with AND), newest first,
+  usage: [
+    `programs list [--search TEXT] [--category SLUG] [--payout-type cps|cpc]
+                                       [--approval auto|manual] [--channel ID] [--status STATUS]`,
+    'programs get <programId> [--channel ID]',
+  ],
+  about: `list: every program matching the filters (combined with AND), newest first,
 across all pages, each once. get: one program with its description, regions
 and logo. The status is your application state: for --channel, or the best
-across your channels without it.
-
-  --search TEXT        merchant name or domain contains TEXT
-  --category SLUG      a category slug (home_garden)
-  --payout-type TYPE   ${PAYOUT_TYPES.join(' or ')}
-  --approval TYPE      ${APPROVAL_TYPES.join(' or ')}
-  --channel ID         report the status for this channel
-  --status STATUS      ${PROGRAM_STATUSES.join(', ')}
-${MANAGE_HELP}`,
+across your channels without it.`,
   options: {
+    search: { type: 'string', value: 'TEXT', help: 'merchant name or domain contains TEXT' },
+    category: { type: 'string', value: 'SLUG', help: 'a category slug (home_garden)' },
+    'payout-type': { type: 'string', value: 'TYPE', help: PAYOUT_TYPES.join(' or ') },
+    approval: { type: 'string', value: 'TYPE', help: APPROVAL_TYPES.join(' or ') },
+    channel: { type: 'string', value: 'ID', help: 'report the status for this channel' },
+    status: { type: 'string', value: 'STATUS', help: PROGRAM_STATUSES.join(', ') },
     ...MANAGE_OPTIONS,
-    search: { type: 'string' },
-    category: { type: 'string' },
-    'payout-type': { type: 'string' },
-    approval: { type: 'string' },
-    channel: { type: 'string' },
-    status: { type: 'string' },
   },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list or get')
     const channelId = idOf(str(values, 'channel'), '--channel')

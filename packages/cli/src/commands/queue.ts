@@ -69,31 +69,29 @@ async function act(
 export const queue: Command = {
   name: 'queue',
   summary: 'inspect the BullMQ hand-off queue: counts, failed jobs, retry',
-  help: `Usage: affiliate-webhooks queue stats|failed|retry [<event id> | --all] --redis URL [--queue NAME]
-
-The queue that @affiliate-webhooks/bullmq's receivers add to and workers take from.
+  usage: ['queue stats|failed|retry [<event id> | --all] --redis URL [--queue NAME]'],
+  about: `The queue that @affiliate-webhooks/bullmq's receivers add to and workers take from.
 
   stats              jobs by state: waiting, prioritized, delayed, active, completed, failed
   failed             failed jobs (every try used): event id, conversion id, tries, last error
   retry <event id>   move that failed job back to waiting, with its tries reset
-  retry --all        move every failed job back to waiting
-  --redis URL        Redis of the queue (redis://...); default $REDIS_URL
-  --queue NAME       queue name; default affiliate-webhooks
-  --prefix PREFIX    BullMQ key prefix; default bull
-  --json             machine-readable output
-
-Examples:
+  retry --all        move every failed job back to waiting`,
+  options: {
+    all: { type: 'boolean', help: 'with retry: every failed job' },
+    redis: {
+      type: 'string',
+      value: 'URL',
+      help: 'Redis of the queue (redis://...); default $REDIS_URL',
+    },
+    queue: { type: 'string', value: 'NAME', help: 'queue name; default affiliate-webhooks' },
+    prefix: { type: 'string', value: 'PREFIX', help: 'BullMQ key prefix; default bull' },
+    json: { type: 'boolean', help: 'machine-readable output' },
+  },
+  footer: `Examples:
   affiliate-webhooks queue stats --redis redis://127.0.0.1:6379
   affiliate-webhooks queue retry evt_01J... --redis redis://127.0.0.1:6379 --queue '{webhooks}'
 
 Exit codes: 0 done, 1 the named job is not in the failed set or Redis is unreachable, 2 wrong usage.`,
-  options: {
-    json: { type: 'boolean' },
-    redis: { type: 'string' },
-    queue: { type: 'string' },
-    prefix: { type: 'string' },
-    all: { type: 'boolean' },
-  },
   positionals: true,
   async run(values, io, positionals = []) {
     const [action, target, ...extra] = positionals

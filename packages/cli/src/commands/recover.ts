@@ -1,7 +1,7 @@
 import { recoverEndpoint } from '@affiliate-webhooks/client'
 import {
   clientFrom,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   parseSince,
@@ -16,18 +16,22 @@ export const recover: Command = {
   name: 'recover',
   summary: 're-enable a disabled endpoint and replay what failed meanwhile',
   positionals: true,
-  help: `Usage: affiliate-webhooks recover <endpointId> [--since TIME]
-
-The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
+  usage: ['recover <endpointId> [--since TIME]'],
+  about: `The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
 doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
 every failed delivery since TIME (default: the start of the failure streak), and
 prints the window between the service disabling the endpoint and now, during
 which the service queued nothing: conversions from that window must be reconciled
-from the service's reports.
-
-  --since TIME   replay failed deliveries created since TIME (ISO, or 2h, 3d back)
-${MANAGE_HELP}`,
-  options: { ...MANAGE_OPTIONS, since: { type: 'string' } },
+from the service's reports.`,
+  options: {
+    since: {
+      type: 'string',
+      value: 'TIME',
+      help: 'replay failed deliveries created since TIME (ISO, or 2h, 3d back)',
+    },
+    ...MANAGE_OPTIONS,
+  },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)

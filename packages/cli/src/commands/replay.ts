@@ -1,7 +1,7 @@
 import { replayAll } from '@affiliate-webhooks/client'
 import {
   clientFrom,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   parseSince,
@@ -36,18 +36,21 @@ export const replay: Command = {
   name: 'replay',
   summary: 'replay one delivery, or every failed one, under the rate limit',
   positionals: true,
-  help: `Usage: affiliate-webhooks replay <endpointId> <deliveryId>
-       affiliate-webhooks replay <endpointId> --failed [--since TIME]
-
-Starts a fresh set of eight attempts for a succeeded or failed delivery, with the
+  usage: ['replay <endpointId> <deliveryId>', 'replay <endpointId> --failed [--since TIME]'],
+  about: `Starts a fresh set of eight attempts for a succeeded or failed delivery, with the
 same event id (your receiver de-duplicates it). With --failed, every failed
 delivery of the endpoint, one after another, paced under the service's 120 calls
-a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
-
-  --failed        every delivery whose status is failed
-  --since TIME    with --failed: only those created since TIME (ISO, or 2h, 3d back)
-${MANAGE_HELP}`,
-  options: { ...MANAGE_OPTIONS, failed: { type: 'boolean' }, since: { type: 'string' } },
+a minute, with a progress bar and a summary. Ctrl-C stops after the current one.`,
+  options: {
+    failed: { type: 'boolean', help: 'every delivery whose status is failed' },
+    since: {
+      type: 'string',
+      value: 'TIME',
+      help: 'with --failed: only those created since TIME (ISO, or 2h, 3d back)',
+    },
+    ...MANAGE_OPTIONS,
+  },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     const deliveryId = positionals[1]

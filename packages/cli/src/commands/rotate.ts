@@ -1,6 +1,6 @@
 import {
   clientFrom,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   parseDuration,
@@ -15,25 +15,27 @@ export const rotate: Command = {
   summary:
     "rotate an endpoint's secret with no downtime (new secret first in Redis, old kept for a grace period)",
   positionals: true,
-  help: `Usage: affiliate-webhooks rotate <endpointId> --redis URL [--grace 10m] [--show-secret]
-
-Calls rotate-secret, then puts the new secret first in Redis, where every receiver
+  usage: ['rotate <endpointId> --redis URL [--grace 10m] [--show-secret]'],
+  about: `Calls rotate-secret, then puts the new secret first in Redis, where every receiver
 using redisSecretSource({ url, endpointId }) finds it at its next delivery, with
 no restart; the old secret stays valid there for the grace period, for
 deliveries the service signed before it switched. The service itself stops using
-the old secret at once. The secret is never printed unless --show-secret.
-
-  --redis URL          the Redis your receivers read their secrets from (required
-                       unless --show-secret, when you distribute it yourself)
-  --grace DURATION     how long the old secret still verifies (default 10m)
-  --show-secret        print the new secret
-${MANAGE_HELP}`,
+the old secret at once. The secret is never printed unless --show-secret.`,
   options: {
+    redis: {
+      type: 'string',
+      value: 'URL',
+      help: 'the Redis your receivers read their secrets from (required\nunless --show-secret, when you distribute it yourself)',
+    },
+    grace: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'how long the old secret still verifies (default 10m)',
+    },
+    'show-secret': { type: 'boolean', help: 'print the new secret' },
     ...MANAGE_OPTIONS,
-    redis: { type: 'string' },
-    grace: { type: 'string' },
-    'show-secret': { type: 'boolean' },
   },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)

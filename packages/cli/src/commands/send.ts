@@ -99,54 +99,67 @@ const verdict = (status: number, attempt: number | string) =>
 export const send: Command = {
   name: 'send',
   summary: 'send one signed event to a URL and print the answer',
-  help: `Usage: affiliate-webhooks send --url URL [--type TYPE] [--status STATUS] [--conversion-id N]
-                               [--created-at ISO] [--body FILE] [--secret SECRET] [--attempt N] [--json]
-       affiliate-webhooks send --from FILE [--url] URL [--resign --secret SECRET]
-
-Sends one delivery exactly as the service does: POST, Content-Type, Service-Event-Id,
+  usage: [
+    `send --url URL [--type TYPE] [--status STATUS] [--conversion-id N]
+                               [--created-at ISO] [--body FILE] [--secret SECRET] [--attempt N] [--json]`,
+    'send --from FILE [--url] URL [--resign --secret SECRET]',
+  ],
+  about: `Sends one delivery exactly as the service does: POST, Content-Type, Service-Event-Id,
 Service-Delivery-Attempt and a fresh Service-Signature. Prints the status and answer.
 A 2xx within the timeout is a success; anything else (non-2xx, redirect, timeout,
-connection error) is a failure, as the service counts it.
-
-  --url URL            the receiver's webhook URL (required)
-  --type TYPE          conversion.created, conversion.updated or webhook.test
-                       (default: conversion.created, or .updated when --status is not pending)
-  --status STATUS      the conversion's status: pending, approved, available,
-                       ready_for_payout, rejected
-  --conversion-id N    the conversion's id (default random)
-  --body FILE          send this exact body instead ("-" reads stdin)
-  --secret SECRET      endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
-  --attempt N          Service-Delivery-Attempt, 1 to 8 (default 1)
-  --timestamp UNIX     sign as of this Unix time (default now), to test clock checks
-  --created-at ISO     the event's createdAt (default now), to reproduce out-of-order
-                       arrivals: an update created earlier than one handled is stale
-  --timeout MS         how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)
-  --from FILE          re-send a delivery saved by listen --save: its headers and
-                       exact body, original signature included (a receiver refuses
-                       it once the signature is over 5 minutes old: add --resign)
-  --resign             with --from: sign again now with --secret (same body and event id)
-  --json               print the attempt as JSON
-
-Examples:
+connection error) is a failure, as the service counts it.`,
+  options: {
+    url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
+    type: {
+      type: 'string',
+      value: 'TYPE',
+      help: 'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
+    },
+    status: {
+      type: 'string',
+      value: 'STATUS',
+      help: "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
+    },
+    'conversion-id': { type: 'string', value: 'N', help: "the conversion's id (default random)" },
+    body: {
+      type: 'string',
+      value: 'FILE',
+      help: 'send this exact body instead ("-" reads stdin)',
+    },
+    ...COMMON,
+    attempt: { type: 'string', value: 'N', help: 'Service-Delivery-Attempt, 1 to 8 (default 1)' },
+    timestamp: {
+      type: 'string',
+      value: 'UNIX',
+      help: 'sign as of this Unix time (default now), to test clock checks',
+    },
+    'created-at': {
+      type: 'string',
+      value: 'ISO',
+      help: "the event's createdAt (default now), to reproduce out-of-order\narrivals: an update created earlier than one handled is stale",
+    },
+    timeout: {
+      type: 'string',
+      value: 'MS',
+      help: `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
+    },
+    from: {
+      type: 'string',
+      value: 'FILE',
+      help: 're-send a delivery saved by listen --save: its headers and\nexact body, original signature included (a receiver refuses\nit once the signature is over 5 minutes old: add --resign)',
+    },
+    resign: {
+      type: 'boolean',
+      help: 'with --from: sign again now with --secret (same body and event id)',
+    },
+    json: { type: 'boolean', help: 'print the attempt as JSON' },
+  },
+  footer: `Examples:
   affiliate-webhooks send --url http://localhost:3000/hooks --status approved --conversion-id 1001
   affiliate-webhooks send --url http://localhost:3000/hooks --type webhook.test
   affiliate-webhooks send --from captures/20261123T091500-123Z-evt_ab12-1.json http://localhost:3000/hooks
 
 Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
-  options: {
-    ...COMMON,
-    url: { type: 'string' },
-    type: { type: 'string' },
-    status: { type: 'string' },
-    'conversion-id': { type: 'string' },
-    body: { type: 'string' },
-    attempt: { type: 'string' },
-    timestamp: { type: 'string' },
-    timeout: { type: 'string' },
-    'created-at': { type: 'string' },
-    from: { type: 'string' },
-    resign: { type: 'boolean' },
-  },
   positionals: true,
   async run(values, io, positionals) {
     if (positionals.length > 1 || (positionals.length === 1 && str(values, 'url') !== undefined)) {

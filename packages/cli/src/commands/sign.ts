@@ -6,24 +6,30 @@ import { checkSecretShape, EXIT, parseNumber, readBody, requireSecret, writeJson
 export const sign: Command = {
   name: 'sign',
   summary: 'print the Service-Signature for a body and secret',
-  help: `Usage: affiliate-webhooks sign [--body FILE] [--secret SECRET] [--timestamp UNIX] [--json]
-
-Prints the Service-Signature header value the service would send with this body:
-t=<unix time>,v1=<hex HMAC-SHA256 of "t.body", keyed with the whole secret>.
-
-  --body FILE        the exact body to sign; "-" or no flag reads stdin
-  --secret SECRET    endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
-  --timestamp UNIX   sign as of this Unix time in seconds (default now)
-  --json             print {"header", "timestamp", "signature"}
-
-The bytes are signed exactly as read: a trailing newline is part of the body.
+  usage: ['sign [--body FILE] [--secret SECRET] [--timestamp UNIX] [--json]'],
+  about: `Prints the Service-Signature header value the service would send with this body:
+t=<unix time>,v1=<hex HMAC-SHA256 of "t.body", keyed with the whole secret>.`,
+  options: {
+    body: {
+      type: 'string',
+      value: 'FILE',
+      help: 'the exact body to sign; "-" or no flag reads stdin',
+    },
+    ...COMMON,
+    timestamp: {
+      type: 'string',
+      value: 'UNIX',
+      help: 'sign as of this Unix time in seconds (default now)',
+    },
+    json: { type: 'boolean', help: 'print {"header", "timestamp", "signature"}' },
+  },
+  footer: `The bytes are signed exactly as read: a trailing newline is part of the body.
 
 Examples:
   affiliate-webhooks sign --body event.json
   printf '%s' '{"id":"evt_1"}' | affiliate-webhooks sign --timestamp 1763719200
 
 Exit codes: 0 printed, 2 wrong usage.`,
-  options: { ...COMMON, body: { type: 'string' }, timestamp: { type: 'string' } },
   async run(values, io) {
     const secret = requireSecret(str(values, 'secret'), io)
     const timestamp = parseNumber(

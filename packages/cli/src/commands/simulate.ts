@@ -77,35 +77,69 @@ function progressWriter(io: Io) {
 export const simulate: Command = {
   name: 'simulate',
   summary: 'run conversion lifecycles at a URL under the service delivery rules',
-  help: `Usage: affiliate-webhooks simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
-                                   [--concurrency C] [--time-scale S] [--secret SECRET] [--json]
-
-Sends a stream of conversion lifecycles (created -> approved -> available ->
+  usage: [
+    `simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
+                                   [--concurrency C] [--time-scale S] [--secret SECRET] [--json]`,
+  ],
+  about: `Sends a stream of conversion lifecycles (created -> approved -> available ->
 ready_for_payout, about one in five rejected on the way) to your endpoint the way
 the service does: deliveries go out in batches every minute, each attempt is
 signed afresh, anything but a 2xx within 10 s is retried at +1 min, +5 min,
 +30 min, +2 h, +6 h, +12 h, +24 h (8 attempts, then the delivery failed), and 20
 failed attempts in a row disable the endpoint. Some events arrive twice
-(replays) and some after a newer event of their conversion (reordered).
-
-  --url URL            the receiver's webhook URL (required)
-  --conversions N      conversion lifecycles to run (default ${DEFAULTS.conversions})
-  --duplicates RATE    share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})
-  --reorder RATE       share of events held back until after the next event of
-                       their conversion, 0 to 1 (default ${DEFAULTS.reorder})
-  --concurrency C      attempts in flight at once (default ${DEFAULTS.concurrency})
-  --time-scale S       service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of
-                       schedule takes a second; 1 is the service's own pace)
-  --timeout MS         real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)
-  --reject-rate RATE   share of conversions rejected on the way (default 0.2)
-  --window MIN         conversions start spread over MIN minutes of service time
-                       (default half a minute per conversion, at least 10)
-  --seed N             repeat a run exactly (the summary prints each run's seed)
-  --secret SECRET      endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
-  --quiet              no progress line
-  --json               print the summary as JSON
-
-While it runs a progress line is written to stderr; the summary table goes to stdout.
+(replays) and some after a newer event of their conversion (reordered).`,
+  options: {
+    url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
+    conversions: {
+      type: 'string',
+      value: 'N',
+      help: `conversion lifecycles to run (default ${DEFAULTS.conversions})`,
+    },
+    duplicates: {
+      type: 'string',
+      value: 'RATE',
+      help: `share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})`,
+    },
+    reorder: {
+      type: 'string',
+      value: 'RATE',
+      help: `share of events held back until after the next event of\ntheir conversion, 0 to 1 (default ${DEFAULTS.reorder})`,
+    },
+    concurrency: {
+      type: 'string',
+      value: 'C',
+      help: `attempts in flight at once (default ${DEFAULTS.concurrency})`,
+    },
+    'time-scale': {
+      type: 'string',
+      value: 'S',
+      help: `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
+    },
+    timeout: {
+      type: 'string',
+      value: 'MS',
+      help: `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
+    },
+    'reject-rate': {
+      type: 'string',
+      value: 'RATE',
+      help: 'share of conversions rejected on the way (default 0.2)',
+    },
+    window: {
+      type: 'string',
+      value: 'MIN',
+      help: 'conversions start spread over MIN minutes of service time\n(default half a minute per conversion, at least 10)',
+    },
+    seed: {
+      type: 'string',
+      value: 'N',
+      help: "repeat a run exactly (the summary prints each run's seed)",
+    },
+    ...COMMON,
+    quiet: { type: 'boolean', help: 'no progress line' },
+    json: { type: 'boolean', help: 'print the summary as JSON' },
+  },
+  footer: `While it runs a progress line is written to stderr; the summary table goes to stdout.
 
 Example:
   affiliate-webhooks simulate --url http://localhost:3000/hooks --conversions 200 \\
@@ -113,20 +147,6 @@ Example:
 
 Exit codes: 0 every delivery succeeded, 1 a delivery failed or the endpoint was
 disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
-  options: {
-    ...COMMON,
-    url: { type: 'string' },
-    conversions: { type: 'string' },
-    duplicates: { type: 'string' },
-    reorder: { type: 'string' },
-    concurrency: { type: 'string' },
-    'time-scale': { type: 'string' },
-    timeout: { type: 'string' },
-    'reject-rate': { type: 'string' },
-    window: { type: 'string' },
-    seed: { type: 'string' },
-    quiet: { type: 'boolean' },
-  },
   async run(values, io) {
     const url = requireUrl(str(values, 'url'))
     const secret = requireSecret(str(values, 'secret'), io)

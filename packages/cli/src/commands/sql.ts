@@ -12,30 +12,30 @@ const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string 
 export const sql: Command = {
   name: 'sql',
   summary: 'print the tables of the Postgres or MySQL store, for a migration',
-  help: `Usage: affiliate-webhooks sql schema --postgres|--mysql [--table-prefix PREFIX] [--schema NAME]
-
-Prints the DDL the SQL store runs on first use: its tables, functions or
+  usage: ['sql schema --postgres|--mysql [--table-prefix PREFIX] [--schema NAME]'],
+  about: `Prints the DDL the SQL store runs on first use: its tables, functions or
 procedures and its layout version row. Run it in your migration tool (the MySQL
 text uses DELIMITER lines: feed it to the mysql or mariadb client), and the
 store finds the tables ready and runs no DDL itself (the app's role then needs
-no CREATE). Running it twice changes nothing.
-
-  --postgres               the DDL of @affiliate-webhooks/postgres
-  --mysql                  the DDL of @affiliate-webhooks/mysql (MySQL 8.0.29+, MariaDB 10.5+)
-  --table-prefix PREFIX    the store's tablePrefix (default aw_)
-  --schema NAME            Postgres only: the schema holding the tables
-
-Examples:
+no CREATE). Running it twice changes nothing.`,
+  options: {
+    postgres: { type: 'boolean', help: 'the DDL of @affiliate-webhooks/postgres' },
+    mysql: {
+      type: 'boolean',
+      help: 'the DDL of @affiliate-webhooks/mysql (MySQL 8.0.29+, MariaDB 10.5+)',
+    },
+    'table-prefix': {
+      type: 'string',
+      value: 'PREFIX',
+      help: "the store's tablePrefix (default aw_)",
+    },
+    schema: { type: 'string', value: 'NAME', help: 'Postgres only: the schema holding the tables' },
+  },
+  footer: `Examples:
   affiliate-webhooks sql schema --postgres > migrations/0007_affiliate_webhooks.sql
   affiliate-webhooks sql schema --mysql --table-prefix hooks_
 
 Exit codes: 0 printed, 2 wrong usage.`,
-  options: {
-    postgres: { type: 'boolean' },
-    mysql: { type: 'boolean' },
-    'table-prefix': { type: 'string' },
-    schema: { type: 'string' },
-  },
   positionals: true,
   async run(values, io, positionals) {
     const [action, ...extra] = positionals

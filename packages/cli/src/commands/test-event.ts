@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Client, Delivery } from '@affiliate-webhooks/client'
 import {
   clientFrom,
-  MANAGE_HELP,
+  MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
   parseDuration,
@@ -71,23 +71,22 @@ export const test: Command = {
   name: 'test',
   summary: 'send the test event to an endpoint; --wait follows its delivery',
   positionals: true,
-  help: `Usage: affiliate-webhooks test <endpointId> [--wait] [--timeout DURATION] [--poll DURATION]
-
-Queues a webhook.test event for the endpoint (whatever it subscribes to). With
+  usage: ['test <endpointId> [--wait] [--timeout DURATION] [--poll DURATION]'],
+  about: `Queues a webhook.test event for the endpoint (whatever it subscribes to). With
 --wait, follows the delivery until it succeeds or fails, printing each attempt's
 status and the receiver's answer. The service retries a failed attempt after 1
-minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).
-
-  --wait               follow the delivery
-  --timeout DURATION   stop following after this long (default: until it settles)
-  --poll DURATION      how often to look (default 1s)
-${MANAGE_HELP}`,
+minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
   options: {
+    wait: { type: 'boolean', help: 'follow the delivery' },
+    timeout: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'stop following after this long (default: until it settles)',
+    },
+    poll: { type: 'string', value: 'DURATION', help: 'how often to look (default 1s)' },
     ...MANAGE_OPTIONS,
-    wait: { type: 'boolean' },
-    timeout: { type: 'string' },
-    poll: { type: 'string' },
   },
+  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)

@@ -11,39 +11,57 @@ import { EXIT, parseNumber, readBody, requireSecret, UsageError, writeJson } fro
 export const verify: Command = {
   name: 'verify',
   summary: 'check a captured Service-Signature and body, and say why they fail',
-  help: `Usage: affiliate-webhooks verify --header VALUE [--body FILE] [--secret SECRET] [--json]
-       affiliate-webhooks verify --from FILE [--secret SECRET] [--json]
-
-Checks a captured delivery with the same verification the receivers run and,
+  usage: [
+    'verify --header VALUE [--body FILE] [--secret SECRET] [--json]',
+    'verify --from FILE [--secret SECRET] [--json]',
+  ],
+  about: `Checks a captured delivery with the same verification the receivers run and,
 when it fails, finds the likely reason: wrong secret, secret used without its
 whsec_ prefix, body changed (re-serialised JSON, trailing newline, CRLF, BOM,
-encoding), timestamp outside the tolerance (and by how much), malformed header.
-
-  --header VALUE     the Service-Signature value, e.g. "t=1763719200,v1=5f2c..." (required)
-  --body FILE        the body exactly as received; "-" or no flag reads stdin
-  --secret SECRET    endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET
-  --event-id ID      the Service-Event-Id header, to check it against the body
-  --from FILE        a delivery saved by listen --save: its header, event id and
-                     exact body (instead of --header, --body, --event-id)
-  --tolerance S      seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})
-  --now UNIX         check the timestamp as of this Unix time (default now)
-  --json             print {"verified", "code", "message", "causes", "hints", ...}
-
-Examples:
+encoding), timestamp outside the tolerance (and by how much), malformed header.`,
+  options: {
+    header: {
+      type: 'string',
+      value: 'VALUE',
+      help: 'the Service-Signature value, e.g. "t=1763719200,v1=5f2c..." (required)',
+    },
+    body: {
+      type: 'string',
+      value: 'FILE',
+      help: 'the body exactly as received; "-" or no flag reads stdin',
+    },
+    ...COMMON,
+    'event-id': {
+      type: 'string',
+      value: 'ID',
+      help: 'the Service-Event-Id header, to check it against the body',
+    },
+    from: {
+      type: 'string',
+      value: 'FILE',
+      help: 'a delivery saved by listen --save: its header, event id and\nexact body (instead of --header, --body, --event-id)',
+    },
+    tolerance: {
+      type: 'string',
+      value: 'S',
+      help: `seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})`,
+    },
+    now: {
+      type: 'string',
+      value: 'UNIX',
+      help: 'check the timestamp as of this Unix time (default now)',
+    },
+    json: {
+      type: 'boolean',
+      help: 'print {"verified", "code", "message", "causes", "hints", ...}',
+    },
+  },
+  footer: `Examples:
   affiliate-webhooks verify --header "$SIG" --body captured.json
   pbpaste | affiliate-webhooks verify --header "t=1763719200,v1=5f2c..."
   affiliate-webhooks verify --from captures/20261123T091500-123Z-evt_ab12-1.json
 
 Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
-  options: {
-    ...COMMON,
-    header: { type: 'string' },
-    body: { type: 'string' },
-    'event-id': { type: 'string' },
-    tolerance: { type: 'string' },
-    now: { type: 'string' },
-    from: { type: 'string' },
-  },
   async run(values, io) {
     const from = str(values, 'from')
     let captured: { header: string; body: Uint8Array; eventId: string | undefined } | undefined

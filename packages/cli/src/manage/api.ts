@@ -8,21 +8,24 @@ export const API_URL_ENV = 'AFFILIATE_API_URL'
 
 /** Flags every management command takes. */
 export const MANAGE_OPTIONS = {
-  'api-url': { type: 'string' },
-  'api-key-file': { type: 'string' },
+  'api-url': {
+    type: 'string',
+    value: 'URL',
+    help: `the service's address; default $${API_URL_ENV}`,
+  },
+  'api-key-file': {
+    type: 'string',
+    value: 'FILE',
+    help: `read the API key from FILE; default $${API_KEY_ENV}`,
+  },
   // Accepted only to refuse it with a reason: a key on the command line lands in shell history.
   'api-key': { type: 'string' },
-  json: { type: 'boolean' },
-  debug: { type: 'boolean' },
+  json: { type: 'boolean', help: 'machine-readable output' },
+  debug: { type: 'boolean', help: 'print the stack of an unexpected error' },
 } as const satisfies OptionsConfig
 
-/** The lines every management command's help ends with. */
-export const MANAGE_HELP = `  --api-url URL        the service's address; default $${API_URL_ENV}
-  --api-key-file FILE  read the API key from FILE; default $${API_KEY_ENV}
-  --json               machine-readable output
-  --debug              print the stack of an unexpected error
-
-Exit codes: 0 success, 1 the endpoint or delivery is not healthy, 2 wrong usage,
+/** What every management command's help ends with. */
+export const MANAGE_FOOTER = `Exit codes: 0 success, 1 the endpoint or delivery is not healthy, 2 wrong usage,
 3 the service refused the call (4xx: key, scope, not found, validation),
 4 the service failed or could not be reached (5xx, network, not the API), 130 interrupted.`
 
