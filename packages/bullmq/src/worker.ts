@@ -1,6 +1,5 @@
 import {
   type AnyHandler,
-  type AnyWebhookEvent,
   type Claim,
   type Conversion,
   type ConversionCreatedEvent,
@@ -155,41 +154,15 @@ function keepLease(
 }
 
 /**
- * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
- * handlers under the store's rules, exactly as the inline receiver does (begin,
- * handler, commit or release): each event handled once, stale ones dropped, two
- * events of one conversion never at once, the older first when both wait.
+ * The ordering index of the queue: per conversion, the events queued and not
+ * yet settled, so an event waits while an older one of its conversion is ahead.
  */
-export function createWorker<Tx = undefined>(
-  typedOptions: CreateWorkerOptions<Tx>,
-): AffiliateWorker {
-  const options = typedOptions as CreateWorkerOptions<unknown>
-  const { queueName, store } = options
-  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
-    throw new TypeError('createWorker: `queueName` must be a non-empty string without `:`')
-  }
-  if (store === undefined) throw new TypeError('createWorker: `store` is required')
-  const handlers = handlerTable(options as unknown as ReceiverOptions<unknown>)
-  const onUnknown = options.onUnknownEvent as AnyHandler | undefined
-  if (handlers.size === 0 && onUnknown === undefined) {
-    throw new TypeError(
-      'createWorker: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
-    )
-  }
-  const prefix = options.prefix ?? DEFAULT_PREFIX
-  const leaseMs = options.leaseMs ?? 5 * 60_000
-  const lockDuration = options.lockDuration ?? LOCK_DURATION_MS
-  // The store lease of one run: as short as BullMQ's job lock when it can be
-  // renewed, else the whole of leaseMs.
-  const firstLeaseMs =
-    typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
-  const deferMs = options.deferMs ?? 200
-  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
-  const { client, owned } = clientFor(options.connection, 'worker')
-  // For job states only; it never adds.
-  const queue = new Queue(queueName, { connection: client, prefix })
-  queue.on('error', () => {})
-
+function conversionQueue(
+  client: ReturnType<typeof clientFor>['client'],
+  queue: Queue,
+  prefix: string,
+  queueName: string,
+) {
   /** An older event of this conversion still queued or running: it goes first. */
   async function olderWaiting(delivery: QueuedDelivery): Promise<boolean> {
     const key = pendingKey(prefix, queueName, delivery.conversionId as number)
@@ -207,39 +180,116 @@ export function createWorker<Tx = undefined>(
     if (delivery.conversionId === undefined) return
     await client.zrem(pendingKey(prefix, queueName, delivery.conversionId), delivery.event.id)
   }
+  return { olderWaiting, settled }
+}
+
+/**
+ * Runs the handler under a claim whose lease is renewed while it runs, then
+ * commits it, or releases it when the handler throws; resolves to whether the
+ * commit counted.
+ */
+async function runClaimed(
+  store: EventStore<unknown>,
+  claim: Claim<unknown>,
+  handle: () => unknown,
+  [firstLeaseMs, leaseMs]: [number, number],
+): Promise<boolean> {
+  const stopRenewing = keepLease(store, claim, firstLeaseMs, leaseMs)
+  try {
+    await handle()
+  } catch (error) {
+    stopRenewing()
+    // The try's failure is what BullMQ records; a failed release only means the
+    // next try waits for the lease to run out.
+    await Promise.resolve(store.release(claim)).catch(() => {})
+    throw error
+  }
+  stopRenewing()
+  const committed = await store.commit(claim)
+  // A transaction that did not commit took the handler's writes with it: this
+  // try failed, and BullMQ runs the job again.
+  if (!committed && claim.tx !== undefined) {
+    throw new Error(
+      `event ${claim.eventId}: the store's transaction ended before its commit (lease ran out or connection lost); its writes were rolled back`,
+    )
+  }
+  return committed
+}
+
+/** The worker's options checked: a queue name, a store and at least one handler. */
+function checkedHandlers(options: CreateWorkerOptions<unknown>) {
+  const { queueName, store } = options
+  if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
+    throw new TypeError('createWorker: `queueName` must be a non-empty string without `:`')
+  }
+  if (store === undefined) throw new TypeError('createWorker: `store` is required')
+  const handlers = handlerTable(options as unknown as ReceiverOptions<unknown>)
+  const onUnknown = options.onUnknownEvent as AnyHandler | undefined
+  if (handlers.size === 0 && onUnknown === undefined) {
+    throw new TypeError(
+      'createWorker: no handler given; pass onConversion, on: { ... } or onUnknownEvent.',
+    )
+  }
+  return { handlers, onUnknown }
+}
+
+/**
+ * The store's verdict and the ordering index, read at once (one round trip of
+ * wait, not two). A claim taken while the ordering look-up failed goes back at
+ * once, or the conversion would stay locked for the whole lease.
+ */
+async function beginInOrder(
+  store: EventStore<unknown>,
+  delivery: QueuedDelivery,
+  leaseMs: number,
+  olderWaiting: (delivery: QueuedDelivery) => Promise<boolean>,
+) {
+  const { event, conversionId, order } = delivery
+  const [beginning, looking] = await Promise.allSettled([
+    store.begin({ eventId: event.id, conversionId, order, createdAt: order, leaseMs }),
+    conversionId === undefined ? false : olderWaiting(delivery),
+  ])
+  if (beginning.status === 'rejected') throw beginning.reason
+  const begun = beginning.value
+  if (looking.status === 'rejected') {
+    if (begun.status === 'claimed') await store.release(begun.claim)
+    throw looking.reason
+  }
+  return { begun, older: looking.value }
+}
+
+/**
+ * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
+ * handlers under the store's rules, exactly as the inline receiver does (begin,
+ * handler, commit or release): each event handled once, stale ones dropped, two
+ * events of one conversion never at once, the older first when both wait.
+ */
+export function createWorker<Tx = undefined>(
+  typedOptions: CreateWorkerOptions<Tx>,
+): AffiliateWorker {
+  const options = typedOptions as CreateWorkerOptions<unknown>
+  const { queueName, store } = options
+  const { handlers, onUnknown } = checkedHandlers(options)
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const leaseMs = options.leaseMs ?? 5 * 60_000
+  const lockDuration = options.lockDuration ?? LOCK_DURATION_MS
+  // The store lease of one run: as short as BullMQ's job lock when it can be
+  // renewed, else the whole of leaseMs.
+  const firstLeaseMs =
+    typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
+  const deferMs = options.deferMs ?? 200
+  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
+  const { client, owned } = clientFor(options.connection, 'worker')
+  // For job states only; it never adds.
+  const queue = new Queue(queueName, { connection: client, prefix })
+  queue.on('error', () => {})
+
+  const { olderWaiting, settled } = conversionQueue(client, queue, prefix, queueName)
 
   // Stepping aside is not a failure: the job goes back to delayed and keeps its tries.
   const defer = async (job: Job, token: string | undefined): Promise<never> => {
     await job.moveToDelayed(Date.now() + deferMs + Math.floor(Math.random() * deferMs), token)
     throw new DelayedError()
-  }
-
-  async function run(
-    claim: Claim<unknown>,
-    handler: AnyHandler,
-    event: AnyWebhookEvent,
-    ctx: WorkerContext<unknown>,
-  ) {
-    const stopRenewing = keepLease(store, claim, firstLeaseMs, leaseMs)
-    try {
-      await handler(event, ctx)
-    } catch (error) {
-      stopRenewing()
-      // The try's failure is what BullMQ records; a failed release only means the
-      // next try waits for the lease to run out.
-      await Promise.resolve(store.release(claim)).catch(() => {})
-      throw error
-    }
-    stopRenewing()
-    const committed = await store.commit(claim)
-    // A transaction that did not commit took the handler's writes with it: this
-    // try failed, and BullMQ runs the job again.
-    if (!committed && claim.tx !== undefined) {
-      throw new Error(
-        `event ${claim.eventId}: the store's transaction ended before its commit (lease ran out or connection lost); its writes were rolled back`,
-      )
-    }
-    return committed
   }
 
   async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
@@ -252,33 +302,13 @@ export function createWorker<Tx = undefined>(
         `job ${job.id} is not a verified webhook event: ${(error as Error).message}`,
       )
     }
-    const { event, conversionId, order, attempt, signedAt } = delivery
+    const { event, attempt, signedAt } = delivery
     const handler = handlers.get(event.type) ?? (known.has(event.type) ? undefined : onUnknown)
     if (handler === undefined) {
       await settled(delivery)
       return 'ignored'
     }
-    // The store's verdict and the ordering index are read at once (one round trip
-    // of wait, not two); a claim taken while an older event waits is handed back.
-    const [beginning, looking] = await Promise.allSettled([
-      store.begin({
-        eventId: event.id,
-        conversionId,
-        order,
-        createdAt: order,
-        leaseMs: firstLeaseMs,
-      }),
-      conversionId === undefined ? false : olderWaiting(delivery),
-    ])
-    if (beginning.status === 'rejected') throw beginning.reason
-    const begun = beginning.value
-    if (looking.status === 'rejected') {
-      // A claim taken while the ordering look-up failed goes back at once, or the
-      // conversion would stay locked for the whole lease.
-      if (begun.status === 'claimed') await store.release(begun.claim)
-      throw looking.reason
-    }
-    const older = looking.value
+    const { begun, older } = await beginInOrder(store, delivery, firstLeaseMs, olderWaiting)
     if (begun.status === 'in_progress') return defer(job, token)
     if (begun.status === 'claimed' && older) {
       await store.release(begun.claim)
@@ -296,7 +326,10 @@ export function createWorker<Tx = undefined>(
       jobId: job.id ?? event.id,
       attemptsMade: job.attemptsMade,
     }
-    const committed = await run(begun.claim, handler, event, ctx)
+    const committed = await runClaimed(store, begun.claim, () => handler(event, ctx), [
+      firstLeaseMs,
+      leaseMs,
+    ])
     // After the commit: a newer event that finds this entry gone may begin, and the
     // commit has raised the watermark and dropped the lock by then.
     await settled(delivery)

@@ -330,17 +330,13 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
   return { settle, countAnswer }
 }
 
-/**
- * Step 4: the store and the handler for one verified event: begin, run the
- * handler, then commit (answered `processed`) or release (answered 500).
- */
-function createDispatch(
-  setup: Setup,
-  fail: (e: WebhookError, ev?: AnyWebhookEvent) => ReceiveResult,
-) {
-  const { store, options } = setup
-  const { onDuplicate, onStale } = options
+type Fail = (e: WebhookError, ev?: AnyWebhookEvent) => ReceiveResult
 
+/**
+ * How a claim ends, and the answer each end gets: committed (`processed`), or
+ * released after the handler failed (500), or a store that failed (503).
+ */
+function claimEndings(store: Setup['store'], fail: Fail) {
   const storeFailed = (cause: unknown, event: AnyWebhookEvent) =>
     fail(new WebhookError('store_unavailable', undefined, { cause }), event)
 
@@ -387,6 +383,18 @@ function createDispatch(
       return storeFailed(cause, event)
     }
   }
+
+  return { storeFailed, handlerFailed, commit }
+}
+
+/**
+ * Step 4: the store and the handler for one verified event: begin, run the
+ * handler, then commit (answered `processed`) or release (answered 500).
+ */
+function createDispatch(setup: Setup, fail: Fail) {
+  const { store, options } = setup
+  const { onDuplicate, onStale } = options
+  const { storeFailed, handlerFailed, commit } = claimEndings(store, fail)
 
   const runHandler = (
     claim: Claim<unknown>,
