@@ -1,4 +1,6 @@
-import type { Queue } from 'bullmq'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
+import { DEFAULT_PREFIX } from './connection.js'
 
 /** Job states the CLI counts, in the order it prints them. */
 export const JOB_STATES = [
@@ -72,4 +74,36 @@ export async function retryFailed(queue: Queue, which: { jobId: string } | 'all'
   if (job === undefined || job === null || (await job.getState()) !== 'failed') return 0
   await job.retry('failed', { resetAttemptsMade: true })
   return 1
+}
+
+/**
+ * Opens a queue for inspection only, on a connection that fails at once when
+ * Redis does not answer (no retries, no offline queue): a command-line check
+ * should say "unreachable", not hang.
+ */
+export async function openQueueForAdmin(
+  url: string,
+  options: { queueName: string; prefix?: string },
+): Promise<{ queue: Queue; close(): Promise<void> }> {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  })
+  // The failure is reported once, by connect(); not as an unhandled event.
+  client.on('error', () => {})
+  await client.connect()
+  const queue = new Queue(options.queueName, {
+    connection: client,
+    prefix: options.prefix ?? DEFAULT_PREFIX,
+  })
+  return {
+    queue,
+    async close() {
+      await queue.close()
+      client.disconnect()
+    },
+  }
 }

@@ -2,6 +2,7 @@ export {
   type FailedJob,
   failedJobs,
   JOB_STATES,
+  openQueueForAdmin,
   type QueueStats,
   queueStats,
   retryFailed,

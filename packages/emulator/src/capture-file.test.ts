@@ -2,7 +2,14 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bodyOf, CaptureFileError, captureOf, readCapture, writeCapture } from './capture-file.js'
+import {
+  bodyOf,
+  CaptureFileError,
+  captureOf,
+  readCapture,
+  resendHeaders,
+  writeCapture,
+} from './capture-file.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'aw-capture-unit-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -66,5 +73,17 @@ describe('capture files', () => {
     const error = await readCapture(file).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CaptureFileError)
     expect((error as Error).message).toMatch(message)
+  })
+})
+
+describe('resendHeaders', () => {
+  it("keeps the delivery's own headers and drops the transport's", () => {
+    const capture = captureOf({
+      method: 'POST',
+      path: '/hooks',
+      headers: { ...headers, host: 'old:1', 'content-length': '2', connection: 'close' },
+      body: new TextEncoder().encode('{}'),
+    })
+    expect(resendHeaders(capture)).toEqual(headers)
   })
 })

@@ -27,6 +27,7 @@ export {
   CaptureFileError,
   captureOf,
   readCapture,
+  resendHeaders,
   writeCapture,
 } from './capture-file.js'
 export {
@@ -98,6 +99,7 @@ export {
   type ExpectedConversion,
   runSimulation,
   runSimulation as simulate,
+  SIMULATION_DEFAULTS,
   type SimulationOptions,
   type SimulationProgress,
   type SimulationReport,
@@ -130,4 +132,5 @@ export {
   type SimulationEngineOptions,
   type SimulatorStats,
 } from './simulation.js'
+export { simulationSummary } from './simulation-summary.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

@@ -3,6 +3,9 @@ import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { BATCH_INTERVAL_MS } from './schedule.js'
 
 /** The path a conversion normally takes; any step after the first may turn into `rejected`. */
+/** Share of conversions rejected on the way, unless told otherwise. */
+export const DEFAULT_REJECT_RATE = 0.2
+
 export const LIFECYCLE: readonly ConversionStatus[] = [
   'pending',
   'approved',
@@ -46,7 +49,7 @@ const money = (value: number) => value.toFixed(2)
  */
 export function planLifecycles(options: PlanLifecyclesOptions): PlannedEvent[][] {
   const { random, startAt, windowMs, firstConversionId } = options
-  const rejectRate = options.rejectRate ?? 0.2
+  const rejectRate = options.rejectRate ?? DEFAULT_REJECT_RATE
   const minGap = options.minStepGapMs ?? BATCH_INTERVAL_MS
   const plans: PlannedEvent[][] = []
   for (let n = 0; n < options.conversions; n++) {

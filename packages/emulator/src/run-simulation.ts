@@ -1,9 +1,10 @@
 import type { ConversionEvent } from '@affiliate-webhooks/core'
-import { type PlannedEvent, planLifecycles } from './lifecycles.js'
+import { DEFAULT_REJECT_RATE, type PlannedEvent, planLifecycles } from './lifecycles.js'
 import { randomSeed, seededRandom } from './random.js'
 import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './schedule.js'
 import {
   createSimulation,
+  DEFAULT_CONCURRENCY,
   type Delivery,
   type Simulation,
   type SimulationEngineOptions,
@@ -89,7 +90,7 @@ export interface SimulationReport {
 }
 
 function checkOptions(options: SimulationOptions): void {
-  const { conversions, duplicates = 0, reorder = 0, rejectRate = 0.2 } = options
+  const { conversions, duplicates = 0, reorder = 0, rejectRate = DEFAULT_REJECT_RATE } = options
   if (!Number.isSafeInteger(conversions) || conversions < 0) {
     throw new TypeError('runSimulation: `conversions` must be a whole number >= 0')
   }
@@ -101,6 +102,12 @@ function checkOptions(options: SimulationOptions): void {
     if (!(rate >= 0 && rate <= 1)) throw new TypeError(`runSimulation: \`${name}\` must be 0 to 1`)
   }
 }
+
+/** Defaults of a run's options. */
+export const SIMULATION_DEFAULTS = {
+  concurrency: DEFAULT_CONCURRENCY,
+  rejectRate: DEFAULT_REJECT_RATE,
+} as const
 
 interface StreamEvent {
   planned: PlannedEvent
@@ -253,7 +260,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       conversions,
       duplicates,
       reorder,
-      concurrency: options.concurrency ?? 10,
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
       timeScale: simulation.timeScale,
       timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
       disableAfterFailures: options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,

@@ -11,6 +11,9 @@ import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from './sc
 import { describeEvent } from './signing.js'
 
 /** Where and how {@link createSimulation} delivers: one endpoint, on a scaled clock. */
+/** Attempts in flight at once, unless told otherwise. */
+export const DEFAULT_CONCURRENCY = 10
+
 export interface SimulationEngineOptions extends Partial<DeliveryRules> {
   /** The receiver, or a function that picks one per attempt (a load balancer, in tests). */
   url: string | (() => string)
@@ -170,7 +173,7 @@ class Tally {
 function engineOptions(options: SimulationEngineOptions) {
   const { url } = options
   return {
-    concurrency: Math.floor(positive('concurrency', options.concurrency ?? 10)),
+    concurrency: Math.floor(positive('concurrency', options.concurrency ?? DEFAULT_CONCURRENCY)),
     timeoutMs: positive('timeoutMs', options.timeoutMs ?? ANSWER_TIMEOUT_MS),
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
     ...(options.disableAfterFailures === undefined

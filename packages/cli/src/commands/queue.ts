@@ -4,30 +4,11 @@ import { EXIT, type Io, UsageError, writeJson } from './io.js'
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 
 // Loaded on use only: the other commands need neither BullMQ nor a Redis client.
-async function openQueue(url: string, name: string, prefix: string) {
-  const [{ Queue }, { Redis }, admin] = await Promise.all([
-    import('bullmq'),
-    import('ioredis'),
-    import('@affiliate-webhooks/bullmq'),
-  ])
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 3000,
-    retryStrategy: () => null,
-    lazyConnect: true,
-  })
-  // The failure is reported once, as the command's answer; not as an unhandled event.
-  client.on('error', () => {})
-  await client.connect()
-  const queue = new Queue(name, { connection: client, prefix })
+async function openQueue(url: string, queueName: string, prefix: string | undefined) {
+  const admin = await import('@affiliate-webhooks/bullmq')
   return {
-    queue,
     admin,
-    async close() {
-      await queue.close()
-      client.disconnect()
-    },
+    ...(await admin.openQueueForAdmin(url, { queueName, ...(prefix ? { prefix } : {}) })),
   }
 }
 
@@ -114,7 +95,7 @@ Exit codes: 0 done, 1 the named job is not in the failed set or Redis is unreach
       opened = await openQueue(
         url,
         str(values, 'queue') ?? 'affiliate-webhooks',
-        str(values, 'prefix') ?? 'bull',
+        str(values, 'prefix'),
       )
     } catch (error) {
       io.stderr.write(

@@ -9,6 +9,7 @@ import {
   MAX_ATTEMPTS,
   RETRY_SCHEDULE_MS,
   readCapture,
+  resendHeaders,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
 import { formatDuration } from '../report.js'
@@ -243,15 +244,6 @@ async function deliver(
   return result.ok ? EXIT.ok : EXIT.failed
 }
 
-// Set by the transport for the new request, not carried over from the capture.
-const NOT_RESENT = new Set([
-  'host',
-  'content-length',
-  'connection',
-  'transfer-encoding',
-  'keep-alive',
-])
-
 /** `send --from FILE`: a saved delivery again, byte for byte, with its own headers. */
 async function resend(path: string, url: string, timeoutMs: number, values: Values, io: Io) {
   const clash = [
@@ -276,10 +268,7 @@ async function resend(path: string, url: string, timeoutMs: number, values: Valu
     throw error
   }
   const body = bodyOf(capture)
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(capture.headers)) {
-    if (!NOT_RESENT.has(name)) headers[name] = value
-  }
+  const headers = resendHeaders(capture)
   if (values.resign) {
     const secret = requireSecret(str(values, 'secret'), io)
     checkSecretShape(secret, io)

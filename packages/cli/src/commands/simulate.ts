@@ -1,7 +1,9 @@
 import {
   ANSWER_TIMEOUT_MS,
   runSimulation,
+  SIMULATION_DEFAULTS,
   type SimulationReport,
+  simulationSummary,
 } from '@affiliate-webhooks/emulator'
 import { formatProgress, formatSummary } from '../report.js'
 import { COMMON, type Command, str } from './command.js'
@@ -15,50 +17,14 @@ import {
   writeJson,
 } from './io.js'
 
+// The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {
+  ...SIMULATION_DEFAULTS,
   conversions: 20,
   duplicates: 0.1,
   reorder: 0.1,
-  concurrency: 10,
   timeScale: 3600,
 } as const
-
-/** The machine-readable summary: everything but the per-event lists. */
-export function reportJson(report: SimulationReport) {
-  return {
-    ok: report.ok,
-    aborted: report.aborted,
-    url: report.url,
-    settings: report.settings,
-    events: report.stats.events,
-    notQueued: report.stats.notQueued,
-    deliveries: report.stats.deliveries,
-    replays: report.stats.replays,
-    heldBack: report.heldBack,
-    attempts: report.stats.attempts,
-    statusCodes: report.stats.statusCodes,
-    outcomes: report.stats.outcomes,
-    endpoint: report.stats.endpoint,
-    realElapsedMs: Math.round(report.stats.realElapsedMs),
-    serviceElapsedMs: Math.round(report.stats.serviceElapsedMs),
-    failed: report.failed.map((delivery) => ({
-      id: delivery.id,
-      eventId: delivery.eventId,
-      eventType: delivery.eventType,
-      conversionId: delivery.conversionId,
-      failedBecause: delivery.failedBecause,
-      attempts: delivery.attempts.map(
-        ({ attempt, responseStatus, responseBody, errorMessage, durationMs }) => ({
-          attempt,
-          responseStatus,
-          responseBody,
-          errorMessage,
-          durationMs,
-        }),
-      ),
-    })),
-  }
-}
 
 function progressWriter(io: Io) {
   if (io.stderr.isTTY) {
@@ -123,7 +89,7 @@ failed attempts in a row disable the endpoint. Some events arrive twice
     'reject-rate': {
       type: 'string',
       value: 'RATE',
-      help: 'share of conversions rejected on the way (default 0.2)',
+      help: `share of conversions rejected on the way (default ${DEFAULTS.rejectRate})`,
     },
     window: {
       type: 'string',
@@ -167,7 +133,12 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
       rate,
     )
     const reorder = parseNumber('reorder', str(values, 'reorder'), DEFAULTS.reorder, rate)
-    const rejectRate = parseNumber('reject-rate', str(values, 'reject-rate'), 0.2, rate)
+    const rejectRate = parseNumber(
+      'reject-rate',
+      str(values, 'reject-rate'),
+      DEFAULTS.rejectRate,
+      rate,
+    )
     const concurrency = parseNumber(
       'concurrency',
       str(values, 'concurrency'),
@@ -221,7 +192,7 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
       stopListening?.()
     }
     progress?.end()
-    if (values.json) writeJson(io, reportJson(report))
+    if (values.json) writeJson(io, simulationSummary(report))
     else io.stdout.write(`${formatSummary(report)}\n`)
     return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
   },
