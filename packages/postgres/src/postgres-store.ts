@@ -140,11 +140,14 @@ function beginStep(
     client.on('error', state.onError)
     let status: string
     try {
-      // One round trip: BEGIN and the claim in one simple-protocol query.
+      // One round trip: BEGIN, the lease's bounds and the claim in one
+      // simple-protocol query. The bounds end a handler that hangs (idle in the
+      // transaction) or runs one statement too long; a transaction not claimed
+      // ends at once, so setting them before the verdict costs nothing.
       const results = (await client.query(
-        `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT ${names.begin}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${int(timings.lockWaitMs)}, ${int(leaseMs)}, ${int(timings.dedupeTtl)}) AS status`,
-      )) as unknown as [unknown, { rows: [{ status: string }] }]
-      status = results[1].rows[0].status
+        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.begin}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${int(timings.lockWaitMs)}, ${int(leaseMs)}, ${int(timings.dedupeTtl)}) AS status`,
+      )) as unknown as [unknown, unknown, unknown, { rows: [{ status: string }] }]
+      status = results[3].rows[0].status
     } catch (error) {
       client.off('error', state.onError)
       client.release(error as Error)

@@ -124,8 +124,10 @@ const conversionKey = (arg: string) =>
  * 'duplicate' | 'stale' | 'in_progress', inside the caller's transaction (READ
  * COMMITTED: each statement sees what committed before it, so the watermark read
  * after the conversion lock is the newest). On 'stale' the event is marked done
- * and the caller commits; on 'claimed' the transaction is the handler's, bounded
- * by the lease (statement, idle-in-transaction and lock timeouts).
+ * and the caller commits; on 'claimed' the transaction is the handler's. The
+ * caller bounds it by the lease (SET LOCAL statement and idle-in-transaction
+ * timeouts in the same query as BEGIN, cheaper than set_config here); leaseMs
+ * stays in the signature of layout 1 and is not read.
  */
 function beginSql(n: SchemaNames): string {
   return `CREATE OR REPLACE FUNCTION ${n.begin}(
@@ -134,11 +136,12 @@ function beginSql(n: SchemaNames): string {
 ) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   v_mark bigint;
-  v_lock_timeout text := current_setting('lock_timeout');
+  v_lock_timeout text;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(${n.lockSpace.event}, hashtext(p_event)) THEN
     RETURN 'in_progress';
   END IF;
+  -- A duplicate is answered before the conversion's lock: it never waits.
   IF EXISTS (SELECT 1 FROM ${n.events}
              WHERE event_id = p_event AND expires_at > clock_timestamp()) THEN
     RETURN 'duplicate';
@@ -147,6 +150,7 @@ BEGIN
     -- Uncontended, the lock is taken at once; only a busy conversion pays for the
     -- bounded wait and its exception block (a subtransaction).
     IF NOT pg_try_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')}) THEN
+      v_lock_timeout := current_setting('lock_timeout');
       PERFORM set_config('lock_timeout', p_lock_wait_ms || 'ms', true);
       BEGIN
         PERFORM pg_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')});
@@ -164,8 +168,6 @@ BEGIN
       RETURN 'stale';
     END IF;
   END IF;
-  PERFORM set_config('statement_timeout', p_lease_ms || 'ms', true);
-  PERFORM set_config('idle_in_transaction_session_timeout', p_lease_ms || 'ms', true);
   RETURN 'claimed';
 END
 $fn$`
