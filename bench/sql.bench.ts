@@ -12,6 +12,8 @@
  * tiny rounds (the guard test); BENCH_RESULTS names the JSON file (default
  * bench/results/sql.json).
  */
+import { readdirSync, readFileSync } from 'node:fs'
+import type { EventStore } from '@affiliate-webhooks/core'
 import type * as MysqlPackage from '@affiliate-webhooks/mysql'
 import type * as PostgresPackage from '@affiliate-webhooks/postgres'
 import mysql from 'mysql2/promise'
@@ -39,6 +41,8 @@ interface Target {
   store(i: number): Promise<void>
   /** Queries the store's clients sent so far, the handler's included. */
   sent(): number
+  /** The database server's processes' name, for their CPU time. */
+  server: string
   close(): Promise<void>
 }
 
@@ -46,18 +50,42 @@ interface Run {
   perSecond: number
   p50: number
   p99: number
+  /** CPU time per delivery, µs: this process, and the database server's processes. */
+  nodeUs: number
+  serverUs: number
 }
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number
 
+/** CPU ms so far of every process named `name` (the database server). */
+function serverCpuMs(name: string): number {
+  const tick = 1000 / 100 // USER_HZ
+  let ticks = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith(name)) continue
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return ticks * tick
+}
+
 async function measure(
+  target: Target,
   work: (i: number) => Promise<void>,
   offset: number,
   count = EVENTS,
 ): Promise<Run> {
   const latencies: number[] = []
   let next = 0
+  const cpu = process.cpuUsage()
+  const server = serverCpuMs(target.server)
   const started = performance.now()
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
@@ -68,11 +96,14 @@ async function measure(
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
   const seconds = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
   latencies.sort((a, b) => a - b)
   return {
-    perSecond: EVENTS / seconds,
+    perSecond: count / seconds,
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    nodeUs: (used.user + used.system) / count,
+    serverUs: ((serverCpuMs(target.server) - server) * 1000) / count,
   }
 }
 
@@ -81,47 +112,82 @@ const median = (runs: Run[], key: keyof Run) => {
   return values[Math.floor(values.length / 2)] as number
 }
 
-async function postgresTarget(): Promise<Target> {
-  const db = await createPostgresTestDatabase()
-  await db.pool.query('CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)')
+/**
+ * Makes the listed methods of `target` count each call, in place (a driver's
+ * connection is an event emitter whose state must stay its own); once per object.
+ */
+function countCalls<T extends object>(target: T, methods: readonly string[], count: () => void): T {
+  const marked = target as T & { countedCalls?: true }
+  if (marked.countedCalls) return target
+  const record = target as unknown as Record<string, (...args: unknown[]) => unknown>
+  for (const name of methods) {
+    const method = record[name]
+    if (typeof method !== 'function') continue
+    record[name] = (...args: unknown[]) => {
+      count()
+      return method.apply(target, args)
+    }
+  }
+  marked.countedCalls = true
+  return target
+}
+
+/** What differs between the two databases; the workloads are the same. */
+interface Driver<Pool extends object, Conn extends object> {
+  name: string
+  server: string
+  makeDb(): Promise<{ url: string; pool: Pool; drop(): Promise<void> }>
+  ledgerDdl: string
+  insertSql: string
+  /** The pool's own queries, and the method that hands out a connection. */
+  queryMethods: readonly string[]
+  checkout: 'connect' | 'getConnection'
+  makeStore(pool: Pool): { ready(): Promise<void> } & Pick<EventStore<Conn>, 'begin' | 'commit'>
+  floorPool(url: string): Pool & { end(): Promise<void> }
+}
+
+async function targetOf<Pool extends object, Conn extends object>(
+  driver: Driver<Pool, Conn>,
+): Promise<Target> {
+  type Queryable = { query(sql: string, values?: unknown[]): Promise<unknown> }
+  type Checkout = () => Promise<Queryable & { release(): void }>
+  const db = await driver.makeDb()
+  await (db.pool as unknown as Queryable).query(driver.ledgerDdl)
   let sent = 0
-  // Every query a store's client sends is one round trip (the store sends its
-  // statements together in one simple-protocol query).
-  const connect = db.pool.connect.bind(db.pool)
-  const counted = Object.assign(Object.create(db.pool), {
-    connect: async () => {
-      const client = await connect()
-      if (!(client as { counted?: boolean }).counted) {
-        const query = client.query.bind(client)
-        Object.assign(client, {
-          counted: true,
-          query: (...args: Parameters<typeof query>) => {
-            sent++
-            return query(...args)
-          },
-        })
-      }
-      return client
-    },
-    query: (...args: Parameters<typeof db.pool.query>) => {
-      sent++
-      return db.pool.query(...args)
-    },
-  }) as typeof db.pool
-  const store = postgresStore({ pool: counted, logger: false })
+  const count = () => {
+    sent++
+  }
+  // Every query a store's client sends is one round trip: the store's own
+  // statements go together in one query each.
+  const checkout = (db.pool as unknown as Record<string, Checkout>)[driver.checkout] as Checkout
+  const counted = Object.create(db.pool) as Record<string, unknown>
+  for (const name of driver.queryMethods) {
+    const method = (db.pool as unknown as Record<string, (...args: unknown[]) => unknown>)[name]
+    counted[name] = (...args: unknown[]) => {
+      count()
+      return method?.apply(db.pool, args)
+    }
+  }
+  counted[driver.checkout] = async () =>
+    countCalls(await checkout.call(db.pool), ['query', 'execute'], count)
+  const store = driver.makeStore(counted as Pool)
   await store.ready()
   // The floor has a pool of its own, so its queries are never counted as the store's.
-  const floorPool = new pg.Pool({ connectionString: db.url, max: 20 })
+  const floorPool = driver.floorPool(db.url)
+  const floorCheckout = (floorPool as unknown as Record<string, Checkout>)[
+    driver.checkout
+  ] as Checkout
   return {
-    name: 'postgres',
+    name: driver.name,
+    server: driver.server,
     async floor(i) {
-      const client = await floorPool.connect()
+      const connection = await floorCheckout.call(floorPool)
       try {
-        await client.query('BEGIN')
-        await client.query('INSERT INTO ledger VALUES ($1, $2)', [`floor_${i}`, '9.09'])
-        await client.query('COMMIT')
+        await connection.query('BEGIN')
+        await connection.query(driver.insertSql, [`floor_${i}`, '9.09'])
+        await connection.query('COMMIT')
       } finally {
-        client.release()
+        connection.release()
       }
     },
     async store(i) {
@@ -132,7 +198,8 @@ async function postgresTarget(): Promise<Target> {
         order: 1_000_000 + i,
       })
       if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
-      await begun.claim.tx?.query('INSERT INTO ledger VALUES ($1, $2)', [`store_${i}`, '9.09'])
+      const tx = begun.claim.tx as unknown as Queryable
+      await tx.query(driver.insertSql, [`store_${i}`, '9.09'])
       if (!(await store.commit(begun.claim))) throw new Error('not committed')
     },
     sent: () => sent,
@@ -143,107 +210,61 @@ async function postgresTarget(): Promise<Target> {
   }
 }
 
-async function mysqlTarget(): Promise<Target> {
-  const db = await createMysqlTestDatabase({ connectionLimit: 20 })
-  await db.pool.query(
+const postgres: Driver<pg.Pool, pg.PoolClient> = {
+  name: 'postgres',
+  server: 'postgres',
+  makeDb: () => createPostgresTestDatabase(),
+  ledgerDdl: 'CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)',
+  insertSql: 'INSERT INTO ledger VALUES ($1, $2)',
+  queryMethods: ['query'],
+  checkout: 'connect',
+  makeStore: (pool) => postgresStore({ pool, logger: false }),
+  floorPool: (url) => new pg.Pool({ connectionString: url, max: 20 }),
+}
+
+const mariadb: Driver<mysql.Pool, mysql.PoolConnection> = {
+  name: 'mysql',
+  server: 'mariadbd',
+  makeDb: () => createMysqlTestDatabase({ connectionLimit: 20 }),
+  ledgerDdl:
     'CREATE TABLE ledger (event_id VARCHAR(64) PRIMARY KEY, amount DECIMAL(12, 2) NOT NULL) ENGINE=InnoDB',
-  )
-  let sent = 0
-  // mysql2's promise pool: every query or execute on its connections is one round trip.
-  const getConnection = db.pool.getConnection.bind(db.pool)
-  const counted = Object.assign(Object.create(db.pool), {
-    getConnection: async () => {
-      const connection = await getConnection()
-      if (!(connection as { counted?: boolean }).counted) {
-        const query = connection.query.bind(connection)
-        const execute = connection.execute.bind(connection)
-        Object.assign(connection, {
-          counted: true,
-          query: (...args: Parameters<typeof query>) => {
-            sent++
-            return query(...args)
-          },
-          execute: (...args: Parameters<typeof execute>) => {
-            sent++
-            return execute(...args)
-          },
-        })
-      }
-      return connection
-    },
-    query: (...args: Parameters<typeof db.pool.query>) => {
-      sent++
-      return db.pool.query(...args)
-    },
-    execute: (...args: Parameters<typeof db.pool.execute>) => {
-      sent++
-      return db.pool.execute(...args)
-    },
-  }) as typeof db.pool
-  const store = mysqlStore({ pool: counted, logger: false })
-  await store.ready()
-  const floorPool = mysql.createPool({ uri: db.url, connectionLimit: 20 })
-  return {
-    name: 'mysql',
-    async floor(i) {
-      const connection = await floorPool.getConnection()
-      try {
-        await connection.query('BEGIN')
-        await connection.query('INSERT INTO ledger VALUES (?, ?)', [`floor_${i}`, '9.09'])
-        await connection.query('COMMIT')
-      } finally {
-        connection.release()
-      }
-    },
-    async store(i) {
-      const begun = await store.begin({
-        eventId: `evt_bench_${i}`,
-        conversionId: 5_000_000 + i,
-        order: 1_000_000 + i,
-      })
-      if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
-      await begun.claim.tx?.query('INSERT INTO ledger VALUES (?, ?)', [`store_${i}`, '9.09'])
-      if (!(await store.commit(begun.claim))) throw new Error('not committed')
-    },
-    sent: () => sent,
-    async close() {
-      await floorPool.end()
-      await db.drop()
-    },
-  }
+  insertSql: 'INSERT INTO ledger VALUES (?, ?)',
+  queryMethods: ['query', 'execute'],
+  checkout: 'getConnection',
+  makeStore: (pool) => mysqlStore({ pool, logger: false }),
+  floorPool: (url) => mysql.createPool({ uri: url, connectionLimit: 20 }),
 }
 
 async function bench(target: Target) {
   const floors: Run[] = []
   const stores: Run[] = []
   // Warm-up: connections opened, plans and functions cached, on ids of their own.
-  await measure(target.floor, 10_000_000, WARMUP)
-  await measure(target.store, 10_000_000, WARMUP)
+  await measure(target, target.floor, 10_000_000, WARMUP)
+  await measure(target, target.store, 10_000_000, WARMUP)
   let offset = 0
   const sentBefore = target.sent()
   for (let round = 0; round < ROUNDS; round++) {
-    floors.push(await measure(target.floor, offset))
-    stores.push(await measure(target.store, offset))
+    floors.push(await measure(target, target.floor, offset))
+    stores.push(await measure(target, target.store, offset))
     offset += EVENTS
   }
   // Every delivery's own INSERT went through the same clients: take it out.
   const roundTrips = (target.sent() - sentBefore - ROUNDS * EVENTS) / (ROUNDS * EVENTS)
-  const floor = {
-    perSecond: median(floors, 'perSecond'),
-    p50: median(floors, 'p50'),
-    p99: median(floors, 'p99'),
-  }
-  const store = {
-    perSecond: median(stores, 'perSecond'),
-    p50: median(stores, 'p50'),
-    p99: median(stores, 'p99'),
-  }
+  const summary = (runs: Run[]) =>
+    Object.fromEntries(
+      (['perSecond', 'p50', 'p99', 'nodeUs', 'serverUs'] as const).map((key) => [
+        key,
+        median(runs, key),
+      ]),
+    ) as unknown as Run
+  const floor = summary(floors)
+  const store = summary(stores)
   return { name: target.name, floor, store, roundTrips, ratio: store.perSecond / floor.perSecond }
 }
 
 const results = []
-for (const make of [postgresTarget, mysqlTarget]) {
-  const target = await make()
+for (const driver of [postgres, mariadb] as Driver<object, object>[]) {
+  const target = await targetOf(driver)
   try {
     results.push(await bench(target))
   } finally {
@@ -260,6 +281,15 @@ const report = [
   ...results.map(
     (r) =>
       `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${fixed(r.roundTrips)} |`,
+  ),
+  '',
+  'Where the time goes: CPU per delivery (this process; the database server), µs, and the ratio of the two totals. On two cores both are busy, so events/s follows the CPU ratio.',
+  '',
+  '| store | floor node / server µs | store node / server µs | CPU ratio floor / store |',
+  '|---|---:|---:|---:|',
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${fixed(r.floor.nodeUs, 0)} / ${fixed(r.floor.serverUs, 0)} | ${fixed(r.store.nodeUs, 0)} / ${fixed(r.store.serverUs, 0)} | ${fixed((r.floor.nodeUs + r.floor.serverUs) / (r.store.nodeUs + r.store.serverUs))} |`,
   ),
 ]
 console.log(report.join('\n'))
