@@ -68,6 +68,14 @@ export {
   STREAK_CODES_KEPT,
   type StoreTimings,
 } from './store.js'
+export {
+  atMostEvery,
+  checkAcquireTimeout,
+  checkoutWithin,
+  gatedStreak,
+  PRUNE_EVERY_MS,
+  STREAK_RESET_EVERY_MS,
+} from './store-kit.js'
 export { TELEMETRY_NAMES } from './telemetry.js'
 export {
   type AnyWebhookEvent,

@@ -1,14 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto'
 import {
+  atMostEvery,
   type BeginInput,
   type BeginResult,
   type Claim,
+  checkAcquireTimeout,
+  checkoutWithin,
   type EventStore,
   type FailureStreak,
+  gatedStreak,
   type Logger,
   NO_STREAK,
   type PeekInput,
   type PeekResult,
+  PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
   type StoreTimings,
@@ -48,12 +53,8 @@ export interface MysqlEventStore extends EventStore<PoolConnection> {
   prune(limit?: number): Promise<number>
 }
 
-/** How often a process prunes expired rows, at most. */
-export const PRUNE_EVERY_MS = 60_000
 /** Rows of each table one prune deletes at most: short statements, no long locks. */
 const PRUNE_BATCH = 500
-/** As the Redis store: a healthy process resets the shared streak at most once a second. */
-const STREAK_RESET_EVERY_MS = 1000
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
 const STATEMENT_TIMEOUT_MS = 5000
 /** How long a session this store ended (lease over) counts as going, for a retry in this process. */
@@ -89,42 +90,10 @@ interface Parts {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function checkTimeout(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-    throw new TypeError(
-      `mysqlStore: \`acquireTimeoutMs\` must be a whole number of milliseconds >= 1; got ${value}`,
-    )
-  }
-  return value
-}
-
 /** The events table's key: the id itself, or its hash when longer than the column. */
 export function eventKey(eventId: string): string {
   if (Buffer.byteLength(eventId) <= KEY_BYTES) return eventId
   return `evt_sha256_${createHash('sha256').update(eventId).digest('hex')}`
-}
-
-/** `pool.getConnection()` within `timeoutMs`; a connection that arrives later goes straight back. */
-function acquirer(pool: Pool, timeoutMs: number, fail: (error: unknown) => Error) {
-  return (): Promise<PoolConnection> =>
-    new Promise((resolve, reject) => {
-      let late = false
-      const timer = setTimeout(() => {
-        late = true
-        reject(fail(new Error(`no database connection within ${timeoutMs} ms`)))
-      }, timeoutMs)
-      pool.getConnection().then(
-        (connection) => {
-          clearTimeout(timer)
-          if (late) connection.release()
-          else resolve(connection)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(fail(error))
-        },
-      )
-    })
 }
 
 /** The first row of a CALL's first result set. */
@@ -325,14 +294,7 @@ function releaseStep(parts: Parts) {
 }
 
 function streakStep(parts: Parts) {
-  let seen = 0
-  let resetAt = Number.NEGATIVE_INFINITY
-  return async (code: string | null): Promise<FailureStreak> => {
-    if (code === null) {
-      const at = Date.now()
-      if (seen === 0 && at - resetAt < STREAK_RESET_EVERY_MS) return NO_STREAK
-      resetAt = at
-    }
+  return gatedStreak(async (code) => {
     const row = await withConnection(parts, (connection) =>
       call<{ failures: number; codes: string }>(
         connection,
@@ -340,9 +302,9 @@ function streakStep(parts: Parts) {
         [code, STREAK_CODES_KEPT, parts.timings.dedupeTtl],
       ),
     )
-    seen = Number(row.failures)
-    return seen === 0 ? NO_STREAK : { count: seen, recentCodes: row.codes.split(',') }
-  }
+    const count = Number(row.failures)
+    return count === 0 ? NO_STREAK : { count, recentCodes: row.codes.split(',') }
+  })
 }
 
 function peekStep(parts: Parts) {
@@ -437,7 +399,15 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
   const timings = resolveStoreTimings(options, 'mysqlStore')
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   const fail = failer(pool, logger)
-  const acquire = acquirer(pool, checkTimeout(options.acquireTimeoutMs ?? 3000), fail)
+  const timeoutMs = checkAcquireTimeout('mysqlStore', options.acquireTimeoutMs ?? 3000)
+  const acquire = () =>
+    checkoutWithin(
+      () => pool.getConnection(),
+      (connection) => connection.release(),
+      timeoutMs,
+    ).catch((error: unknown) => {
+      throw fail(error)
+    })
   const ready = readyStep(names, acquire, fail)
   const parts: Parts = {
     pool,
@@ -450,13 +420,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ending: new Set(),
   }
   const prune = pruneStep(parts)
-  let prunedAt = Date.now()
-  const afterCommit = () => {
-    const at = Date.now()
-    if (at - prunedAt < PRUNE_EVERY_MS) return
-    prunedAt = at
-    prune().catch(() => {})
-  }
+  const afterCommit = atMostEvery(PRUNE_EVERY_MS, prune)
   return {
     ready,
     begin: beginStep(parts),

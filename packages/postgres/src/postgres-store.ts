@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import {
+  atMostEvery,
   type BeginInput,
   type BeginResult,
   type Claim,
+  checkAcquireTimeout,
+  checkoutWithin,
   type EventStore,
   type FailureStreak,
+  gatedStreak,
   type Logger,
   NO_STREAK,
   type PeekInput,
   type PeekResult,
+  PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
   type StoreTimings,
@@ -45,50 +50,14 @@ export interface PostgresEventStore extends EventStore<PoolClient> {
   prune(limit?: number): Promise<number>
 }
 
-/** How often a process prunes expired rows, at most. */
-export const PRUNE_EVERY_MS = 60_000
 /** Rows of each table one prune deletes at most: short statements, no long locks. */
 const PRUNE_BATCH = 500
-/** As the Redis store: a healthy process resets the shared streak at most once a second. */
-const STREAK_RESET_EVERY_MS = 1000
 
 /** A claim's transaction: its client, and whether the server ended the session. */
 interface Open {
   client: PoolClient
   ended: Error | undefined
   onError: (error: Error) => void
-}
-
-function checkTimeout(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-    throw new TypeError(
-      `postgresStore: \`acquireTimeoutMs\` must be a whole number of milliseconds >= 1; got ${value}`,
-    )
-  }
-  return value
-}
-
-/** `pool.connect()` within `timeoutMs`; a client that arrives later goes straight back. */
-function acquirer(pool: Pool, timeoutMs: number) {
-  return (): Promise<PoolClient> =>
-    new Promise((resolve, reject) => {
-      let late = false
-      const timer = setTimeout(() => {
-        late = true
-        reject(new Error(`no database connection within ${timeoutMs} ms`))
-      }, timeoutMs)
-      pool.connect().then(
-        (client) => {
-          clearTimeout(timer)
-          if (late) client.release()
-          else resolve(client)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(error)
-        },
-      )
-    })
 }
 
 /** A number as SQL text: the store only ever sends safe integers or NULL. */
@@ -227,16 +196,10 @@ function releaseStep(open: OpenTransactions) {
 }
 
 function streakStep(pool: Pool, names: SchemaNames, dedupeTtl: number, ready: () => Promise<void>) {
-  let seen = 0
-  let resetAt = Number.NEGATIVE_INFINITY
-  return async (code: string | null): Promise<FailureStreak> => {
+  return gatedStreak(async (code) => {
     await ready()
     if (code === null) {
-      const at = Date.now()
-      if (seen === 0 && at - resetAt < STREAK_RESET_EVERY_MS) return NO_STREAK
-      resetAt = at
       await pool.query(`DELETE FROM ${names.streak} WHERE name = 'answers'`)
-      seen = 0
       return NO_STREAK
     }
     const { rows } = await pool.query<{ count: number; codes: string[] }>(
@@ -250,9 +213,8 @@ function streakStep(pool: Pool, names: SchemaNames, dedupeTtl: number, ready: ()
       [code, STREAK_CODES_KEPT, dedupeTtl],
     )
     const row = rows[0] as { count: number; codes: string[] }
-    seen = row.count
     return { count: row.count, recentCodes: row.codes }
-  }
+  })
 }
 
 function pruneStep(pool: Pool, names: SchemaNames, ready: () => Promise<void>) {
@@ -297,7 +259,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
   }
   const names = schemaNames(options, 'postgresStore')
   const timings = resolveStoreTimings(options, 'postgresStore')
-  const acquire = acquirer(pool, checkTimeout(options.acquireTimeoutMs ?? 3000))
+  const timeoutMs = checkAcquireTimeout('postgresStore', options.acquireTimeoutMs ?? 3000)
+  const acquire = () =>
+    checkoutWithin(
+      () => pool.connect(),
+      (client) => client.release(),
+      timeoutMs,
+    )
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   watchPool(pool, logger)
   let setup: Promise<void> | undefined
@@ -311,13 +279,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
   }
   const open: OpenTransactions = new Map()
   const prune = pruneStep(pool, names, ready)
-  let prunedAt = Date.now()
-  const afterCommit = () => {
-    const at = Date.now()
-    if (at - prunedAt < PRUNE_EVERY_MS) return
-    prunedAt = at
-    prune().catch(() => {})
-  }
+  const afterCommit = atMostEvery(PRUNE_EVERY_MS, prune)
 
   return {
     ready,

@@ -1,9 +1,9 @@
+export { STREAK_RESET_EVERY_MS } from '@affiliate-webhooks/core'
 export {
   type RedisEventStore,
   type RedisStoreOptions,
   recommendedRedisOptions,
   redisStore,
-  STREAK_RESET_EVERY_MS,
 } from './redis-store.js'
 export {
   type RedisSecretSource,

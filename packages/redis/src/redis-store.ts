@@ -5,6 +5,7 @@ import {
   type Claim,
   type EventStore,
   type FailureStreak,
+  gatedStreak,
   type Logger,
   NO_STREAK,
   type PeekInput,
@@ -15,13 +16,6 @@ import {
 } from '@affiliate-webhooks/core'
 import { type Cluster, Redis } from 'ioredis'
 import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
-
-/**
- * How often a process that has seen no failure sends a 2xx's reset of the shared
- * failure streak. Healthy traffic then costs Redis one reset a second per process,
- * not one per delivery; a streak another process counted is reset within it.
- */
-export const STREAK_RESET_EVERY_MS = 1000
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
@@ -249,10 +243,6 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   const orderingTtl = String(timings.orderingTtl)
   // One streak per prefix (per endpoint), both keys in one slot.
   const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
-  // The last count this process saw, and when it last reset the streak: a process
-  // that has seen no failure resets at most once a second, not on every 2xx.
-  let streakSeen = 0
-  let streakResetAt = Number.NEGATIVE_INFINITY
 
   return {
     client,
@@ -291,19 +281,13 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
       return (await run(scripts.extend, held, [claim.token, leaseMs])) === 1
     },
 
-    async recordAnswer(code: string | null): Promise<FailureStreak> {
-      if (code === null) {
-        const at = Date.now()
-        if (streakSeen === 0 && at - streakResetAt < STREAK_RESET_EVERY_MS) return NO_STREAK
-        streakResetAt = at
-      }
+    recordAnswer: gatedStreak(async (code) => {
       const [count, recentCodes] = (await run(scripts.recordAnswer, streakKeys, [
         code ?? '',
         STREAK_CODES_KEPT,
         dedupeTtl,
       ])) as [number, string[]?]
-      streakSeen = count
       return count === 0 ? NO_STREAK : { count, recentCodes: recentCodes ?? [] }
-    },
+    }),
   }
 }
