@@ -11,6 +11,7 @@ import {
   type PrivateMariadb,
   startPrivateMariadb,
 } from './mysql-db.js'
+import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { storeContract } from './store-contract.js'
 
 let db: MysqlTestDatabase
@@ -91,7 +92,24 @@ function claimedOf<Tx>(result: BeginResult<Tx>): Claim<Tx> {
   return result.claim
 }
 
-describe('mysqlStore with a receiver: effects through ctx.tx', () => {
+sqlReceiverCases('mysqlStore', {
+  store: (options) => mysqlStore({ pool: db.pool, logger: false, ...options }),
+  exec: async (sql, params) => {
+    await db.pool.query(sql, params)
+  },
+  count: (sql, params) => count(sql, params ?? []),
+  ledgerDdl: (table) =>
+    `CREATE TABLE ${table} (event_id VARCHAR(255) PRIMARY KEY, conversion_id BIGINT, commission DECIMAL(12,2)) ENGINE=InnoDB`,
+  insertSql: (table) => `INSERT INTO ${table} VALUES (?, ?, ?)`,
+  spoil: {
+    title: 'ended the transaction itself (ROLLBACK)',
+    run: async (tx) => {
+      await tx.query('ROLLBACK')
+    },
+  },
+})
+
+describe('mysqlStore with a receiver: locks and stuck processes', () => {
   const table = `ledger_${randomUUID().slice(0, 8)}`
   beforeAll(async () => {
     await db.pool.query(
@@ -100,125 +118,6 @@ describe('mysqlStore with a receiver: effects through ctx.tx', () => {
   })
   const effects = (eventId: string) =>
     count(`SELECT COUNT(*) AS n FROM ${table} WHERE event_id = ?`, [eventId])
-
-  it('commits the handler writes with the handled mark; a redelivery is a duplicate', async () => {
-    const store = mysqlStore({ pool: db.pool, logger: false })
-    const receiver = createReceiver({
-      secret: SECRET,
-      store,
-      async onConversion(conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, ?)`, [
-          event.id,
-          conversion.id,
-          conversion.commission,
-        ])
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 71, commission: '4.20' } })
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('duplicate')
-    expect(await effects(event.id)).toBe(1)
-    expect(await count('SELECT COUNT(*) AS n FROM aw_events WHERE event_id = ?', [event.id])).toBe(
-      1,
-    )
-  })
-
-  it('rolls back the writes of a handler that throws (500), and its retry leaves one row', async () => {
-    let fail = true
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: mysqlStore({ pool: db.pool, logger: false }),
-      async onConversion(conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, ?)`, [
-          event.id,
-          conversion.id,
-          conversion.commission,
-        ])
-        if (fail) throw new Error('downstream failed after the insert')
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 72 } })
-    expect((await receiver.receive(await delivery(event))).status).toBe(500)
-    expect(await effects(event.id)).toBe(0)
-    fail = false
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    expect(await effects(event.id)).toBe(1)
-  })
-
-  it('never answers 2xx when the handler ended the transaction itself (ROLLBACK): nothing is marked', async () => {
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: mysqlStore({ pool: db.pool, logger: false }),
-      async onConversion(_conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, 1, 1)`, [event.id])
-        await ctx.tx.query('ROLLBACK')
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 73 } })
-    expect((await receiver.receive(await delivery(event))).status).toBe(503)
-    expect(await effects(event.id)).toBe(0)
-    // Not marked handled: the retry runs the handler again.
-    expect((await receiver.receive(await delivery(event))).status).toBe(503)
-  })
-
-  it('answers a second delivery of an event whose transaction is open 409 at once, not after a wait', async () => {
-    let entered!: () => void
-    const inHandler = new Promise<void>((resolve) => {
-      entered = resolve
-    })
-    let finish!: () => void
-    const held = new Promise<void>((resolve) => {
-      finish = resolve
-    })
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: mysqlStore({ pool: db.pool, logger: false, lockWaitMs: 5000 }),
-      async onConversion() {
-        entered()
-        await held
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 74 } })
-    const first = receiver.receive(await delivery(event))
-    await inHandler
-    const started = performance.now()
-    const second = await receiver.receive(await delivery(event))
-    const waited = performance.now() - started
-    expect(second.status).toBe(409)
-    // lockWaitMs is 5 s: an answer well before it did not wait on the event.
-    expect(waited).toBeLessThan(2500)
-    finish()
-    expect((await first).outcome).toBe('processed')
-  })
-
-  it('ends a hung handler transaction at the lease: its locks go, the retry runs, the late commit is not acknowledged', async () => {
-    let release!: () => void
-    const hang = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let calls = 0
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      leaseMs: 300,
-      store: mysqlStore({ pool: db.pool, logger: false }),
-      async onConversion(conversion, event, ctx) {
-        calls++
-        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, 1)`, [event.id, conversion.id])
-        if (calls === 1) await hang
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 75 } })
-    const hung = receiver.receive(await delivery(event))
-    await new Promise((resolve) => setTimeout(resolve, 700))
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    release()
-    expect((await hung).status).toBe(503)
-    expect(await effects(event.id)).toBe(1)
-  })
 
   it('handles many concurrent deliveries of new conversions without lock waits or deadlocks between them', async () => {
     const receiver = createReceiver({

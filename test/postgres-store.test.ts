@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import { createReceiver } from '@affiliate-webhooks/core'
-import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { postgresSchema, postgresStore } from '@affiliate-webhooks/postgres'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresTestDatabase, type TestDatabase } from './postgres-db.js'
+import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { storeContract } from './store-contract.js'
+
+/** `?` placeholders as node-postgres has them: $1, $2 ... */
+const toDollars = (sql: string) => {
+  let n = 0
+  return sql.replace(/\?/g, () => `$${++n}`)
+}
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -27,139 +32,21 @@ storeContract('postgresStore', ({ prefix, ...timings }) =>
   postgresStore({ pool: db.pool, tablePrefix: prefixFor(prefix), logger: false, ...timings }),
 )
 
-const SECRET = 'whsec_postgres_store_test'
-
-async function delivery(event: object) {
-  const signed = await signedDelivery({ secret: SECRET, event })
-  return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
-}
-
-describe('postgresStore with a receiver: effects through ctx.tx', () => {
-  const table = `ledger_${randomUUID().slice(0, 8)}`
-  beforeAll(async () => {
-    await db.pool.query(
-      `CREATE TABLE ${table} (event_id text PRIMARY KEY, conversion_id bigint, commission numeric)`,
-    )
-  })
-  const effects = async (eventId: string) =>
-    (await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE event_id = $1`, [eventId]))
-      .rows[0].n as number
-
-  it('commits the handler writes with the handled mark; a redelivery is a duplicate', async () => {
-    const store = postgresStore({ pool: db.pool, logger: false })
-    const receiver = createReceiver({
-      secret: SECRET,
-      store,
-      async onConversion(conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES ($1, $2, $3)`, [
-          event.id,
-          conversion.id,
-          conversion.commission,
-        ])
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 71, commission: '4.20' } })
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('duplicate')
-    expect(await effects(event.id)).toBe(1)
-  })
-
-  it('rolls back the writes of a handler that throws (500), and its retry leaves one row', async () => {
-    let fail = true
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: postgresStore({ pool: db.pool, logger: false }),
-      async onConversion(conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES ($1, $2, $3)`, [
-          event.id,
-          conversion.id,
-          conversion.commission,
-        ])
-        if (fail) throw new Error('downstream failed after the insert')
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 72 } })
-    const first = await receiver.receive(await delivery(event))
-    expect(first.status).toBe(500)
-    expect(await effects(event.id)).toBe(0)
-    fail = false
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    expect(await effects(event.id)).toBe(1)
-  })
-
-  it('never answers 2xx when the handler caught a failed statement (the transaction is aborted)', async () => {
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: postgresStore({ pool: db.pool, logger: false }),
-      async onConversion(_conversion, event, ctx) {
-        await ctx.tx.query(`INSERT INTO ${table} VALUES ($1, 1, 1)`, [event.id])
-        await ctx.tx.query('SELECT no_such_column FROM pg_class').catch(() => {})
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 73 } })
-    const answer = await receiver.receive(await delivery(event))
-    expect(answer.status).toBe(503)
-    expect(await effects(event.id)).toBe(0)
-  })
-
-  it('answers a second delivery of an event whose transaction is open 409 at once, not after a wait', async () => {
-    let entered!: () => void
-    const inHandler = new Promise<void>((resolve) => {
-      entered = resolve
-    })
-    let finish!: () => void
-    const held = new Promise<void>((resolve) => {
-      finish = resolve
-    })
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: postgresStore({ pool: db.pool, logger: false, lockWaitMs: 5000 }),
-      async onConversion() {
-        entered()
-        await held
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 74 } })
-    const first = receiver.receive(await delivery(event))
-    await inHandler
-    const started = performance.now()
-    const second = await receiver.receive(await delivery(event))
-    const waited = performance.now() - started
-    expect(second.status).toBe(409)
-    // lockWaitMs is 5 s: an answer well before it did not wait on the event.
-    expect(waited).toBeLessThan(2500)
-    finish()
-    expect((await first).outcome).toBe('processed')
-  })
-
-  it('ends a hung handler transaction at the lease: its locks go, the retry runs, the late commit is not acknowledged', async () => {
-    let release!: () => void
-    const hang = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let calls = 0
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      leaseMs: 300,
-      store: postgresStore({ pool: db.pool, logger: false }),
-      async onConversion(conversion, event, ctx) {
-        calls++
-        await ctx.tx.query(`INSERT INTO ${table} VALUES ($1, $2, 1)`, [event.id, conversion.id])
-        if (calls === 1) await hang
-      },
-    })
-    const event = buildConversionEvent({ conversion: { id: 75 } })
-    const hung = receiver.receive(await delivery(event))
-    await new Promise((resolve) => setTimeout(resolve, 700))
-    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
-    release()
-    expect((await hung).status).toBe(503)
-    expect(await effects(event.id)).toBe(1)
-  })
+sqlReceiverCases('postgresStore', {
+  store: (options) => postgresStore({ pool: db.pool, logger: false, ...options }),
+  exec: async (sql, params) => {
+    await db.pool.query(toDollars(sql), params)
+  },
+  count: async (sql, params) => Number((await db.pool.query(toDollars(sql), params)).rows[0].n),
+  ledgerDdl: (table) =>
+    `CREATE TABLE ${table} (event_id text PRIMARY KEY, conversion_id bigint, commission numeric)`,
+  insertSql: (table) => `INSERT INTO ${table} VALUES ($1, $2, $3)`,
+  spoil: {
+    title: 'caught a failed statement (the transaction is aborted)',
+    run: async (tx) => {
+      await tx.query('SELECT no_such_column FROM pg_class').catch(() => {})
+    },
+  },
 })
 
 describe('postgresStore tables', () => {

@@ -1,0 +1,152 @@
+/**
+ * The cases every SQL store passes under a real receiver, effects written
+ * through ctx.tx: one list, run by the Postgres and the MySQL test files.
+ */
+import { randomUUID } from 'node:crypto'
+import { createReceiver, type EventStore } from '@affiliate-webhooks/core'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+
+/** A transaction handle as both drivers have it: `query(sql, params)`. */
+export interface Tx {
+  query(sql: string, params?: unknown[]): Promise<unknown>
+}
+
+export interface SqlReceiverSetup {
+  /** A store on the test database, with these timings. */
+  store(options?: { lockWaitMs?: number }): EventStore<Tx>
+  /** Runs a statement on the test database, `?` placeholders. */
+  exec(sql: string, params?: unknown[]): Promise<void>
+  /** COUNT(*) of a query, `?` placeholders. */
+  count(sql: string, params?: unknown[]): Promise<number>
+  /** The ledger's DDL for this table name. */
+  ledgerDdl(table: string): string
+  /** The INSERT with three `?`, in this driver's placeholder style. */
+  insertSql(table: string): string
+  /** What a handler does that leaves its transaction unable to commit, and how it is put. */
+  spoil: { title: string; run(tx: Tx): Promise<void> }
+}
+
+const SECRET = 'whsec_sql_receiver_cases'
+
+async function delivery(event: object) {
+  const signed = await signedDelivery({ secret: SECRET, event })
+  return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+}
+
+/** A promise and the function that settles it. */
+function gate() {
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { open, opened }
+}
+
+export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
+  describe(`${name} with a receiver: effects through ctx.tx`, () => {
+    const table = `ledger_${randomUUID().slice(0, 8)}`
+    const insert = setup.insertSql(table)
+    beforeAll(() => setup.exec(setup.ledgerDdl(table)))
+    const effects = (eventId: string) =>
+      setup.count(`SELECT COUNT(*) AS n FROM ${table} WHERE event_id = ?`, [eventId])
+
+    it('commits the handler writes with the handled mark; a redelivery is a duplicate', async () => {
+      const receiver = createReceiver({
+        secret: SECRET,
+        store: setup.store(),
+        async onConversion(conversion, event, ctx) {
+          await ctx.tx.query(insert, [event.id, conversion.id, conversion.commission])
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 71, commission: '4.20' } })
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('duplicate')
+      expect(await effects(event.id)).toBe(1)
+    })
+
+    it('rolls back the writes of a handler that throws (500), and its retry leaves one row', async () => {
+      let fail = true
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: setup.store(),
+        async onConversion(conversion, event, ctx) {
+          await ctx.tx.query(insert, [event.id, conversion.id, conversion.commission])
+          if (fail) throw new Error('downstream failed after the insert')
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 72 } })
+      expect((await receiver.receive(await delivery(event))).status).toBe(500)
+      expect(await effects(event.id)).toBe(0)
+      fail = false
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+      expect(await effects(event.id)).toBe(1)
+    })
+
+    it(`never answers 2xx when the handler ${setup.spoil.title}: nothing is marked`, async () => {
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: setup.store(),
+        async onConversion(_conversion, event, ctx) {
+          await ctx.tx.query(insert, [event.id, 1, 1])
+          await setup.spoil.run(ctx.tx)
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 73 } })
+      expect((await receiver.receive(await delivery(event))).status).toBe(503)
+      expect(await effects(event.id)).toBe(0)
+      // Not marked handled: the retry runs the handler again.
+      expect((await receiver.receive(await delivery(event))).status).toBe(503)
+    })
+
+    it('answers a second delivery of an event whose transaction is open 409 at once, not after a wait', async () => {
+      const entered = gate()
+      const held = gate()
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: setup.store({ lockWaitMs: 5000 }),
+        async onConversion() {
+          entered.open()
+          await held.opened
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 74 } })
+      const first = receiver.receive(await delivery(event))
+      await entered.opened
+      const started = performance.now()
+      const second = await receiver.receive(await delivery(event))
+      const waited = performance.now() - started
+      expect(second.status).toBe(409)
+      // lockWaitMs is 5 s: an answer well before it did not wait on the event.
+      expect(waited).toBeLessThan(2500)
+      held.open()
+      expect((await first).outcome).toBe('processed')
+    })
+
+    it('ends a hung handler transaction at the lease: its locks go, the retry runs, the late commit is not acknowledged', async () => {
+      const hang = gate()
+      let calls = 0
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        leaseMs: 300,
+        store: setup.store(),
+        async onConversion(conversion, event, ctx) {
+          calls++
+          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          if (calls === 1) await hang.opened
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 75 } })
+      const hung = receiver.receive(await delivery(event))
+      await new Promise((resolve) => setTimeout(resolve, 700))
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+      hang.open()
+      expect((await hung).status).toBe(503)
+      expect(await effects(event.id)).toBe(1)
+    })
+  })
+}
