@@ -4,8 +4,9 @@ import {
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
-  parseSince,
-  positional,
+  onlyArgument,
+  sinceOf,
+  sinceOption,
 } from '../manage/api.js'
 import { formatDeliveries } from '../manage/format.js'
 import { type Command, str } from './command.js'
@@ -49,20 +50,14 @@ export const deliveries: Command = {
 status, attempts, and the receiver's last answer.`,
   options: {
     status: { type: 'string', value: 'STATUS', help: DELIVERY_STATUSES.join(', ') },
-    since: {
-      type: 'string',
-      value: 'TIME',
-      help: 'only deliveries created since TIME: ISO (2026-11-20T08:00:00Z)\nor a duration back from now (2h, 3d)',
-    },
+    since: sinceOption('only deliveries'),
     ...MANAGE_OPTIONS,
   },
   footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
-    const id = positional(positionals, 0, 'endpoint id')
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const id = onlyArgument(positionals, 'endpoint id')
     const status = parseStatus(str(values, 'status'))
-    const sinceText = str(values, 'since')
-    const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    const since = sinceOf(values)
     const api = await clientFrom(values, io)
     return managed('deliveries', values, io, async () => {
       const found = await collectDeliveries(api, id, { status, since })

@@ -5,9 +5,9 @@ import {
   type WebhookEndpoint,
 } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
+import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, onlyArgument } from '../manage/api.js'
 import type { Command } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { EXIT, writeJson } from './io.js'
 
 /** How many recent deliveries doctor reads. */
 const RECENT = 100
@@ -26,8 +26,7 @@ found a problem.`,
   options: MANAGE_OPTIONS,
   footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
-    const id = positional(positionals, 0, 'endpoint id')
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const id = onlyArgument(positionals, 'endpoint id')
     const api = await clientFrom(values, io)
     return managed('doctor', values, io, async () => {
       const endpoint = await api.webhooks.get(id)

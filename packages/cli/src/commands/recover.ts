@@ -4,12 +4,13 @@ import {
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
-  parseSince,
-  positional,
+  onlyArgument,
+  sinceOf,
+  sinceOption,
 } from '../manage/api.js'
 import { formatRecovery } from '../manage/format.js'
-import { type Command, str } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import type { Command } from './command.js'
+import { EXIT, writeJson } from './io.js'
 import { interruptSignal, progressLine } from './replay.js'
 
 export const recover: Command = {
@@ -24,19 +25,13 @@ prints the window between the service disabling the endpoint and now, during
 which the service queued nothing: conversions from that window must be reconciled
 from the service's reports.`,
   options: {
-    since: {
-      type: 'string',
-      value: 'TIME',
-      help: 'replay failed deliveries created since TIME (ISO, or 2h, 3d back)',
-    },
+    since: sinceOption('replay the failed deliveries'),
     ...MANAGE_OPTIONS,
   },
   footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
-    const id = positional(positionals, 0, 'endpoint id')
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
-    const sinceText = str(values, 'since')
-    const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    const id = onlyArgument(positionals, 'endpoint id')
+    const since = sinceOf(values)
     const api = await clientFrom(values, io)
     return managed('recover', values, io, async () => {
       const { signal, stop } = interruptSignal(io)

@@ -4,11 +4,12 @@ import {
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
-  parseSince,
   positional,
+  sinceOf,
+  sinceOption,
 } from '../manage/api.js'
 import { formatReplaySummary } from '../manage/format.js'
-import { type Command, str } from './command.js'
+import type { Command } from './command.js'
 import { collectDeliveries } from './deliveries.js'
 import { EXIT, type Io, UsageError, writeJson } from './io.js'
 
@@ -43,11 +44,7 @@ delivery of the endpoint, one after another, paced under the service's 120 calls
 a minute, with a progress bar and a summary. Ctrl-C stops after the current one.`,
   options: {
     failed: { type: 'boolean', help: 'every delivery whose status is failed' },
-    since: {
-      type: 'string',
-      value: 'TIME',
-      help: 'with --failed: only those created since TIME (ISO, or 2h, 3d back)',
-    },
+    since: sinceOption('with --failed: only those'),
     ...MANAGE_OPTIONS,
   },
   footer: MANAGE_FOOTER,
@@ -58,10 +55,10 @@ a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
       throw new UsageError('give a delivery id, or --failed for every failed delivery (not both)')
     }
     if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
-    const sinceText = str(values, 'since')
-    if (sinceText !== undefined && !values.failed)
+    if (values.since !== undefined && !values.failed) {
       throw new UsageError('--since goes with --failed')
-    const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    }
+    const since = sinceOf(values)
     const api = await clientFrom(values, io)
     return managed('replay', values, io, async () => {
       if (deliveryId !== undefined) {

@@ -3,8 +3,8 @@ import {
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
+  onlyArgument,
   parseDuration,
-  positional,
 } from '../manage/api.js'
 import { type Command, str } from './command.js'
 import { connectSecretRedis, keepSecret } from './endpoints.js'
@@ -37,8 +37,7 @@ the old secret at once. The secret is never printed unless --show-secret.`,
   },
   footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
-    const id = positional(positionals, 0, 'endpoint id')
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const id = onlyArgument(positionals, 'endpoint id')
     if (str(values, 'redis') === undefined && !values['show-secret']) {
       throw new UsageError(
         'pass --redis URL (where receivers read secrets) or --show-secret: the new secret is shown only once',

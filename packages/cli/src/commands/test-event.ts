@@ -5,12 +5,12 @@ import {
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
   managed,
+  onlyArgument,
   parseDuration,
-  positional,
 } from '../manage/api.js'
 import { answerOf } from '../manage/format.js'
 import { type Command, str } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, writeJson } from './io.js'
 import { interruptSignal } from './replay.js'
 
 async function findDelivery(api: Client, id: string, deliveryId: string, signal: AbortSignal) {
@@ -88,8 +88,7 @@ minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
   },
   footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
-    const id = positional(positionals, 0, 'endpoint id')
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+    const id = onlyArgument(positionals, 'endpoint id')
     const timeoutText = str(values, 'timeout')
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration('timeout', timeoutText)
     const pollMs = parseDuration('poll', str(values, 'poll') ?? '1s')

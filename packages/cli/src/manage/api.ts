@@ -95,6 +95,26 @@ export function positional(positionals: readonly string[], index: number, what: 
   return value
 }
 
+/** The one argument a command takes (an endpoint id); a second is a usage error. */
+export function onlyArgument(positionals: readonly string[], what: string): string {
+  if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+  return positional(positionals, 0, what)
+}
+
+/** `--since TIME`, declared once: what it narrows is the command's. */
+export const sinceOption = (what: string) =>
+  ({
+    type: 'string',
+    value: 'TIME',
+    help: `${what} created since TIME: ISO (2026-11-20T08:00:00Z)\nor a duration back from now (2h, 3d)`,
+  }) as const
+
+/** `--since` parsed, or undefined when not given. */
+export const sinceOf = (values: Values): Date | undefined => {
+  const text = values.since
+  return typeof text === 'string' ? parseSince(text) : undefined
+}
+
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
 /** `90s`, `10m`, `2h`, `3d` in ms. */
