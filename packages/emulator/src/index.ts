@@ -69,6 +69,7 @@ export {
   createEngine,
   type EmitResult,
   Engine,
+  type EngineEvent,
   type EngineOptions,
   type EngineSnapshot,
   type WebhookEndpoint,

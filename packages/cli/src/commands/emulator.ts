@@ -23,6 +23,7 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
   return [
     'affiliate-webhooks emulator',
     `  URL         ${emulator.url}/v1`,
+    `  Console     ${emulator.consoleUrl}`,
     `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}`,
     ...(limited.length > 0 ? [`  More keys   ${limited.join('  ')}`] : []),
     `  Time scale  ${scale}${scale === 1 ? '  (real time; POST /emulator/clock advances it)' : `  (retry offsets and the rate-limit minute divided by ${scale})`}`,
