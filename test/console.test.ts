@@ -207,7 +207,8 @@ describe('the emulator console in Chromium', () => {
     await page.getByRole('button', { name: 'Trigger', exact: true }).click()
     const row = page.locator('#delivery-rows tr').filter({ hasText: '4242' })
     await row.getByText('pending').waitFor()
-    expect(Date.now() - triggeredAt).toBeLessThan(5_000)
+    // "Within a second", with room for a busy two-core machine.
+    expect(Date.now() - triggeredAt).toBeLessThan(2_000)
     const [delivery] = await api('GET', `/v1/webhooks/${endpoint.id}/deliveries`)
     await row.getByText(delivery.eventId).waitFor()
     await row.getByText('conversion.created').waitFor()
@@ -335,6 +336,30 @@ describe('the emulator console in Chromium', () => {
     await page.locator('#live.on').waitFor()
     await page.getByText(receiver.url).first().waitFor()
     expect(await page.content()).not.toContain(key)
+
+    // The catalogue with its filters; a pending application approved from the page.
+    const [manual] = await api('GET', '/v1/programs?approvalType=manual')
+    const applied = await api('POST', '/v1/programs/applications', {
+      programId: manual.id,
+      channelId: 7,
+    })
+    expect(applied.status).toBe('pending')
+    await page.locator('#program-approvalType').selectOption('manual')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    const programRows = page.locator('#program-rows tr')
+    await programRows.filter({ hasText: 'auto' }).first().waitFor({ state: 'detached' })
+    expect(await programRows.count()).toBeGreaterThan(0)
+    const application = page
+      .locator('#application-rows tr')
+      .filter({ hasText: String(applied.applicationId) })
+    await application.getByText('pending').waitFor()
+    await application.getByRole('button', { name: 'Approve' }).click()
+    await application.getByText('approved').waitFor()
+    const applications = await api('GET', '/v1/programs/applications')
+    expect(
+      applications.find((a: { applicationId: number }) => a.applicationId === applied.applicationId)
+        ?.status,
+    ).toBe('approved')
     expect(requests.filter((url) => new URL(url).origin !== base)).toEqual([])
     await page.close()
 

@@ -58,6 +58,7 @@ deliveries, replay) with the spec's envelope, errors, keys, scopes and limits,
 and the delivery engine (signed attempts, the retry schedule, disable after 20
 failures in a row). Emit events and move time with the control routes:
 POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.
+The banner's Console line is the web console's address (its token included).
 
 Options:
   --port N          port to listen on (default 4010; 0 picks a free one)

@@ -11,8 +11,8 @@ const hostPort = (address: string, port: number) =>
  * The `Host` headers the console answers: the address the emulator listens on
  * with its port, and `localhost` when that address is a loopback one. A page on
  * another site that rebinds its name to this machine sends its own name and
- * gets nothing. Listening on every interface (0.0.0.0, ::) means each of the
- * machine's own addresses.
+ * gets nothing. Listening on every interface (0.0.0.0, ::) means that address
+ * and each of the machine's own addresses.
  */
 export function allowedHosts(address: AddressInfo): Set<string> {
   const { port } = address
@@ -23,7 +23,7 @@ export function allowedHosts(address: AddressInfo): Set<string> {
         .map((info) => info?.address)
         .filter((value): value is string => typeof value === 'string')
     : [address.address]
-  const hosts = new Set(addresses.map((value) => hostPort(value, port)))
+  const hosts = new Set([address.address, ...addresses].map((value) => hostPort(value, port)))
   if (addresses.includes(LOOPBACK_V4) || addresses.includes(LOOPBACK_V6)) {
     hosts.add(`localhost:${port}`)
   }
