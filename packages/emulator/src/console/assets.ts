@@ -467,9 +467,17 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
       el('td', { text: 'attempt ' + attempt.attempt }),
       el('td', { text: time(attempt.at) }),
       el('td', { text: attempt.result + (attempt.ok ? ' ok' : ' failed') }),
-      el('td', { text: attempt.errorCode || attempt.errorMessage || '\u2013' }),
+      el('td', { text: attempt.errorCode || '\u2013' }),
       el('td', { text: attempt.durationMs + ' ms' }),
-      el('td', null, attempt.answer ? el('pre', { text: attempt.answer }) : '\u2013'),
+      el(
+        'td',
+        null,
+        attempt.answer
+          ? el('pre', { text: attempt.answer })
+          : attempt.errorMessage
+            ? 'no answer: ' + attempt.errorMessage
+            : '\u2013',
+      ),
     )
   }
 
