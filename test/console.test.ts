@@ -175,6 +175,12 @@ describe('the emulator console in Chromium', () => {
       events: ['conversion.created', 'conversion.updated'],
     })
 
+    // Batches go out on the clock's whole minutes. Step just past one: the next
+    // comes a real minute later, so every attempt below waits for the test to
+    // move the clock (whole minutes at a time).
+    const { now } = await advance(0)
+    await advance(MINUTE - (Date.parse(now) % MINUTE) + 10)
+
     const page = await context.newPage()
     const requests = watchRequests(page)
     let loads = 0
@@ -325,6 +331,12 @@ describe('the emulator console in Chromium', () => {
   }, 60_000)
 
   it('asks for the API key without the token, and a foreign Host gets nothing', async () => {
+    // Batches go out on the clock's whole minutes. Step just past one: the next
+    // comes a real minute later, so every attempt below waits for the test to
+    // move the clock (whole minutes at a time).
+    const { now } = await advance(0)
+    await advance(MINUTE - (Date.parse(now) % MINUTE) + 10)
+
     const page = await context.newPage()
     const requests = watchRequests(page)
     await page.goto(`${base}/console`)
