@@ -296,7 +296,10 @@ describe('the emulator console in Chromium', () => {
     await card.getByRole('button', { name: 'Rotate secret' }).click()
     const secret = (await page.locator('#secret-value').textContent()) ?? ''
     expect(secret).toMatch(/^whsec_/)
-    await page.getByRole('button', { name: 'Copy' }).waitFor()
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+    await page.getByRole('button', { name: 'Copy' }).click()
+    await page.getByText('Secret copied.').waitFor()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret)
     await card.getByRole('button', { name: 'Send test' }).click()
     await page.locator('#delivery-rows tr').filter({ hasText: 'webhook.test' }).waitFor()
     await advance(MINUTE)
