@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { type AccountState, createAccountState } from './account-state.js'
 import { readCatalogueFile } from './catalogue-file.js'
 import { type Clock, createClock } from './clock.js'
+import { type ConsoleServer, createConsole } from './console/console-server.js'
 import { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
 import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
 import { newId } from './ids.js'
@@ -72,6 +73,8 @@ export interface Emulator {
   listen(port?: number, host?: string): Promise<string>
   /** The base URL once listening. */
   readonly url: string
+  /** The web console's URL once listening, with its token (`/console?token=...`): the banner's `Console` line. */
+  readonly consoleUrl: string
   /** The node:http server. */
   readonly server: Server
   /** The keys it accepts; the first is the one to print. */
@@ -148,15 +151,24 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
   })
   const routes = emulatorRoutes(theEngine, account, allowLoopback)
+  const webConsole: ConsoleServer = createConsole({
+    engine: theEngine,
+    account,
+    routes,
+    onChange: persist,
+  })
   const handle = createRequestHandler({
     routes,
     keys: account.keys,
     limiter,
     clock,
-    onChange: persist,
+    onChange: () => {
+      persist()
+      webConsole.changed()
+    },
   })
   const server = createServer((req, res) => {
-    void handle(req, res)
+    if (!webConsole.handle(req, res)) void handle(req, res)
   })
   let url = ''
 
@@ -164,6 +176,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     server,
     get url() {
       return url
+    },
+    get consoleUrl() {
+      return url === '' ? '' : webConsole.url(url)
     },
     apiKeys: keys,
     generatedKey,
@@ -180,11 +195,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         })
       })
       const address = server.address() as AddressInfo
+      webConsole.listening(address)
       const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
       url = `http://${shown}:${address.port}`
       return url
     },
     async close() {
+      webConsole.close()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeAllConnections()

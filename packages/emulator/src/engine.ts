@@ -68,6 +68,11 @@ export interface EngineOptions extends Partial<DeliveryRules> {
   initial?: EngineSnapshot
 }
 
+/** What {@link Engine.watch} hears: an attempt made, or any other change of state. */
+export type EngineEvent =
+  | { kind: 'attempt'; entry: AttemptLogEntry; detail: AttemptDetail; delivery: DeliveryRecord }
+  | { kind: 'change' }
+
 /** What a conversion sent to `POST /emulator/conversions` set off. */
 export interface EmitResult {
   /** The event emitted, or null when the status did not change. */
@@ -99,6 +104,7 @@ export class Engine {
   private readonly agents: Agents
   private readonly context: AttemptContext
   private readonly onChange: () => void
+  private readonly watchers = new Set<(event: EngineEvent) => void>()
   private closed = false
   private sent = 0
 
@@ -111,7 +117,11 @@ export class Engine {
       disableAfterFailures: options.disableAfterFailures ?? SPEC_RULES.disableAfterFailures,
       batchIntervalMs: options.batchIntervalMs ?? SPEC_RULES.batchIntervalMs,
     }
-    this.onChange = options.onChange ?? (() => {})
+    const onChange = options.onChange ?? (() => {})
+    this.onChange = () => {
+      onChange()
+      this.notify({ kind: 'change' })
+    }
     const concurrency = options.concurrency ?? 50
     this.agents = createAgents(concurrency)
     this.context = {
@@ -304,6 +314,19 @@ export class Engine {
     return this.pump.counts()
   }
 
+  /** Every delivery of every endpoint, newest first. */
+  deliveries(): DeliveryRecord[] {
+    return [...this.deliveryMap.values()].reverse()
+  }
+
+  /** Calls `listener` after every attempt and every change (the console's live view); returns the unsubscribe. */
+  watch(listener: (event: EngineEvent) => void): () => void {
+    this.watchers.add(listener)
+    return () => {
+      this.watchers.delete(listener)
+    }
+  }
+
   log(): readonly AttemptLogEntry[] {
     return this.attemptLog
   }
@@ -341,6 +364,17 @@ export class Engine {
     this.attemptLog.push(made.entry)
     this.onChange()
     this.options.onAttempt?.(made.entry, made.detail, delivery)
+    this.notify({ kind: 'attempt', entry: made.entry, detail: made.detail, delivery })
+  }
+
+  private notify(event: EngineEvent): void {
+    for (const watcher of this.watchers) {
+      try {
+        watcher(event)
+      } catch (error) {
+        ;(this.options.onError ?? rethrow)(error)
+      }
+    }
   }
 }
 

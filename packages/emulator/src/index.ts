@@ -70,6 +70,7 @@ export {
   createEngine,
   type EmitResult,
   Engine,
+  type EngineEvent,
   type EngineOptions,
   type EngineSnapshot,
   type WebhookEndpoint,

@@ -23,6 +23,7 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
   return [
     'affiliate-webhooks emulator',
     `  URL         ${emulator.url}/v1`,
+    `  Console     ${emulator.consoleUrl}`,
     `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}`,
     ...(limited.length > 0 ? [`  More keys   ${limited.join('  ')}`] : []),
     `  Time scale  ${scale}${scale === 1 ? '  (real time; POST /emulator/clock advances it)' : `  (retry offsets and the rate-limit minute divided by ${scale})`}`,
@@ -57,7 +58,8 @@ export const emulator: Command = {
 deliveries, replay) with the spec's envelope, errors, keys, scopes and limits,
 and the delivery engine (signed attempts, the retry schedule, disable after 20
 failures in a row). Emit events and move time with the control routes:
-POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.`,
+POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.
+The banner's Console line is the web console's address (its token included).`,
   options: {
     port: {
       type: 'string',
