@@ -72,7 +72,9 @@ export {
   atMostEvery,
   checkAcquireTimeout,
   checkoutWithin,
+  type DatabaseEventStore,
   gatedStreak,
+  type PooledStoreOptions,
   PRUNE_EVERY_MS,
   STREAK_RESET_EVERY_MS,
 } from './store-kit.js'

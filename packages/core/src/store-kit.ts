@@ -3,7 +3,46 @@
  * the failure streak's reset gate, a pool checkout with a deadline, and work
  * done at most once a period. One copy here, so the stores cannot drift.
  */
-import { type FailureStreak, NO_STREAK } from './store.js'
+import type { Logger } from './delivery-log.js'
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  type FailureStreak,
+  NO_STREAK,
+  type PeekInput,
+  type PeekResult,
+  type StoreTimings,
+} from './store.js'
+
+/** Options every store on a database pool takes, beside its pool and names. */
+export interface PooledStoreOptions extends StoreTimings {
+  /**
+   * Longest wait for a connection from the pool, ms. Past it the delivery is
+   * answered 503 `store_unavailable`, well inside the service's 10 s. Default 3000.
+   */
+  acquireTimeoutMs?: number | undefined
+  /** Where the store reports a lost database (once per outage). Default `console`; `false` silences it. */
+  logger?: Logger | false | undefined
+}
+
+/** A store in the publisher's database: `ctx.tx` is the connection inside the delivery's transaction. */
+export interface DatabaseEventStore<Tx> extends EventStore<Tx> {
+  /**
+   * Creates the tables if they are missing and checks their version. Called on
+   * first use; call it at start-up to fail there, with the database named,
+   * rather than on the first delivery.
+   */
+  ready(): Promise<void>
+  begin(input: BeginInput): Promise<BeginResult<Tx>>
+  commit(claim: Claim<Tx>): Promise<boolean>
+  release(claim: Claim<Tx>): Promise<void>
+  peek(input: PeekInput): Promise<PeekResult>
+  recordAnswer(code: string | null): Promise<FailureStreak>
+  /** Deletes expired marks and watermarks, at most `limit` of each. The store does this by itself, once a minute. */
+  prune(limit?: number): Promise<number>
+}
 
 /**
  * A healthy process resets the shared failure streak at most this often: a 2xx

@@ -6,17 +6,17 @@ import {
   type Claim,
   checkAcquireTimeout,
   checkoutWithin,
+  type DatabaseEventStore,
   type EventStore,
-  type FailureStreak,
   gatedStreak,
   type Logger,
   NO_STREAK,
   type PeekInput,
   type PeekResult,
+  type PooledStoreOptions,
   PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
-  type StoreTimings,
 } from '@affiliate-webhooks/core'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
@@ -24,34 +24,13 @@ import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema
 import { ensureSchema } from './setup.js'
 
 /** Options of {@link mysqlStore}. */
-export interface MysqlStoreOptions extends StoreTimings, MysqlSchemaOptions {
+export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOptions {
   /** A mysql2/promise `Pool`. The store takes one connection per delivery and never ends the pool. */
   pool: Pool
-  /**
-   * Longest wait for a connection from the pool, ms. Past it the delivery is
-   * answered 503 `store_unavailable`, well inside the service's 10 s. Default 3000.
-   */
-  acquireTimeoutMs?: number | undefined
-  /** Where the store reports a lost database (once per outage). Default `console`; `false` silences it. */
-  logger?: Logger | false | undefined
 }
 
 /** The MySQL store: `ctx.tx` is the pool connection inside the delivery's transaction. */
-export interface MysqlEventStore extends EventStore<PoolConnection> {
-  /**
-   * Creates the tables and procedures if they are missing and checks their
-   * version. Called on first use; call it at start-up to fail there, with the
-   * database named, rather than on the first delivery.
-   */
-  ready(): Promise<void>
-  begin(input: BeginInput): Promise<BeginResult<PoolConnection>>
-  commit(claim: Claim<PoolConnection>): Promise<boolean>
-  release(claim: Claim<PoolConnection>): Promise<void>
-  peek(input: PeekInput): Promise<PeekResult>
-  recordAnswer(code: string | null): Promise<FailureStreak>
-  /** Deletes expired marks and watermarks, at most `limit` of each. The store does this by itself, once a minute. */
-  prune(limit?: number): Promise<number>
-}
+export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
 
 /** Rows of each table one prune deletes at most: short statements, no long locks. */
 const PRUNE_BATCH = 500

@@ -6,17 +6,17 @@ import {
   type Claim,
   checkAcquireTimeout,
   checkoutWithin,
+  type DatabaseEventStore,
   type EventStore,
-  type FailureStreak,
   gatedStreak,
   type Logger,
   NO_STREAK,
   type PeekInput,
   type PeekResult,
+  type PooledStoreOptions,
   PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
-  type StoreTimings,
 } from '@affiliate-webhooks/core'
 import type { Pool, PoolClient } from 'pg'
 import { connectionFailure, isLeaseEnd } from './errors.js'
@@ -24,31 +24,13 @@ import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './sch
 import { ensureSchema } from './setup.js'
 
 /** Options of {@link postgresStore}. */
-export interface PostgresStoreOptions extends StoreTimings, PostgresSchemaOptions {
+export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
   /** A node-postgres `Pool`. The store takes one client per delivery and never ends the pool. */
   pool: Pool
-  /**
-   * Longest wait for a client from the pool, ms. Past it the delivery is answered
-   * 503 `store_unavailable`, well inside the service's 10 s. Default 3000.
-   */
-  acquireTimeoutMs?: number | undefined
-  /** Where the store reports a lost database (once per outage). Default `console`; `false` silences it. */
-  logger?: Logger | false | undefined
 }
 
 /** The Postgres store: `ctx.tx` is the pool client inside the delivery's transaction. */
-export interface PostgresEventStore extends EventStore<PoolClient> {
-  /**
-   * Creates the tables if they are missing and checks their version. Called on
-   * first use; call it at start-up to fail there, with the database named,
-   * rather than on the first delivery.
-   */
-  ready(): Promise<void>
-  peek(input: PeekInput): Promise<PeekResult>
-  recordAnswer(code: string | null): Promise<FailureStreak>
-  /** Deletes expired marks and watermarks, at most `limit` of each. The store does this by itself, once a minute. */
-  prune(limit?: number): Promise<number>
-}
+export interface PostgresEventStore extends DatabaseEventStore<PoolClient> {}
 
 /** Rows of each table one prune deletes at most: short statements, no long locks. */
 const PRUNE_BATCH = 500
