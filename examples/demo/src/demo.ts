@@ -10,11 +10,16 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { formatProgress, formatSummary } from '@affiliate-webhooks/cli'
 import type { Conversion } from '@affiliate-webhooks/core'
 import { diagnoseSignature, memoryStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
-import { deliveryHeaders, runSimulation, sendAttempt } from '@affiliate-webhooks/emulator'
+import {
+  deliveryHeaders,
+  formatSimulationProgress,
+  formatSimulationSummary,
+  runSimulation,
+  sendAttempt,
+} from '@affiliate-webhooks/emulator'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 
 // The service gives each endpoint its own secret; a fresh one per run proves nothing is baked in.
@@ -69,10 +74,10 @@ const report = await runSimulation({
   url,
   secret,
   ...settings,
-  ...(progress ? { onProgress: (p) => progress(formatProgress(p)) } : {}),
+  ...(progress ? { onProgress: (p) => progress(formatSimulationProgress(p)) } : {}),
 })
 if (progress) process.stderr.write('\n')
-console.log(formatSummary(report))
+console.log(formatSimulationSummary(report))
 
 let surprises = report.ok ? 0 : 1
 

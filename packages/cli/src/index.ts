@@ -1,4 +1,5 @@
-// The CLI's own API: the summary and progress lines `simulate` prints. What it
-// drives lives in the packages that own it: the engine and `runSimulation` in
-// @affiliate-webhooks/emulator, signature diagnosis in @affiliate-webhooks/core.
-export { formatDuration, formatProgress, formatSummary } from './report.js'
+// The CLI run from code: `main(argv, io)` resolves to the exit code. What the
+// commands drive lives in the packages that own it (the engine, the simulation
+// and its text in @affiliate-webhooks/emulator, signature diagnosis in core).
+export type { Io } from './commands/io.js'
+export { main } from './commands/main.js'

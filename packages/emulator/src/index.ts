@@ -134,4 +134,11 @@ export {
   type SimulatorStats,
 } from './simulation.js'
 export { simulationSummary } from './simulation-summary.js'
+export {
+  formatCounts,
+  formatDuration,
+  formatRows,
+  formatSimulationProgress,
+  formatSimulationSummary,
+} from './simulation-text.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

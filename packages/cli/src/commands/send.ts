@@ -6,13 +6,13 @@ import {
   CaptureFileError,
   deliveryHeaders,
   describeEvent,
+  formatDuration,
   MAX_ATTEMPTS,
   RETRY_SCHEDULE_MS,
   readCapture,
   resendHeaders,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { formatDuration } from '../report.js'
 import { COMMON, type Command, str, type Values, VERSION } from './command.js'
 import {
   checkSecretShape,

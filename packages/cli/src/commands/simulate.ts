@@ -1,11 +1,12 @@
 import {
   ANSWER_TIMEOUT_MS,
+  formatSimulationProgress,
+  formatSimulationSummary,
   runSimulation,
   SIMULATION_DEFAULTS,
   type SimulationReport,
   simulationSummary,
 } from '@affiliate-webhooks/emulator'
-import { formatProgress, formatSummary } from '../report.js'
 import { COMMON, type Command, str } from './command.js'
 import {
   checkSecretShape,
@@ -184,7 +185,7 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
         ...(progress
           ? {
               progressIntervalMs: progress.intervalMs,
-              onProgress: (p) => progress.write(formatProgress(p)),
+              onProgress: (p) => progress.write(formatSimulationProgress(p)),
             }
           : {}),
       })
@@ -193,7 +194,7 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
     }
     progress?.end()
     if (values.json) writeJson(io, simulationSummary(report))
-    else io.stdout.write(`${formatSummary(report)}\n`)
+    else io.stdout.write(`${formatSimulationSummary(report)}\n`)
     return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
   },
 }

@@ -4,7 +4,7 @@ import type {
   Program,
   ProgramSummary,
 } from '@affiliate-webhooks/client'
-import { formatRows } from '../report.js'
+import { formatRows } from '@affiliate-webhooks/emulator'
 import { table } from './api.js'
 
 /** The payout as people read it: `7.00%`, `31.50 EUR`, or `-` when the network gives none. */

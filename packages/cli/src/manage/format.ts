@@ -4,7 +4,7 @@ import type {
   ReplaySummary,
   WebhookEndpoint,
 } from '@affiliate-webhooks/client'
-import { formatRows } from '../report.js'
+import { formatRows } from '@affiliate-webhooks/emulator'
 import { table } from './api.js'
 
 /** One endpoint as rows of name and value, for people. */

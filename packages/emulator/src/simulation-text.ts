@@ -1,4 +1,9 @@
-import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator'
+/**
+ * The text of a simulation: its progress line and its summary table, as
+ * `affiliate-webhooks simulate` and the demo print them, and the small
+ * formatters they are made of.
+ */
+import type { SimulationProgress, SimulationReport } from './run-simulation.js'
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
 export function formatDuration(ms: number): string {
@@ -26,7 +31,7 @@ export function formatCounts(counts: Record<string, number>, separator = ' x '):
 }
 
 /** One line, short enough to rewrite in place with `\r`. */
-export function formatProgress(progress: SimulationProgress): string {
+export function formatSimulationProgress(progress: SimulationProgress): string {
   const { deliveries, attempts, endpoint } = progress
   const width = String(progress.plannedEvents).length
   return [
@@ -47,7 +52,7 @@ export function formatRows(rows: readonly (readonly [string, string])[]): string
 }
 
 /** The summary table `simulate` prints, also what `npm start` shows. */
-export function formatSummary(report: SimulationReport): string {
+export function formatSimulationSummary(report: SimulationReport): string {
   const { stats, settings } = report
   const { deliveries, attempts, endpoint } = stats
   const endpointText =
