@@ -403,6 +403,25 @@ describe('deliveries(id)', () => {
     expect(got).toEqual(rows.map((r) => r.id))
     expect(seen[0]?.path).toBe('/v1/webhooks/we_1/deliveries?status=failed&page=1&size=3')
   })
+
+  it('stops at the first delivery older than since, without asking for more pages', async () => {
+    const at = (minutes: number) => new Date(Date.UTC(2026, 10, 20, 12, minutes)).toISOString()
+    const rows = [50, 40, 30, 20, 10].map((minute) => ({
+      id: `dl_${minute}`,
+      status: 'failed',
+      createdAt: at(minute),
+    }))
+    const { client, seen } = await serve(({ url }) => {
+      const page = Number(url.searchParams.get('page'))
+      return ok(rows.slice((page - 1) * 2, page * 2))
+    })
+    const got = []
+    const since = new Date(at(30))
+    for await (const delivery of client.webhooks.deliveries('we_1', { since, size: 2 }))
+      got.push(delivery.id)
+    expect(got).toEqual(['dl_50', 'dl_40', 'dl_30'])
+    expect(seen).toHaveLength(2)
+  })
 })
 
 describe('pacing under the rate limit', () => {

@@ -45,4 +45,11 @@ export type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './types.js'
+export {
+  APPLICATION_STATUSES,
+  APPROVAL_TYPES,
+  DELIVERY_STATUSES,
+  PAYOUT_TYPES,
+  PROGRAM_STATUSES,
+} from './types.js'
 export type { CallOptions, DeliveriesOptions, WebhooksResource } from './webhooks.js'

@@ -30,8 +30,10 @@ export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   secret: string
 }
 
+/** A delivery's statuses, in the spec's words. */
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const
 /** `pending`, `retrying`, `succeeded`, `failed`. */
-export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 /** One delivery of one event to one endpoint, with its latest attempt. */
 export interface Delivery {
@@ -103,21 +105,29 @@ export interface RateLimitState {
   reset: number
 }
 
+/** The payout types the spec names (a filter takes only these). */
+export const PAYOUT_TYPES = ['cps', 'cpc'] as const
 /** `cps` (share of sale) or `cpc` (per click); a type the service adds later stays a string. */
-export type PayoutType = 'cps' | 'cpc' | (string & {})
+export type PayoutType = (typeof PAYOUT_TYPES)[number] | (string & {})
 /** `percent` (revenue share) or `fixed` (flat amount). */
 export type PayoutUnit = 'percent' | 'fixed' | (string & {})
+/** The approval types the spec names. */
+export const APPROVAL_TYPES = ['auto', 'manual'] as const
 /** `auto` (approved the instant you apply) or `manual` (reviewed by the team). */
-export type ApprovalType = 'auto' | 'manual' | (string & {})
+export type ApprovalType = (typeof APPROVAL_TYPES)[number] | (string & {})
+/** An application's states, in the spec's words. */
+export const APPLICATION_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'paused',
+  'suspended',
+  'expired',
+] as const
 /** The state of an application. */
-export type ApplicationStatus =
-  | 'pending'
-  | 'approved'
-  | 'rejected'
-  | 'paused'
-  | 'suspended'
-  | 'expired'
-  | (string & {})
+export type ApplicationStatus = (typeof APPLICATION_STATUSES)[number] | (string & {})
+/** A program's status for the caller: an application's state, or `not_applied`. */
+export const PROGRAM_STATUSES = ['not_applied', ...APPLICATION_STATUSES] as const
 /** The caller's application state for a program: an application's, or `not_applied`. */
 export type ProgramStatus = 'not_applied' | ApplicationStatus
 

@@ -19,7 +19,9 @@ export interface CallOptions {
 
 /** Filters and paging of {@link WebhooksResource.deliveries}. */
 export interface DeliveriesOptions extends CallOptions {
-  status?: DeliveryStatus
+  status?: DeliveryStatus | undefined
+  /** Only deliveries created at or after this time (the walk stops at the first older one). */
+  since?: Date | undefined
   /** Rows per request, 1 to 100. Default 100: fewer requests against the rate limit. */
   size?: number
 }
@@ -175,6 +177,8 @@ export class WebhooksResource {
       for (const delivery of data) {
         if (seen.has(delivery.id)) continue
         seen.add(delivery.id)
+        // Newest first: once one is older than `since`, so are the rest.
+        if (options.since && Date.parse(delivery.createdAt ?? '') < options.since.getTime()) return
         yield delivery
       }
       if (data.length < size) return

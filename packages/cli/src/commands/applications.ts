@@ -1,5 +1,5 @@
 import type { ApplicationListEntry } from '@affiliate-webhooks/client'
-import { isDuplicateApplicationError } from '@affiliate-webhooks/client'
+import { APPLICATION_STATUSES, isDuplicateApplicationError } from '@affiliate-webhooks/client'
 import {
   clientFrom,
   EXIT_MANAGE,
@@ -13,7 +13,6 @@ import { type Command, str } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
-const APPLICATION_STATUSES = ['pending', 'approved', 'rejected', 'paused', 'suspended', 'expired']
 const MAX_NOTE = 500
 
 export const apply: Command = {

@@ -1,4 +1,10 @@
-import type { Client, Delivery, DeliveryStatus } from '@affiliate-webhooks/client'
+import {
+  type Client,
+  DELIVERY_STATUSES,
+  type DeliveriesOptions,
+  type Delivery,
+  type DeliveryStatus,
+} from '@affiliate-webhooks/client'
 import {
   clientFrom,
   MANAGE_FOOTER,
@@ -12,8 +18,6 @@ import { formatDeliveries } from '../manage/format.js'
 import { type Command, str } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const
-
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined
   if (!(DELIVERY_STATUSES as readonly string[]).includes(text)) {
@@ -22,22 +26,14 @@ export function parseStatus(text: string | undefined): DeliveryStatus | undefine
   return text as DeliveryStatus
 }
 
-/** Deliveries newest first, down to `since` (deliveries carry createdAt; without it all are kept). */
+/** Every delivery the filter lets through, newest first. */
 export async function collectDeliveries(
   api: Client,
   id: string,
-  filter: { status?: DeliveryStatus | undefined; since?: Date | undefined; signal?: AbortSignal },
+  filter: DeliveriesOptions,
 ): Promise<Delivery[]> {
   const found: Delivery[] = []
-  for await (const delivery of api.webhooks.deliveries(id, {
-    ...(filter.status ? { status: filter.status } : {}),
-    ...(filter.signal ? { signal: filter.signal } : {}),
-  })) {
-    const created = delivery.createdAt ? Date.parse(delivery.createdAt) : Number.NaN
-    // Newest first: once one is older than --since, so are the rest.
-    if (filter.since && created < filter.since.getTime()) break
-    found.push(delivery)
-  }
+  for await (const delivery of api.webhooks.deliveries(id, filter)) found.push(delivery)
   return found
 }
 

@@ -1,20 +1,13 @@
-import type { ProgramSummary } from '@affiliate-webhooks/client'
+import {
+  APPROVAL_TYPES,
+  PAYOUT_TYPES,
+  PROGRAM_STATUSES,
+  type ProgramSummary,
+} from '@affiliate-webhooks/client'
 import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatProgram, formatPrograms } from '../manage/format-programs.js'
 import { type Command, str, type Values } from './command.js'
 import { EXIT, UsageError, writeJson } from './io.js'
-
-const PAYOUT_TYPES = ['cps', 'cpc']
-const APPROVAL_TYPES = ['auto', 'manual']
-export const PROGRAM_STATUSES = [
-  'not_applied',
-  'pending',
-  'approved',
-  'rejected',
-  'paused',
-  'suspended',
-  'expired',
-]
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
 export function oneOf(values: Values, flag: string, allowed: readonly string[]) {
