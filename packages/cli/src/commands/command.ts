@@ -13,10 +13,12 @@ export interface OptionSpec {
   value?: string
   /** What the flag does; a newline starts an indented continuation line. */
   help?: string
+  /** A number flag: checked (and made a number) before the command runs. */
+  number?: { min?: number; max?: number; integer?: boolean }
 }
 export type OptionsConfig = Record<string, OptionSpec>
 /** Parsed flags; a flag given with `multiple: true` is an array. */
-export type Values = Record<string, string | boolean | string[] | undefined>
+export type Values = Record<string, string | number | boolean | string[] | undefined>
 
 export interface Command {
   name: string
@@ -76,6 +78,12 @@ export const COMMON = {
     help: 'endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET',
   },
 } as const satisfies OptionsConfig
+
+/** A number flag's value (see {@link OptionSpec.number}), or undefined when absent. */
+export const num = (values: Values, name: string): number | undefined => {
+  const value = values[name]
+  return typeof value === 'number' ? value : undefined
+}
 
 export const str = (values: Values, name: string): string | undefined => {
   const value = values[name]

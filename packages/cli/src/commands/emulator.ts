@@ -4,8 +4,8 @@ import {
   type Emulator,
   MAX_ATTEMPTS,
 } from '@affiliate-webhooks/emulator'
-import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, parseNumber, UsageError } from './io.js'
+import { type Command, num, str, type Values } from './command.js'
+import { EXIT, type Io, UsageError } from './io.js'
 
 /** One terminal line per attempt: time, endpoint, event, attempt n/8, result, ms. Never a secret. */
 export function attemptLine(entry: AttemptLogEntry): string {
@@ -63,6 +63,7 @@ The banner's Console line is the web console's address (its token included).`,
   options: {
     port: {
       type: 'string',
+      number: { min: 0, max: 65535, integer: true },
       value: 'N',
       help: 'port to listen on (default 4010; 0 picks a free one)',
     },
@@ -75,6 +76,7 @@ The banner's Console line is the web console's address (its token included).`,
     },
     'time-scale': {
       type: 'string',
+      number: { min: 0 },
       value: 'N',
       help: 'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
     },
@@ -97,14 +99,10 @@ The banner's Console line is the web console's address (its token included).`,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
 2 wrong usage.`,
   async run(values, io: Io) {
-    const port = parseNumber('port', str(values, 'port'), 4010, {
-      min: 0,
-      max: 65535,
-      integer: true,
-    })
+    const port = num(values, 'port') ?? 4010
     const host = str(values, 'host') ?? '127.0.0.1'
     if (host === '') throw new UsageError('--host must not be empty')
-    const timeScale = parseNumber('time-scale', str(values, 'time-scale'), 1, { min: 0 })
+    const timeScale = num(values, 'time-scale') ?? 1
     if (timeScale === 0) throw new UsageError('--time-scale must be a number > 0, not "0"')
     const statePath = str(values, 'state')
     if (statePath === '') throw new UsageError('--state must be a file path')

@@ -65,13 +65,12 @@ export function requireUrl(flag: string | undefined, name = '--url'): string {
   return url.href
 }
 
+/** A number flag's text checked against its rule: `--name must be a whole number from 1 to 8`. */
 export function parseNumber(
   name: string,
-  value: string | undefined,
-  fallback: number,
+  value: string,
   rule: { min?: number; max?: number; integer?: boolean } = {},
 ): number {
-  if (value === undefined) return fallback
   const number = Number(value)
   const { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = false } = rule
   if (

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
-import { type Command, str } from './command.js'
-import { EXIT, parseNumber, requireUrl, UsageError } from './io.js'
+import { type Command, num, str } from './command.js'
+import { EXIT, requireUrl, UsageError } from './io.js'
 
 const time = (at: Date) => at.toISOString().slice(11, 19)
 
@@ -37,6 +37,7 @@ If the app does not answer, the sender gets 502 forward_failed (or 504 after
     'forward-to': { type: 'string', value: 'URL', help: "your app's webhook URL (required)" },
     port: {
       type: 'string',
+      number: { min: 0, max: 65535, integer: true },
       value: 'N',
       help: 'port to listen on (default 4242; 0 picks a free one)',
     },
@@ -44,6 +45,7 @@ If the app does not answer, the sender gets 502 forward_failed (or 504 after
     save: { type: 'string', value: 'DIR', help: 'write each delivery to a file in DIR' },
     'max-body': {
       type: 'string',
+      number: { min: 1, integer: true },
       value: 'BYTES',
       help: `larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})`,
     },
@@ -61,16 +63,9 @@ Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
       )
     }
     const target = requireUrl(forwardTo, '--forward-to')
-    const port = parseNumber('port', str(values, 'port'), 4242, {
-      min: 0,
-      max: 65535,
-      integer: true,
-    })
+    const port = num(values, 'port') ?? 4242
     const host = str(values, 'host') ?? '127.0.0.1'
-    const maxBodyBytes = parseNumber('max-body', str(values, 'max-body'), DEFAULT_MAX_BODY_BYTES, {
-      min: 1,
-      integer: true,
-    })
+    const maxBodyBytes = num(values, 'max-body') ?? DEFAULT_MAX_BODY_BYTES
     const saveDir = str(values, 'save')
     let relay: Awaited<ReturnType<typeof startRelay>>
     try {

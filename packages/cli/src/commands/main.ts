@@ -5,7 +5,7 @@ import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
 import { endpoints } from './endpoints.js'
-import { EXIT, type Io, UsageError } from './io.js'
+import { EXIT, type Io, parseNumber, UsageError } from './io.js'
 import { listen } from './listen.js'
 import { programs } from './programs.js'
 import { queue } from './queue.js'
@@ -115,6 +115,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       })
       values = parsed.values as Values
       positionals = parsed.positionals
+      for (const [name, spec] of Object.entries(command.options)) {
+        const given = values[name]
+        if (spec.number && typeof given === 'string') {
+          values[name] = parseNumber(name, given, spec.number)
+        }
+      }
     } catch (error) {
       throw parseError(error)
     }

@@ -13,12 +13,11 @@ import {
   resendHeaders,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, str, type Values, VERSION } from './command.js'
+import { COMMON, type Command, num, str, type Values, VERSION } from './command.js'
 import {
   checkSecretShape,
   EXIT,
   type Io,
-  parseNumber,
   readBody,
   requireSecret,
   requireUrl,
@@ -46,7 +45,7 @@ function parseCreatedAt(text: string | undefined): string | undefined {
 function buildBody(values: Values, io: Io): string {
   const type = str(values, 'type')
   const status = str(values, 'status')
-  const conversionId = str(values, 'conversion-id')
+  const conversionId = num(values, 'conversion-id')
   const createdAt = parseCreatedAt(str(values, 'created-at'))
   if (type !== undefined && !(TYPES as readonly string[]).includes(type)) {
     throw new UsageError(`--type must be one of ${TYPES.join(', ')}, not "${type}"`)
@@ -66,10 +65,7 @@ function buildBody(values: Values, io: Io): string {
     }
     return JSON.stringify(buildTestEvent(createdAt ? { createdAt } : {}))
   }
-  const id = parseNumber('conversion-id', conversionId, 100_000 + Math.floor(Math.random() * 9e8), {
-    min: 1,
-    integer: true,
-  })
+  const id = conversionId ?? 100_000 + Math.floor(Math.random() * 9e8)
   return JSON.stringify(
     buildConversionEvent({
       type: resolvedType as 'conversion.created' | 'conversion.updated',
@@ -121,16 +117,27 @@ connection error) is a failure, as the service counts it.`,
       value: 'STATUS',
       help: "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
     },
-    'conversion-id': { type: 'string', value: 'N', help: "the conversion's id (default random)" },
+    'conversion-id': {
+      type: 'string',
+      number: { min: 1, integer: true },
+      value: 'N',
+      help: "the conversion's id (default random)",
+    },
     body: {
       type: 'string',
       value: 'FILE',
       help: 'send this exact body instead ("-" reads stdin)',
     },
     ...COMMON,
-    attempt: { type: 'string', value: 'N', help: 'Service-Delivery-Attempt, 1 to 8 (default 1)' },
+    attempt: {
+      type: 'string',
+      number: { min: 1, max: MAX_ATTEMPTS, integer: true },
+      value: 'N',
+      help: 'Service-Delivery-Attempt, 1 to 8 (default 1)',
+    },
     timestamp: {
       type: 'string',
+      number: { min: 0, integer: true },
       value: 'UNIX',
       help: 'sign as of this Unix time (default now), to test clock checks',
     },
@@ -141,6 +148,7 @@ connection error) is a failure, as the service counts it.`,
     },
     timeout: {
       type: 'string',
+      number: { min: 1 },
       value: 'MS',
       help: `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
     },
@@ -167,21 +175,13 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
       throw new UsageError(`unexpected argument ${positionals.at(-1)}`)
     }
     const url = requireUrl(str(values, 'url') ?? positionals[0])
-    const timeoutMs = parseNumber('timeout', str(values, 'timeout'), ANSWER_TIMEOUT_MS, { min: 1 })
+    const timeoutMs = num(values, 'timeout') ?? ANSWER_TIMEOUT_MS
     const from = str(values, 'from')
     if (from !== undefined) return resend(from, url, timeoutMs, values, io)
     if (values.resign) throw new UsageError('--resign goes with --from')
     const secret = requireSecret(str(values, 'secret'), io)
-    const attempt = parseNumber('attempt', str(values, 'attempt'), 1, {
-      min: 1,
-      max: MAX_ATTEMPTS,
-      integer: true,
-    })
-    const timestampFlag = str(values, 'timestamp')
-    const timestamp =
-      timestampFlag === undefined
-        ? undefined
-        : parseNumber('timestamp', timestampFlag, 0, { min: 0, integer: true })
+    const attempt = num(values, 'attempt') ?? 1
+    const timestamp = num(values, 'timestamp')
     const bodyPath = str(values, 'body')
     if (
       bodyPath !== undefined &&

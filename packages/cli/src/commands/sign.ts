@@ -1,7 +1,7 @@
 import { parseSignatureHeader } from '@affiliate-webhooks/core'
 import { signPayload } from '@affiliate-webhooks/core/testing'
-import { COMMON, type Command, str } from './command.js'
-import { checkSecretShape, EXIT, parseNumber, readBody, requireSecret, writeJson } from './io.js'
+import { COMMON, type Command, num, str } from './command.js'
+import { checkSecretShape, EXIT, readBody, requireSecret, writeJson } from './io.js'
 
 export const sign: Command = {
   name: 'sign',
@@ -18,6 +18,7 @@ t=<unix time>,v1=<hex HMAC-SHA256 of "t.body", keyed with the whole secret>.`,
     ...COMMON,
     timestamp: {
       type: 'string',
+      number: { min: 0, integer: true },
       value: 'UNIX',
       help: 'sign as of this Unix time in seconds (default now)',
     },
@@ -32,12 +33,7 @@ Examples:
 Exit codes: 0 printed, 2 wrong usage.`,
   async run(values, io) {
     const secret = requireSecret(str(values, 'secret'), io)
-    const timestamp = parseNumber(
-      'timestamp',
-      str(values, 'timestamp'),
-      Math.floor(Date.now() / 1000),
-      { min: 0, integer: true },
-    )
+    const timestamp = num(values, 'timestamp') ?? Math.floor(Date.now() / 1000)
     const body = await readBody(str(values, 'body'), io)
     checkSecretShape(secret, io)
     if (body.at(-1) === 0x0a) {

@@ -7,16 +7,8 @@ import {
   type SimulationReport,
   simulationSummary,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, str } from './command.js'
-import {
-  checkSecretShape,
-  EXIT,
-  type Io,
-  parseNumber,
-  requireSecret,
-  requireUrl,
-  writeJson,
-} from './io.js'
+import { COMMON, type Command, num, str } from './command.js'
+import { checkSecretShape, EXIT, type Io, requireSecret, requireUrl, writeJson } from './io.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {
@@ -59,46 +51,55 @@ failed attempts in a row disable the endpoint. Some events arrive twice
     url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
     conversions: {
       type: 'string',
+      number: { min: 1, integer: true },
       value: 'N',
       help: `conversion lifecycles to run (default ${DEFAULTS.conversions})`,
     },
     duplicates: {
       type: 'string',
+      number: { min: 0, max: 1 },
       value: 'RATE',
       help: `share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})`,
     },
     reorder: {
       type: 'string',
+      number: { min: 0, max: 1 },
       value: 'RATE',
       help: `share of events held back until after the next event of\ntheir conversion, 0 to 1 (default ${DEFAULTS.reorder})`,
     },
     concurrency: {
       type: 'string',
+      number: { min: 1, max: 1000, integer: true },
       value: 'C',
       help: `attempts in flight at once (default ${DEFAULTS.concurrency})`,
     },
     'time-scale': {
       type: 'string',
+      number: { min: Number.MIN_VALUE },
       value: 'S',
       help: `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
     },
     timeout: {
       type: 'string',
+      number: { min: 1 },
       value: 'MS',
       help: `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
     },
     'reject-rate': {
       type: 'string',
+      number: { min: 0, max: 1 },
       value: 'RATE',
       help: `share of conversions rejected on the way (default ${DEFAULTS.rejectRate})`,
     },
     window: {
       type: 'string',
+      number: { min: 0 },
       value: 'MIN',
       help: 'conversions start spread over MIN minutes of service time\n(default half a minute per conversion, at least 10)',
     },
     seed: {
       type: 'string',
+      number: { min: 0, max: 2 ** 32 - 1, integer: true },
       value: 'N',
       help: "repeat a run exactly (the summary prints each run's seed)",
     },
@@ -117,45 +118,16 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
   async run(values, io) {
     const url = requireUrl(str(values, 'url'))
     const secret = requireSecret(str(values, 'secret'), io)
-    const rate = { min: 0, max: 1 }
-    const conversions = parseNumber(
-      'conversions',
-      str(values, 'conversions'),
-      DEFAULTS.conversions,
-      {
-        min: 1,
-        integer: true,
-      },
-    )
-    const duplicates = parseNumber(
-      'duplicates',
-      str(values, 'duplicates'),
-      DEFAULTS.duplicates,
-      rate,
-    )
-    const reorder = parseNumber('reorder', str(values, 'reorder'), DEFAULTS.reorder, rate)
-    const rejectRate = parseNumber(
-      'reject-rate',
-      str(values, 'reject-rate'),
-      DEFAULTS.rejectRate,
-      rate,
-    )
-    const concurrency = parseNumber(
-      'concurrency',
-      str(values, 'concurrency'),
-      DEFAULTS.concurrency,
-      {
-        min: 1,
-        max: 1000,
-        integer: true,
-      },
-    )
-    const timeScale = parseNumber('time-scale', str(values, 'time-scale'), DEFAULTS.timeScale, {
-      min: Number.MIN_VALUE,
-    })
-    const timeoutMs = parseNumber('timeout', str(values, 'timeout'), ANSWER_TIMEOUT_MS, { min: 1 })
-    const windowFlag = str(values, 'window')
-    const seedFlag = str(values, 'seed')
+    const _rate = { min: 0, max: 1 }
+    const conversions = num(values, 'conversions') ?? DEFAULTS.conversions
+    const duplicates = num(values, 'duplicates') ?? DEFAULTS.duplicates
+    const reorder = num(values, 'reorder') ?? DEFAULTS.reorder
+    const rejectRate = num(values, 'reject-rate') ?? DEFAULTS.rejectRate
+    const concurrency = num(values, 'concurrency') ?? DEFAULTS.concurrency
+    const timeScale = num(values, 'time-scale') ?? DEFAULTS.timeScale
+    const timeoutMs = num(values, 'timeout') ?? ANSWER_TIMEOUT_MS
+    const windowMinutes = num(values, 'window')
+    const seed = num(values, 'seed')
     checkSecretShape(secret, io)
 
     const controller = new AbortController()
@@ -174,14 +146,8 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
         timeScale,
         timeoutMs,
         signal: controller.signal,
-        ...(windowFlag === undefined
-          ? {}
-          : { windowMs: parseNumber('window', windowFlag, 0, { min: 0 }) * 60_000 }),
-        ...(seedFlag === undefined
-          ? {}
-          : {
-              seed: parseNumber('seed', seedFlag, 0, { min: 0, max: 2 ** 32 - 1, integer: true }),
-            }),
+        ...(windowMinutes === undefined ? {} : { windowMs: windowMinutes * 60_000 }),
+        ...(seed === undefined ? {} : { seed }),
         ...(progress
           ? {
               progressIntervalMs: progress.intervalMs,

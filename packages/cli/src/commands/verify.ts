@@ -5,8 +5,8 @@ import {
   CaptureFileError,
   readCapture,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, str } from './command.js'
-import { EXIT, parseNumber, readBody, requireSecret, UsageError, writeJson } from './io.js'
+import { COMMON, type Command, num, str } from './command.js'
+import { EXIT, readBody, requireSecret, UsageError, writeJson } from './io.js'
 
 export const verify: Command = {
   name: 'verify',
@@ -43,11 +43,13 @@ encoding), timestamp outside the tolerance (and by how much), malformed header.`
     },
     tolerance: {
       type: 'string',
+      number: { min: 0 },
       value: 'S',
       help: `seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})`,
     },
     now: {
       type: 'string',
+      number: { min: 0 },
       value: 'UNIX',
       help: 'check the timestamp as of this Unix time (default now)',
     },
@@ -89,17 +91,9 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
       )
     }
     const secret = requireSecret(str(values, 'secret'), io)
-    const tolerance = parseNumber(
-      'tolerance',
-      str(values, 'tolerance'),
-      DEFAULT_TOLERANCE_SECONDS,
-      {
-        min: 0,
-      },
-    )
-    const nowFlag = str(values, 'now')
-    const now =
-      nowFlag === undefined ? Date.now() : parseNumber('now', nowFlag, 0, { min: 0 }) * 1000
+    const tolerance = num(values, 'tolerance') ?? DEFAULT_TOLERANCE_SECONDS
+    const nowSeconds = num(values, 'now')
+    const now = nowSeconds === undefined ? Date.now() : nowSeconds * 1000
     const eventId = captured ? captured.eventId : str(values, 'event-id')
     const body = captured?.body ?? (await readBody(str(values, 'body'), io))
     const diagnosis = await diagnoseSignature({
