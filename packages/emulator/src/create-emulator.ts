@@ -94,6 +94,46 @@ export interface Emulator {
 }
 
 /**
+ * The keys the emulator accepts. Keys with only some scopes are for trying scope
+ * errors: a key with every scope is still needed to set things up, so one is
+ * generated (or taken from the state file) unless given.
+ */
+function startingKeys(options: EmulatorOptions, saved: StateFile | undefined) {
+  const keys: ApiKey[] = (options.apiKeys ?? []).map((key) =>
+    typeof key === 'string' ? parseApiKey(key) : key,
+  )
+  const generatedKey = !keys.some((key) => SCOPES.every((scope) => key.scopes.includes(scope)))
+  if (generatedKey) keys.unshift({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
+  return { keys, generatedKey }
+}
+
+/** The rate limit and monthly quota given, if any (else the service's). */
+const limits = (options: EmulatorOptions) => ({
+  ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
+  ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
+})
+
+/** The engine's options the emulator passes through, when given. */
+const deliveryOptions = (options: EmulatorOptions) => ({
+  ...(options.attemptTimeoutMs === undefined ? {} : { timeoutMs: options.attemptTimeoutMs }),
+  ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+  ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
+  ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+})
+
+/** Starts listening; resolves to the address bound, rejects when the port is taken. */
+async function listenOn(server: Server, port: number, host: string): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  return server.address() as AddressInfo
+}
+
+/**
  * The service's webhook side on this machine: the `/v1` webhook API with keys,
  * scopes, rate limit and quota; the delivery engine (signing, retry schedule,
  * disable after 20 failures, replay); control routes to emit conversions,
@@ -102,13 +142,7 @@ export interface Emulator {
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const { statePath } = options
   const saved: StateFile | undefined = statePath ? readStateFile(statePath) : undefined
-  const keys: ApiKey[] = (options.apiKeys ?? []).map((key) =>
-    typeof key === 'string' ? parseApiKey(key) : key,
-  )
-  // Keys with only some scopes are for trying scope errors: a key with every scope
-  // is still needed to set things up, so one is generated unless given.
-  const generatedKey = !keys.some((key) => SCOPES.every((scope) => key.scopes.includes(scope)))
-  if (generatedKey) keys.unshift({ key: saved?.generatedKey ?? newId.apiKey(), scopes: SCOPES })
+  const { keys, generatedKey } = startingKeys(options, saved)
   const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
   const clock =
     options.clock ??
@@ -132,10 +166,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   }
   engine = createEngine({
     clock,
-    ...(options.attemptTimeoutMs === undefined ? {} : { timeoutMs: options.attemptTimeoutMs }),
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
-    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    ...deliveryOptions(options),
     onChange: persist,
     // Only writing the state file can throw here; the emulator carries on.
     onError: (error) => process.emitWarning(`emulator: ${String(error)}`),
@@ -147,8 +178,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const limiter = createRateLimiter({
     now: clock.now,
     timeScale: clock.timeScale,
-    ...(options.rateLimit === undefined ? {} : { limit: options.rateLimit }),
-    ...(options.monthlyQuota === undefined ? {} : { quota: options.monthlyQuota }),
+    ...limits(options),
   })
   const routes = emulatorRoutes(theEngine, account, allowLoopback)
   const webConsole: ConsoleServer = createConsole({
@@ -187,14 +217,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     allowLoopback,
     account,
     async listen(port = 4010, host = '127.0.0.1') {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject)
-        server.listen(port, host, () => {
-          server.off('error', reject)
-          resolve()
-        })
-      })
-      const address = server.address() as AddressInfo
+      const address = await listenOn(server, port, host)
       webConsole.listening(address)
       const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
       url = `http://${shown}:${address.port}`
