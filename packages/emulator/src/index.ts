@@ -93,7 +93,7 @@ export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
-export { MAX_ENDPOINTS } from './routes.js'
+export { type EndpointStatusChange, MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,
   runSimulation,
@@ -130,4 +130,5 @@ export {
   type SimulationEngineOptions,
   type SimulatorStats,
 } from './simulation.js'
+export { CONVERSION_STATUSES } from './validation.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

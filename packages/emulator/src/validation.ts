@@ -185,8 +185,13 @@ export interface ConversionInput {
   occurredAt: string | null
 }
 
-/** Checks the body of `POST /emulator/conversions`; absent optional fields become null. */
-export function parseConversionInput(raw: unknown): ConversionInput {
+/**
+ * Checks the body of `POST /emulator/conversions`. An optional field the body
+ * does not name keeps its `earlier` value (an update with only id and status
+ * never wipes the amounts); without an earlier value it is null. An explicit
+ * null clears it.
+ */
+export function parseConversionInput(raw: unknown, earlier?: ConversionInput): ConversionInput {
   const body = bodyObject(raw)
   const fields = new Fields()
   if (body.id === undefined || body.id === null) fields.required('id')
@@ -197,7 +202,8 @@ export function parseConversionInput(raw: unknown): ConversionInput {
   }
   const optional = (name: string, check: (value: unknown) => boolean, rule: string) => {
     const value = body[name]
-    if (value === undefined || value === null) return null
+    if (value === undefined) return earlier?.[name as keyof ConversionInput] ?? null
+    if (value === null) return null
     if (!check(value)) fields.invalid(name, rule)
     return value
   }

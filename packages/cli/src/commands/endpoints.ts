@@ -5,7 +5,7 @@ import { Redis } from 'ioredis'
 import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatEndpoint, formatEndpoints } from '../manage/format.js'
 import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, SECRET_ENV, UsageError, writeJson } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
 
@@ -84,7 +84,7 @@ export async function keepSecret(
       )
     }
   }
-  if (values['show-secret']) notes.push(`secret ${secret}`)
+  if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
   return notes.join('\n')
 }
 

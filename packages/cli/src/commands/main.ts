@@ -17,6 +17,7 @@ import { sign } from './sign.js'
 import { simulate } from './simulate.js'
 import { sql } from './sql.js'
 import { test } from './test-event.js'
+import { trigger } from './trigger.js'
 import { verify } from './verify.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   apply,
   applications,
   sql,
+  trigger,
 ]
 
 export const HELP = `Usage: ${BIN} <command> [options]
