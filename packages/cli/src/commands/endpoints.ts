@@ -1,6 +1,10 @@
 import { writeFile } from 'node:fs/promises'
 import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
-import { recommendedRedisOptions, redisSecretSource } from '@affiliate-webhooks/redis'
+import {
+  type RedisSecretSource,
+  recommendedRedisOptions,
+  redisSecretSource,
+} from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
 import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatEndpoint, formatEndpoints } from '../manage/format.js'
@@ -49,17 +53,22 @@ export async function connectSecretRedis(values: Values): Promise<Redis | undefi
   return client
 }
 
+/** What the Redis key holds now, read back: each secret's last four characters and until when it verifies. */
+export async function heldNote(source: RedisSecretSource): Promise<string> {
+  const held = await source.entries()
+  const list = held.map(
+    ({ secret, expiresAt }) =>
+      `...${secret.slice(-4)} (${expiresAt === null ? 'current' : `verifies until ${new Date(expiresAt).toISOString()}`})`,
+  )
+  const only = held.length === 1 ? '; a delivery signed with any other secret will not verify' : ''
+  return `Redis key ${source.key} holds ${held.length} secret${held.length === 1 ? '' : 's'}: ${list.join(', ')}${only}`
+}
+
 /**
  * Puts a secret the service has just shown (once) where it must go: first in
  * Redis for redisSecretSource, and/or on stdout with --show-secret. If Redis
  * fails now, the secret goes to a file only its owner can read rather than be lost.
  */
-/** What Redis holds besides the new secret after a rotation, said as it is. */
-const olderSecretsNote = (older: number) =>
-  older === 0
-    ? 'Redis held no older secret: only the new one is there, so a delivery signed with the old one will not verify'
-    : `${older} older secret${older === 1 ? '' : 's'} still valid in Redis, each for at most the grace period`
-
 export async function keepSecret(
   endpointId: string,
   secret: string,
@@ -74,8 +83,7 @@ export async function keepSecret(
       if (graceMs === undefined) await source.set([secret])
       else await source.rotate(secret, { graceMs })
       notes.push(`secret stored first in Redis key ${source.key}`)
-      if (graceMs !== undefined)
-        notes.push(olderSecretsNote((await source.getSecrets()).length - 1))
+      if (graceMs !== undefined) notes.push(await heldNote(source))
     } catch (error) {
       const file = `whsec-${endpointId}-${Date.now()}.txt`
       await writeFile(file, `${secret}\n`, { mode: 0o600 })

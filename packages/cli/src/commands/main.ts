@@ -12,6 +12,7 @@ import { queue } from './queue.js'
 import { recover } from './recover.js'
 import { replay } from './replay.js'
 import { rotate } from './rotate.js'
+import { secrets } from './secrets.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
@@ -40,6 +41,7 @@ export const COMMANDS: readonly Command[] = [
   applications,
   sql,
   trigger,
+  secrets,
 ]
 
 export const HELP = `Usage: ${BIN} <command> [options]
