@@ -7,6 +7,7 @@ import {
 } from '@affiliate-webhooks/emulator'
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
 import { type Command, str, type Values } from './command.js'
+import { writeHint } from './hints.js'
 import { EXIT, type Io, parseNumber, UsageError } from './io.js'
 
 const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
@@ -152,6 +153,7 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
       io.stderr.write(
         `affiliate-webhooks emulator: cannot listen on ${host}:${port}: ${code ?? message}\n`,
       )
+      writeHint(io, 'service', code ?? message)
       await running.close()
       return EXIT.failed
     }

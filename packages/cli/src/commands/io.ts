@@ -38,7 +38,11 @@ export function requireSecret(flag: string | undefined, io: Io): string {
 
 /** A note on stderr when a secret does not look like an endpoint secret. */
 export function checkSecretShape(secret: string, io: Io): void {
-  if (!secret.startsWith('whsec_')) {
+  if (secret.startsWith('la_')) {
+    io.stderr.write(
+      'hint: that is an API key (la_...), not the endpoint secret (whsec_...): endpoints create --show-secret prints the secret.\n',
+    )
+  } else if (!secret.startsWith('whsec_')) {
     io.stderr.write(
       'note: endpoint secrets start with whsec_; the whole string, prefix included, is the HMAC key.\n',
     )

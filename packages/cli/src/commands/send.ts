@@ -13,6 +13,7 @@ import {
 } from '@affiliate-webhooks/emulator'
 import { formatDuration } from '../report.js'
 import { COMMON, type Command, str, type Values, VERSION } from './command.js'
+import { writeHint, writeRouteHint } from './hints.js'
 import {
   checkSecretShape,
   EXIT,
@@ -240,6 +241,10 @@ async function deliver(
     )
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }
+  if (result.responseStatus === 404 || result.responseStatus === 405) {
+    await writeRouteHint(io, url, result.responseStatus)
+  } else if (!result.ok)
+    writeHint(io, 'app', `${result.errorMessage ?? ''} ${result.responseBody ?? ''}`)
   return result.ok ? EXIT.ok : EXIT.failed
 }
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import type { OptionsConfig, Values } from '../commands/command.js'
+import { writeHint } from '../commands/hints.js'
 import { type Io, UsageError } from '../commands/io.js'
 
 export const API_KEY_ENV = 'AFFILIATE_API_KEY'
@@ -52,6 +53,11 @@ export async function clientFrom(values: Values, io: Io): Promise<Client> {
   }
   const baseUrl = typeof values['api-url'] === 'string' ? values['api-url'] : io.env[API_URL_ENV]
   if (!apiKey) throw new UsageError(`no API key: set ${API_KEY_ENV} or pass --api-key-file FILE`)
+  if (apiKey.startsWith('whsec_')) {
+    throw new UsageError(
+      `the API key is an endpoint secret (whsec_...): ${API_KEY_ENV} takes the account's API key (la_...; the emulator's banner prints one)`,
+    )
+  }
   if (!baseUrl) throw new UsageError(`no service address: set ${API_URL_ENV} or pass --api-url URL`)
   try {
     return createClient({ apiKey, baseUrl })
@@ -76,6 +82,7 @@ export async function managed(
     if (error instanceof UsageError) throw error
     if (isServiceError(error)) {
       io.stderr.write(`affiliate-webhooks ${name}: ${error.message}\n`)
+      writeHint(io, 'service', error.message)
       if (values.debug && error.stack) io.stderr.write(`${error.stack}\n`)
       return error.status >= 400 && error.status < 500 && error.code !== 'invalid_response'
         ? EXIT_MANAGE.refused
@@ -83,6 +90,7 @@ export async function managed(
     }
     const message = error instanceof Error ? error.message : String(error)
     io.stderr.write(`affiliate-webhooks ${name}: ${message}\n`)
+    writeHint(io, 'service', message)
     if (values.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`)
     return EXIT_MANAGE.unavailable
   }
