@@ -133,6 +133,8 @@ what failed meanwhile, use recover).`,
       help: 'store the new secret in this Redis (redisSecretSource)',
     },
     'show-secret': { type: 'boolean', help: 'print the new secret' },
+    // Not listed: `list --ids` prints one id a line, for the shell completion scripts.
+    ids: { type: 'boolean' },
     ...MANAGE_OPTIONS,
   },
   footer: MANAGE_FOOTER,
@@ -180,7 +182,8 @@ async function run(
   switch (sub) {
     case 'list': {
       const list = await api.webhooks.list()
-      show(list, formatEndpoints(list))
+      if (values.ids) io.stdout.write(list.map((endpoint) => `${endpoint.id}\n`).join(''))
+      else show(list, formatEndpoints(list))
       return EXIT.ok
     }
     case 'get': {

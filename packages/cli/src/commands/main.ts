@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { applications, apply } from './applications.js'
 import { BIN, type Command, helpText, parseOptions, type Values, VERSION } from './command.js'
+import { completion } from './completion.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
@@ -42,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   sql,
   trigger,
   secrets,
+  completion,
 ]
 
 export const HELP = `Usage: ${BIN} <command> [options]
