@@ -135,6 +135,21 @@ describe('completion', () => {
     ).toContain(id)
   }, 30_000)
 
+  it('zsh registers it with its completion system and gets the same words', async () => {
+    const file = await script('zsh')
+    const registered = await exec('zsh', [
+      '-c',
+      `source '${file}'; print -r -- \${_comps[affiliate-webhooks]}`,
+    ])
+    expect(registered.stdout.trim()).toBe('_bash_complete -o default -F _affiliate_webhooks')
+    // bashcompinit calls the function under `emulate sh`, then zsh matches the prefix.
+    const offered = await exec('zsh', [
+      '-c',
+      `source '${file}'; emulate sh; COMP_WORDS=(affiliate-webhooks trigger --sa); COMP_CWORD=2; _affiliate_webhooks; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    ])
+    expect(offered.stdout.split('\n')).toContain('--sale-amount')
+  })
+
   it('an unknown shell: one line, exit 2', async () => {
     const result = await run(process.execPath, [CLI, 'completion', 'powershell'])
     expect(result.code).toBe(2)

@@ -108,11 +108,11 @@ describe('secrets put', () => {
       'an API key where the secret belongs',
       ['wh_1', '--redis', REDIS_URL],
       { AFFILIATE_WEBHOOK_SECRET: `la_${'k'.repeat(32)}` },
-      /that is an API key \(la_\.\.\.\), not an endpoint secret/,
+      /hint: that is an API key \(la_\.\.\.\), not the endpoint secret \(whsec_\.\.\.\)[^\n]*\n.*not an endpoint secret/,
     ],
     ['no --redis', ['wh_1'], { AFFILIATE_WEBHOOK_SECRET: 'whsec_x' }, /--redis URL is required/],
     ['no endpoint id', [], {}, /missing endpoint id/],
-  ])('%s: one line, exit 2', async (_, args, env, message) => {
+  ])('%s: exit 2 and the reason', async (_, args, env, message) => {
     const result = await put(args, env)
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(message)

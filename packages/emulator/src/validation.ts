@@ -208,16 +208,21 @@ export function parseConversionInput(raw: unknown, earlier?: ConversionInput): C
     return value
   }
   const integer = (value: unknown) => Number.isSafeInteger(value)
-  const string = (value: unknown) => typeof value === 'string'
+  const decimal = (value: unknown) => typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)
+  const code = (value: unknown) => typeof value === 'string' && /^[A-Z]{3}$/.test(value)
   const time = (value: unknown) => typeof value === 'string' && !Number.isNaN(Date.parse(value))
   const conversion = {
     id: body.id as number,
     programId: optional('programId', integer, 'must be an integer or null') as number | null,
     channelId: optional('channelId', integer, 'must be an integer or null') as number | null,
     status: body.status as string,
-    saleAmount: optional('saleAmount', string, 'must be a decimal string or null') as string | null,
-    commission: optional('commission', string, 'must be a decimal string or null') as string | null,
-    currency: optional('currency', string, 'must be an ISO 4217 code or null') as string | null,
+    saleAmount: optional('saleAmount', decimal, 'must be a decimal string (12.50) or null') as
+      | string
+      | null,
+    commission: optional('commission', decimal, 'must be a decimal string (12.50) or null') as
+      | string
+      | null,
+    currency: optional('currency', code, 'must be an ISO 4217 code (EUR) or null') as string | null,
     occurredAt: optional('occurredAt', time, 'must be an ISO 8601 time or null') as string | null,
   }
   fields.done()

@@ -73,33 +73,12 @@ complete -o default -F ${fn} ${BIN}
 `
 }
 
-function zsh(list: readonly Shape[]): string {
-  const cases = list.map(
-    (s) =>
-      `      ${s.name}) flags=(${flagList(s)}); subs=(${s.subs.join(' ')}); ids="${s.ids ? 1 : ''}" ;;`,
-  )
-  return `#compdef ${BIN}
-# ${BIN} completion for zsh: source <(${BIN} completion zsh), after compinit
-${fn}() {
-  local -a opts flags subs
-  local ids=""
-  if (( CURRENT == 2 )); then
-    opts=(${names(list)} --help --version)
-  else
-    case "\${words[2]}" in
-${cases.join('\n')}
-    esac
-    if [[ "$PREFIX" == -* ]]; then opts=($flags)
-    elif (( CURRENT == 3 && \${#subs} > 0 )); then opts=($subs)
-    elif [[ -n "$ids" && -n "\${AFFILIATE_API_URL:-}" ]]; then opts=(\${(f)"$(${IDS})"})
-    else _files; return
-    fi
-  fi
-  compadd -a opts
-}
-compdef ${fn} ${BIN}
-`
-}
+/** zsh runs the bash function through its bashcompinit layer: one script to keep right. */
+const zsh = (list: readonly Shape[]) =>
+  `# ${BIN} completion for zsh: source <(${BIN} completion zsh)
+(( $+functions[compdef] )) || { autoload -U compinit && compinit }
+autoload -U +X bashcompinit && bashcompinit
+${bash(list).split('\n').slice(1).join('\n')}`
 
 /** A fish single-quoted string. */
 const quote = (text: string) => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`

@@ -49,6 +49,18 @@ export function checkSecretShape(secret: string, io: Io): void {
   }
 }
 
+/** The trimmed contents of a file named by `--flag`; a file it cannot read is a usage error. */
+export async function readFlagFile(flag: string, path: string): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trim()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new UsageError(
+      `cannot read --${flag} ${path}: ${code === 'ENOENT' ? 'no such file' : code}`,
+    )
+  }
+}
+
 export function requireUrl(flag: string | undefined, name = '--url'): string {
   if (flag === undefined || flag === '') {
     throw new UsageError(

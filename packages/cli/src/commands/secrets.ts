@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises'
 import { redisSecretSource } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { managed, positional } from '../manage/api.js'
 import { type Command, str } from './command.js'
 import { connectSecretRedis, heldNote } from './endpoints.js'
-import { EXIT, SECRET_ENV, UsageError, writeJson } from './io.js'
+import { checkSecretShape, EXIT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
 
 export const secrets: Command = {
   name: 'secrets',
@@ -50,23 +49,11 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
     }
     if (str(values, 'redis') === undefined) throw new UsageError('--redis URL is required')
     const file = str(values, 'secret-file')
-    let secret = io.env[SECRET_ENV]
-    if (file !== undefined) {
-      secret = await readFile(file, 'utf8').then(
-        (text) => text.trim(),
-        (error: NodeJS.ErrnoException) => {
-          throw new UsageError(`cannot read --secret-file ${file}: ${error.code ?? error.message}`)
-        },
-      )
-    }
+    const secret = file === undefined ? io.env[SECRET_ENV] : await readFlagFile('secret-file', file)
     if (!secret) throw new UsageError(`no secret: set ${SECRET_ENV} or pass --secret-file FILE`)
-    if (!/^whsec_\S+$/.test(secret)) {
-      throw new UsageError(
-        secret.startsWith('la_')
-          ? 'that is an API key (la_...), not an endpoint secret (whsec_...)'
-          : 'an endpoint secret starts with whsec_ and has no spaces',
-      )
-    }
+    checkSecretShape(secret, io)
+    if (!/^whsec_\S+$/.test(secret))
+      throw new UsageError('not an endpoint secret (whsec_..., no spaces)')
     return managed('secrets', values, io, async () => {
       const redis = (await connectSecretRedis(values)) as Redis
       try {

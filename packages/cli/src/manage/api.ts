@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import type { OptionsConfig, Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
-import { type Io, UsageError } from '../commands/io.js'
+import { type Io, readFlagFile, UsageError } from '../commands/io.js'
 
 export const API_KEY_ENV = 'AFFILIATE_API_KEY'
 export const API_URL_ENV = 'AFFILIATE_API_URL'
@@ -40,17 +39,7 @@ export async function clientFrom(values: Values, io: Io): Promise<Client> {
     )
   }
   const file = typeof values['api-key-file'] === 'string' ? values['api-key-file'] : undefined
-  let apiKey = io.env[API_KEY_ENV]
-  if (file !== undefined) {
-    try {
-      apiKey = (await readFile(file, 'utf8')).trim()
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      throw new UsageError(
-        `cannot read --api-key-file ${file}: ${code === 'ENOENT' ? 'no such file' : code}`,
-      )
-    }
-  }
+  const apiKey = file === undefined ? io.env[API_KEY_ENV] : await readFlagFile('api-key-file', file)
   const baseUrl = typeof values['api-url'] === 'string' ? values['api-url'] : io.env[API_URL_ENV]
   if (!apiKey) throw new UsageError(`no API key: set ${API_KEY_ENV} or pass --api-key-file FILE`)
   if (apiKey.startsWith('whsec_')) {
