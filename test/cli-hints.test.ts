@@ -68,6 +68,30 @@ describe('hints', () => {
     )
   })
 
+  it('trigger against something that is not the emulator: the service answers 404 route_not_found', async () => {
+    const notEmulator = await serve(
+      createServer((req, res) => {
+        req.resume()
+        res.writeHead(404, { 'content-type': 'application/json' })
+        res.end(
+          JSON.stringify({
+            success: false,
+            message: 'No route.',
+            error: { code: 'route_not_found' },
+          }),
+        )
+      }),
+    )
+    const result = await cli(['trigger', 'conversion.created'], {
+      AFFILIATE_API_URL: notEmulator,
+      AFFILIATE_API_KEY: KEY,
+    })
+    expect(result.code).toBe(3)
+    expect(result.stderr).toMatch(
+      /^hint: that address is not the emulator: trigger and the \/emulator routes exist only there/m,
+    )
+  })
+
   it('a taken port: emulator and listen say to use --port', async () => {
     const taken = createServer()
     const url = await serve(taken)

@@ -14,6 +14,10 @@ const HINTS: readonly [RegExp, string | Record<Target, string>][] = [
     },
   ],
   [
+    /\/emulator\/\S+: 404 route_not_found/,
+    'that address is not the emulator: trigger and the /emulator routes exist only there ("affiliate-webhooks emulator")',
+  ],
+  [
     /EADDRINUSE/,
     'another process already listens on that port: stop it, or pick another with --port (0 picks a free one)',
   ],

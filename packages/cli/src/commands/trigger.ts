@@ -10,7 +10,7 @@ import {
   positional,
 } from '../manage/api.js'
 import { followLine } from '../manage/format.js'
-import { type Command, str, type Values } from './command.js'
+import { BIN, type Command, str, type Values } from './command.js'
 import { EXIT, parseNumber, UsageError, writeJson } from './io.js'
 import { interruptSignal } from './replay.js'
 
@@ -95,8 +95,8 @@ id; with --wait, each delivery's first attempt as it is made.`,
     ...MANAGE_OPTIONS,
   },
   footer: `Examples:
-  ${'affiliate-webhooks'} trigger conversion.created --commission 4.20 --currency EUR --wait
-  ${'affiliate-webhooks'} trigger conversion.updated --conversion-id 123 --status approved
+  ${BIN} trigger conversion.created --commission 4.20 --currency EUR --wait
+  ${BIN} trigger conversion.updated --conversion-id 123 --status approved
 
 ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or a delivery attempt failed')}`,
   async run(values, io, positionals) {
