@@ -247,6 +247,20 @@ describe('deliveries --follow', () => {
     expect(follow.stdout() + followJson.stdout()).not.toContain(secret)
   }, 90_000)
 
+  it('--follow with a filter: one line, exit 2', async () => {
+    const result = await run(
+      process.execPath,
+      [BIN, 'deliveries', 'wh_1', '--follow', '--status', 'failed'],
+      {
+        env: { AFFILIATE_API_URL: 'http://127.0.0.1:9', AFFILIATE_API_KEY: `la_${'k'.repeat(32)}` },
+      },
+    )
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(
+      /--follow shows every new attempt: it takes no --status or --since/,
+    )
+  })
+
   it('an endpoint that does not exist: one line, exit 3', async () => {
     const { cli } = await startLoop()
     const result = await cli('deliveries', 'wh_nope', '--follow')

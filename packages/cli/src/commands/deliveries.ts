@@ -79,6 +79,9 @@ or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
     const status = parseStatus(str(values, 'status'))
     const sinceText = str(values, 'since')
     const since = sinceText === undefined ? undefined : parseSince(sinceText)
+    if (values.follow && (status || since)) {
+      throw new UsageError('--follow shows every new attempt: it takes no --status or --since')
+    }
     const api = await clientFrom(values, io)
     if (values.follow)
       return managed('deliveries', values, io, () => tail(api, id, io, values.json === true))
