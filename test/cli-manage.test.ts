@@ -186,8 +186,10 @@ describe('bad input: one line, a non-zero exit, no stack trace', () => {
       AFFILIATE_API_KEY: KEY,
     })
     expect(silent.code).toBe(4)
-    expect(silent.stderr.trim().split('\n')).toHaveLength(1)
+    // One line for the error, one for its usual cause.
+    expect(silent.stderr.trim().split('\n')).toHaveLength(2)
     expect(silent.stderr).toMatch(/ECONNREFUSED/)
+    expect(silent.stderr).toMatch(/^hint: nothing listens there: start the emulator/m)
     const debug = await cli(['endpoints', 'list', '--debug'], {
       AFFILIATE_API_URL: url,
       AFFILIATE_API_KEY: KEY,

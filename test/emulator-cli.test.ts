@@ -190,13 +190,13 @@ describe('affiliate-webhooks emulator', () => {
     expect(result.stdout).toBe('')
   })
 
-  it('exits 1 with one line when the port is taken or the state file is not one', async () => {
+  it('exits 1 with one line (and a hint for the usual cause) when the port is taken or the state file is not one', async () => {
     const started = await startCli(['--api-key', KEY])
     const port = new URL(started.url).port
     const taken = await runCli(['--port', port])
     expect(taken.code).toBe(1)
     expect(taken.stderr).toMatch(
-      /^affiliate-webhooks emulator: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE\n$/,
+      /^affiliate-webhooks emulator: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE\nhint: another process already listens on that port: stop it, or pick another with --port \(0 picks a free one\)\n$/,
     )
     await stop(started)
     const broken = join(work, 'broken.json')

@@ -86,4 +86,67 @@ describe('redisSecretSource', () => {
     expect(await deliver(A, 1)).toBe(200)
     expect(handled).toHaveLength(5)
   })
+
+  it('a source made from a url waits for its connection: rotate and the first delivery right after creation work', async () => {
+    const endpointId = `we_${randomUUID()}`
+    const fresh = redisSecretSource({ url: REDIS_URL, prefix, endpointId, logger: false })
+    try {
+      // Before: ioredis refused this with "Stream isn't writeable and enableOfflineQueue options is false".
+      await fresh.rotate(A)
+      expect(await client.get(fresh.key)).toContain(A)
+    } finally {
+      fresh.client.disconnect()
+    }
+    const source = redisSecretSource({ url: REDIS_URL, prefix, endpointId, logger: false })
+    const receiver = createReceiver({ secret: source, logger: false, onConversion: () => {} })
+    try {
+      const signed = await signedDelivery({ secret: A, event: buildConversionEvent() })
+      const answer = await receiver.receive({
+        headers: signed.headers,
+        rawBody: new TextEncoder().encode(signed.body),
+      })
+      expect(answer.status).toBe(200)
+    } finally {
+      source.client.disconnect()
+    }
+  })
+
+  it('a url no Redis answers fails within the bound, with a clear message', async () => {
+    const source = redisSecretSource({
+      url: 'redis://127.0.0.1:1',
+      endpointId: 'we_x',
+      logger: false,
+      connectTimeoutMs: 300,
+    })
+    try {
+      const started = Date.now()
+      await expect(source.getSecrets()).rejects.toThrow(/no connection to Redis within 300 ms/)
+      expect(Date.now() - started).toBeLessThan(2_000)
+    } finally {
+      source.client.disconnect()
+    }
+  })
+
+  it('secret_unavailable names the Redis key it read and the command that fills it', async () => {
+    const endpointId = `we_${randomUUID()}`
+    const source = redisSecretSource({ client, prefix, endpointId })
+    const lines: string[] = []
+    const logger = {
+      warn: (line: string) => lines.push(line),
+      error: (line: string) => lines.push(line),
+    }
+    const receiver = createReceiver({ secret: source, logger, onConversion: () => {} })
+    const signed = await signedDelivery({ secret: A, event: buildConversionEvent() })
+    const answer = await receiver.receive({
+      headers: signed.headers,
+      rawBody: new TextEncoder().encode(signed.body),
+    })
+    expect(answer.status).toBe(503)
+    expect(answer.error?.code).toBe('secret_unavailable')
+    expect(lines.join('\n')).toContain(
+      `Redis key ${source.key} holds none; store the endpoint's secret there with: affiliate-webhooks secrets put ${endpointId} --redis <url>`,
+    )
+    // The answer the service keeps says what failed, not where the secrets live.
+    expect(answer.body).not.toContain(source.key)
+  })
 })

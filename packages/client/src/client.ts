@@ -1,4 +1,5 @@
 import { ApplicationsResource } from './applications.js'
+import { EmulatorControls } from './emulator-controls.js'
 import { ProgramsResource } from './programs.js'
 import { type RetryOptions, Transport } from './transport.js'
 import type { KeyInfo, RateLimitState } from './types.js'
@@ -25,6 +26,8 @@ export interface Client {
   programs: ProgramsResource
   /** `create({ programId, channelId, note })`, `list(filters)`. */
   applications: ApplicationsResource
+  /** The local emulator's control routes (`emitConversion`); the real service has none. */
+  emulator: EmulatorControls
   /** `GET /v1/me`: the calling key's details, including `callerIp`. */
   me(options?: CallOptions): Promise<KeyInfo>
   /** `GET /v1/health`: resolves when the API is up. Needs no key and costs no quota. */
@@ -64,6 +67,7 @@ export function createClient(options: ClientOptions): Client {
     webhooks: new WebhooksResource(transport),
     programs: new ProgramsResource(transport),
     applications: new ApplicationsResource(transport),
+    emulator: new EmulatorControls(transport),
     async me(call = {}) {
       return (
         await transport.call<KeyInfo>(

@@ -4,6 +4,11 @@ export {
   DuplicateApplicationError,
   isDuplicateApplicationError,
 } from './duplicate-application-error.js'
+export {
+  type ConversionInput,
+  type EmitResult,
+  EmulatorControls,
+} from './emulator-controls.js'
 export { checkEndpointHealth, type HealthFinding } from './endpoint-health.js'
 export {
   type FieldError,
@@ -12,6 +17,12 @@ export {
   type ServiceErrorCode,
   type ServiceErrorDetails,
 } from './errors.js'
+export {
+  type FollowEvent,
+  type FollowOptions,
+  followDeliveries,
+  waitForAttempt,
+} from './follow.js'
 export type { ProgramFilters, ProgramsResource } from './programs.js'
 export {
   type RecoveryReport,

@@ -11,6 +11,11 @@ export interface SecretSource {
   getSecrets(): readonly string[] | Promise<readonly string[]>
   /** Least time between two asks after a mismatch, ms. Default 5000. */
   refreshIntervalMs?: number | undefined
+  /**
+   * Said in the receiver's `secret_unavailable` log line when the source gives
+   * no secrets: where it looked and how to fill it.
+   */
+  emptyHint?: string | undefined
 }
 
 /** True for a {@link SecretSource} (anything with `getSecrets`). */
@@ -87,7 +92,10 @@ export class SecretKeeper {
       let secrets: readonly string[]
       try {
         const got = await this.#source.getSecrets()
-        if (!Array.isArray(got) || got.length === 0) throw new TypeError('it returned no secrets')
+        if (!Array.isArray(got) || got.length === 0) {
+          const hint = this.#source.emptyHint
+          throw new TypeError(`it returned no secrets${hint ? `: ${hint}` : ''}`)
+        }
         secrets = this.#check(got)
       } catch (error) {
         throw new WebhookError(

@@ -5,6 +5,7 @@ import { readCatalogueFile } from './catalogue-file.js'
 import { type Clock, createClock } from './clock.js'
 import { type ConsoleServer, createConsole } from './console/console-server.js'
 import { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
+import type { AttemptDetail } from './delivery-attempt.js'
 import { type AttemptLogEntry, createEngine, type Engine } from './engine.js'
 import { newId } from './ids.js'
 import { createKeyRoutes } from './key-routes.js'
@@ -12,14 +13,20 @@ import { type ApiKey, parseApiKey, SCOPES } from './keys.js'
 import { createProgramControlRoutes, createProgramRoutes } from './program-routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { createRequestHandler } from './request-handler.js'
-import { createRoutes, type Route } from './routes.js'
+import { createRoutes, type EndpointStatusChange, type Route } from './routes.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
 
 /** Every route: the webhook API and its controls, programs and applications, keys and the account. */
-function emulatorRoutes(engine: Engine, account: AccountState, allowLoopback: boolean): Route[] {
+function emulatorRoutes(
+  engine: Engine,
+  account: AccountState,
+  allowLoopback: boolean,
+  onEndpointStatus: EmulatorOptions['onEndpointStatus'],
+): Route[] {
   return [
     ...createRoutes(engine, {
       allowLoopback,
+      ...(onEndpointStatus ? { onEndpointStatus } : {}),
       // A conversion emitted without them is earned on a program and channel that exist.
       conversionDefaults: () => ({
         programId: account.catalogue.list().at(-1)?.id ?? null,
@@ -59,8 +66,10 @@ export interface EmulatorOptions {
   monthlyQuota?: number
   /** Deliveries go out in batches this often, service ms; 0 sends each when due. Default one minute, as the service. */
   batchIntervalMs?: number
-  /** After every attempt (the CLI prints a line). */
-  onAttempt?: (entry: AttemptLogEntry) => void
+  /** After every attempt (the CLI prints a line); `detail.disabledEndpoint` when it disabled the endpoint. */
+  onAttempt?: (entry: AttemptLogEntry, detail: AttemptDetail) => void
+  /** When a PATCH disables or enables an endpoint (a disable by the failure streak comes through `onAttempt`). */
+  onEndpointStatus?: (change: EndpointStatusChange) => void
   /** A catalogue file (`--catalog FILE`) to start with instead of the default programs and channel. */
   catalogPath?: string
   /** A catalogue to start with, as the file would hold it. Default a small realistic one. */
@@ -180,7 +189,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     timeScale: clock.timeScale,
     ...limits(options),
   })
-  const routes = emulatorRoutes(theEngine, account, allowLoopback)
+  const routes = emulatorRoutes(theEngine, account, allowLoopback, options.onEndpointStatus)
   const webConsole: ConsoleServer = createConsole({
     engine: theEngine,
     account,

@@ -1,3 +1,4 @@
+import { readReceiverAnswer } from '@affiliate-webhooks/core'
 import { type Agents, type AttemptResult, sendAttempt } from './attempt.js'
 import type { Clock } from './clock.js'
 import { type AttemptLogEntry, type DeliveryRecord, settleAttempt } from './delivery-record.js'
@@ -101,6 +102,7 @@ export async function attemptDelivery(
     result: resultText(result),
     durationMs: delivery.durationMs,
     errorMessage: delivery.errorMessage,
+    errorCode: readReceiverAnswer(delivery.responseBody).code ?? null,
   }
   const signature = headers['Service-Signature'] as string
   const round = delivery.replays

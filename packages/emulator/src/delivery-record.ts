@@ -122,6 +122,8 @@ export interface AttemptLogEntry {
   result: string
   durationMs: number
   errorMessage: string | null
+  /** The receiver's own error code (`signature_mismatch`...), when its answer named one. */
+  errorCode?: string | null
 }
 
 /** A delivery queued at service time `now`, its first attempt due at `notBefore` when later. */

@@ -266,6 +266,11 @@ export class Engine {
     this.onChange()
   }
 
+  /** The conversion's values as last emitted, or undefined for an id never seen. */
+  conversion(id: number): ConversionInput | undefined {
+    return this.conversions.get(id)
+  }
+
   /** created for a new id, updated for a new status, nothing for the same status. */
   emitConversion(conversion: ConversionInput): EmitResult {
     const known = this.conversions.get(conversion.id)

@@ -95,7 +95,8 @@ export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
-export { MAX_ENDPOINTS } from './routes.js'
+export { findWebhookRoute } from './route-probe.js'
+export { type EndpointStatusChange, MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,
   runSimulation,
@@ -141,4 +142,5 @@ export {
   formatSimulationProgress,
   formatSimulationSummary,
 } from './simulation-text.js'
+export { CONVERSION_STATUSES } from './validation.js'
 export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'

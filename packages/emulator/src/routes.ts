@@ -89,6 +89,14 @@ export function deliveryJson(delivery: DeliveryRecord) {
 const ID = '([^/]+)'
 const path = (pattern: string) => new RegExp(`^${pattern.replaceAll('{id}', ID)}$`)
 
+/** An endpoint disabled or enabled by a PATCH. */
+export interface EndpointStatusChange {
+  webhookId: string
+  status: 'active' | 'disabled'
+  /** Service time, epoch ms. */
+  at: number
+}
+
 /** The `/v1` routes of the spec and the emulator's own control routes. */
 export function createRoutes(
   engine: Engine,
@@ -96,6 +104,7 @@ export function createRoutes(
     allowLoopback: boolean
     /** programId and channelId of a conversion emitted without them. */
     conversionDefaults?: () => { programId: number | null; channelId: number | null }
+    onEndpointStatus?: (change: EndpointStatusChange) => void
   },
 ): Route[] {
   const find = (id: string) => {
@@ -178,9 +187,14 @@ export function createRoutes(
         if (input.url !== undefined) endpoint.url = input.url
         if (input.events !== undefined) endpoint.events = input.events
         if (input.description !== undefined) endpoint.description = input.description
+        const was = endpoint.state.status
         if (input.status === 'active') enableEndpoint(endpoint.state)
         if (input.status === 'disabled') disableEndpoint(endpoint.state, engine.clock.now())
         engine.changed()
+        if (input.status !== undefined && input.status !== was) {
+          const change = { webhookId: endpoint.id, status: input.status, at: engine.clock.now() }
+          options.onEndpointStatus?.(change)
+        }
         return ok(endpointJson(endpoint), 'Webhook endpoint updated.')
       },
     },
@@ -252,9 +266,11 @@ export function createRoutes(
       control: true,
       body: true,
       handle({ body }) {
-        const input = parseConversionInput(body)
         const given = bodyObject(body)
-        const defaults = options.conversionDefaults?.()
+        const earlier = typeof given.id === 'number' ? engine.conversion(given.id) : undefined
+        const input = parseConversionInput(body, earlier)
+        // A new conversion is earned on a program and channel that exist; a known one keeps its own.
+        const defaults = earlier ? undefined : options.conversionDefaults?.()
         if (defaults && given.programId === undefined) input.programId = defaults.programId
         if (defaults && given.channelId === undefined) input.channelId = defaults.channelId
         const { event, deliveries } = engine.emitConversion(input)

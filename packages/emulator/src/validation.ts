@@ -185,8 +185,13 @@ export interface ConversionInput {
   occurredAt: string | null
 }
 
-/** Checks the body of `POST /emulator/conversions`; absent optional fields become null. */
-export function parseConversionInput(raw: unknown): ConversionInput {
+/**
+ * Checks the body of `POST /emulator/conversions`. An optional field the body
+ * does not name keeps its `earlier` value (an update with only id and status
+ * never wipes the amounts); without an earlier value it is null. An explicit
+ * null clears it.
+ */
+export function parseConversionInput(raw: unknown, earlier?: ConversionInput): ConversionInput {
   const body = bodyObject(raw)
   const fields = new Fields()
   if (body.id === undefined || body.id === null) fields.required('id')
@@ -197,21 +202,27 @@ export function parseConversionInput(raw: unknown): ConversionInput {
   }
   const optional = (name: string, check: (value: unknown) => boolean, rule: string) => {
     const value = body[name]
-    if (value === undefined || value === null) return null
+    if (value === undefined) return earlier?.[name as keyof ConversionInput] ?? null
+    if (value === null) return null
     if (!check(value)) fields.invalid(name, rule)
     return value
   }
   const integer = (value: unknown) => Number.isSafeInteger(value)
-  const string = (value: unknown) => typeof value === 'string'
+  const decimal = (value: unknown) => typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)
+  const code = (value: unknown) => typeof value === 'string' && /^[A-Z]{3}$/.test(value)
   const time = (value: unknown) => typeof value === 'string' && !Number.isNaN(Date.parse(value))
   const conversion = {
     id: body.id as number,
     programId: optional('programId', integer, 'must be an integer or null') as number | null,
     channelId: optional('channelId', integer, 'must be an integer or null') as number | null,
     status: body.status as string,
-    saleAmount: optional('saleAmount', string, 'must be a decimal string or null') as string | null,
-    commission: optional('commission', string, 'must be a decimal string or null') as string | null,
-    currency: optional('currency', string, 'must be an ISO 4217 code or null') as string | null,
+    saleAmount: optional('saleAmount', decimal, 'must be a decimal string (12.50) or null') as
+      | string
+      | null,
+    commission: optional('commission', decimal, 'must be a decimal string (12.50) or null') as
+      | string
+      | null,
+    currency: optional('currency', code, 'must be an ISO 4217 code (EUR) or null') as string | null,
     occurredAt: optional('occurredAt', time, 'must be an ISO 8601 time or null') as string | null,
   }
   fields.done()

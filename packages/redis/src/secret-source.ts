@@ -18,6 +18,12 @@ export interface RedisSecretSourceOptions {
   refreshIntervalMs?: number | undefined
   /** Clock in ms, for tests. Default `Date.now`. */
   now?: (() => number) | undefined
+  /**
+   * For a source made from `url`: how long its first calls wait for the
+   * connection to open, ms, instead of failing because it is not open yet.
+   * Default 2000 (a receiver answers well inside the service's 10 s).
+   */
+  connectTimeoutMs?: number | undefined
 }
 
 /** A {@link SecretSource} on Redis, with the writes `rotate` needs. */
@@ -27,6 +33,8 @@ export interface RedisSecretSource extends SecretSource {
   readonly client: Redis | Cluster
   /** The secrets in force now, newest first. */
   getSecrets(): Promise<string[]>
+  /** The same, each with when it stops verifying (epoch ms; null for the current one). */
+  entries(): Promise<{ secret: string; expiresAt: number | null }[]>
   /**
    * Puts `secret` first and keeps every other secret for at most `graceMs` more
    * (an earlier expiry is never extended), so deliveries signed before the
@@ -78,26 +86,68 @@ export function redisSecretSource(options: RedisSecretSourceOptions): RedisSecre
   const client = clientFor(options, 'redisSecretSource')
   const key = `${options.prefix ?? 'aw:'}secrets:{${options.endpointId}}`
   const now = options.now ?? Date.now
+  // A client made here is still connecting; with no offline queue its first command would fail.
+  const connected =
+    options.client === undefined
+      ? firstConnection(client, options.connectTimeoutMs ?? 2000, 'redisSecretSource')
+      : () => Promise.resolve()
+  const entries = async () => {
+    await connected()
+    const raw = await client.get(key)
+    if (raw === null) return []
+    const at = now()
+    return (JSON.parse(raw) as Entry[])
+      .filter((entry) => entry.expiresAt === undefined || entry.expiresAt > at)
+      .map((entry) => ({ secret: entry.secret, expiresAt: entry.expiresAt ?? null }))
+  }
   return {
     key,
     client,
     refreshIntervalMs: options.refreshIntervalMs,
+    emptyHint: `Redis key ${key} holds none; store the endpoint's secret there with: affiliate-webhooks secrets put ${options.endpointId} --redis <url>`,
+    entries,
     async getSecrets() {
-      const raw = await client.get(key)
-      if (raw === null) return []
-      const at = now()
-      return (JSON.parse(raw) as Entry[])
-        .filter((entry) => entry.expiresAt === undefined || entry.expiresAt > at)
-        .map((entry) => entry.secret)
+      return (await entries()).map((entry) => entry.secret)
     },
     async rotate(secret, { graceMs = 10 * 60_000 } = {}) {
       if (!secret.startsWith('whsec_'))
         throw new TypeError('redisSecretSource.rotate: not a whsec_ secret')
+      await connected()
       await client.eval(ROTATE, 1, key, secret, String(now()), String(Math.max(0, graceMs)))
     },
     async set(secrets) {
       const entries: Entry[] = secrets.map((secret) => ({ secret }))
+      await connected()
       await client.set(key, JSON.stringify(entries))
     },
+  }
+}
+
+/**
+ * Waits, at most `timeoutMs`, for a client's first connection; once it has
+ * been ready, calls go straight through (a later outage fails fast, as the
+ * recommended options intend).
+ */
+function firstConnection(client: Redis | Cluster, timeoutMs: number, caller: string) {
+  let opened: Promise<void> | undefined
+  let ready = client.status === 'ready'
+  client.once('ready', () => {
+    ready = true
+  })
+  return (): Promise<void> => {
+    if (ready) return Promise.resolve()
+    opened ??= new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        client.off('ready', done)
+        opened = undefined
+        reject(new Error(`${caller}: no connection to Redis within ${timeoutMs} ms`))
+      }, timeoutMs)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      client.once('ready', done)
+    })
+    return opened
   }
 }

@@ -4,6 +4,7 @@ import {
   type DeliveriesOptions,
   type Delivery,
   type DeliveryStatus,
+  followDeliveries,
 } from '@affiliate-webhooks/client'
 import {
   clientFrom,
@@ -14,9 +15,10 @@ import {
   sinceOf,
   sinceOption,
 } from '../manage/api.js'
-import { formatDeliveries } from '../manage/format.js'
+import { followLine, formatDeliveries } from '../manage/format.js'
 import { type Command, str } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { interruptSignal } from './replay.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined
@@ -41,10 +43,20 @@ export const deliveries: Command = {
   name: 'deliveries',
   summary: "an endpoint's delivery history, newest first",
   positionals: true,
-  usage: ['deliveries <endpointId> [--status STATUS] [--since TIME]'],
+  usage: [
+    'deliveries <endpointId> [--status STATUS] [--since TIME]',
+    'deliveries <endpointId> --follow [--json]',
+  ],
   about: `Every delivery of the endpoint, newest first, across all pages: event, type,
-status, attempts, and the receiver's last answer.`,
+status, attempts, and the receiver's last answer. With --follow, a live tail
+instead: one line per attempt as it is seen (time, event, type, attempt, HTTP
+status and the receiver's error code, ms) and one when the endpoint is disabled
+or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
   options: {
+    follow: {
+      type: 'boolean',
+      help: 'follow new attempts live (with --json, one object per line)',
+    },
     status: { type: 'string', value: 'STATUS', help: DELIVERY_STATUSES.join(', ') },
     since: sinceOption('only deliveries'),
     ...MANAGE_OPTIONS,
@@ -54,7 +66,12 @@ status, attempts, and the receiver's last answer.`,
     const id = onlyArgument(positionals, 'endpoint id')
     const status = parseStatus(str(values, 'status'))
     const since = sinceOf(values)
+    if (values.follow && (status || since)) {
+      throw new UsageError('--follow shows every new attempt: it takes no --status or --since')
+    }
     const api = await clientFrom(values, io)
+    if (values.follow)
+      return managed('deliveries', values, io, () => tail(api, id, io, values.json === true))
     return managed('deliveries', values, io, async () => {
       const found = await collectDeliveries(api, id, { status, since })
       if (values.json) writeJson(io, found)
@@ -62,4 +79,22 @@ status, attempts, and the receiver's last answer.`,
       return EXIT.ok
     })
   },
+}
+
+/** `--follow`: prints each event as it comes, until Ctrl-C. */
+async function tail(api: Client, id: string, io: Io, json: boolean): Promise<number> {
+  const { signal, stop } = interruptSignal(io)
+  try {
+    io.stderr.write(`following ${id}; Ctrl-C stops\n`)
+    for await (const event of followDeliveries(api, id, { signal })) {
+      io.stdout.write(`${json ? JSON.stringify(event) : followLine(event)}\n`)
+    }
+    return EXIT.ok
+  } catch (error) {
+    // Ctrl-C is how a tail ends: not a failure.
+    if (signal.aborted) return EXIT.ok
+    throw error
+  } finally {
+    stop()
+  }
 }

@@ -1,18 +1,28 @@
 import {
   type AttemptLogEntry,
   createEmulator,
+  DISABLE_AFTER_FAILURES,
   type Emulator,
   MAX_ATTEMPTS,
 } from '@affiliate-webhooks/emulator'
+import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
 import { type Command, num, str, type Values } from './command.js'
+import { writeHint } from './hints.js'
 import { EXIT, type Io, UsageError } from './io.js'
 
-/** One terminal line per attempt: time, endpoint, event, attempt n/8, result, ms. Never a secret. */
+const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
+
+/** One terminal line per attempt: time, endpoint, event, attempt n/8, result (and the receiver's code), ms. Never a secret. */
 export function attemptLine(entry: AttemptLogEntry): string {
-  const time = new Date(entry.at).toISOString().slice(11, 19)
-  const result = entry.ok ? `${entry.result} ok` : `${entry.result} failed`
-  return `${time}  ${entry.webhookId}  ${entry.eventId}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
+  const result = entry.ok
+    ? `${entry.result} ok`
+    : `${entry.result} failed${entry.errorCode ? ` ${entry.errorCode}` : ''}`
+  return `${clockTime(entry.at)}  ${entry.webhookId}  ${entry.eventId}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
 }
+
+/** The line when an endpoint is disabled (by its failure streak or a PATCH) or enabled again. */
+export const endpointLine = (at: number, webhookId: string, status: string, why: string) =>
+  `${clockTime(at)}  ${webhookId}  ${status === 'disabled' ? 'disabled' : 'enabled again'}: ${why}`
 
 function banner(emulator: Emulator, statePath: string | undefined): string {
   const key = emulator.apiKeys[0]?.key ?? ''
@@ -37,6 +47,9 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
       .join(', ')}`,
     '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log,',
     '              /emulator/programs, /emulator/channels, /emulator/keys, /emulator/account',
+    `Paste to point the management commands (endpoints, trigger, deliveries...) at it:`,
+    `  export ${API_URL_ENV}=${emulator.url}`,
+    `  export ${API_KEY_ENV}=${key}`,
     'Ctrl-C stops it.',
   ].join('\n')
 }
@@ -117,7 +130,15 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
         strict: values.strict === true,
         ...(statePath ? { statePath } : {}),
         ...(catalogPath ? { catalogPath } : {}),
-        onAttempt: (entry) => io.stdout.write(`${attemptLine(entry)}\n`),
+        onAttempt(entry, { disabledEndpoint }) {
+          io.stdout.write(`${attemptLine(entry)}\n`)
+          if (disabledEndpoint) {
+            const why = `${DISABLE_AFTER_FAILURES} failed attempts in a row; "recover ${entry.webhookId}" enables it and replays what failed`
+            io.stdout.write(`${endpointLine(entry.at, entry.webhookId, 'disabled', why)}\n`)
+          }
+        },
+        onEndpointStatus: ({ at, webhookId, status }) =>
+          io.stdout.write(`${endpointLine(at, webhookId, status, 'PATCH /v1/webhooks')}\n`),
       })
     } catch (error) {
       const message = (error as Error).message
@@ -132,6 +153,7 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
       io.stderr.write(
         `affiliate-webhooks emulator: cannot listen on ${host}:${port}: ${code ?? message}\n`,
       )
+      writeHint(io, 'service', code ?? message)
       await running.close()
       return EXIT.failed
     }

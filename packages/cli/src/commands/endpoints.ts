@@ -1,11 +1,15 @@
 import { writeFile } from 'node:fs/promises'
 import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
-import { recommendedRedisOptions, redisSecretSource } from '@affiliate-webhooks/redis'
+import {
+  type RedisSecretSource,
+  recommendedRedisOptions,
+  redisSecretSource,
+} from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
 import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
 import { formatEndpoint, formatEndpoints } from '../manage/format.js'
 import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, SECRET_ENV, UsageError, writeJson } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
 
@@ -49,17 +53,22 @@ export async function connectSecretRedis(values: Values): Promise<Redis | undefi
   return client
 }
 
+/** What the Redis key holds now, read back: each secret's last four characters and until when it verifies. */
+export async function heldNote(source: RedisSecretSource): Promise<string> {
+  const held = await source.entries()
+  const list = held.map(
+    ({ secret, expiresAt }) =>
+      `...${secret.slice(-4)} (${expiresAt === null ? 'current' : `verifies until ${new Date(expiresAt).toISOString()}`})`,
+  )
+  const only = held.length === 1 ? '; a delivery signed with any other secret will not verify' : ''
+  return `Redis key ${source.key} holds ${held.length} secret${held.length === 1 ? '' : 's'}: ${list.join(', ')}${only}`
+}
+
 /**
  * Puts a secret the service has just shown (once) where it must go: first in
  * Redis for redisSecretSource, and/or on stdout with --show-secret. If Redis
  * fails now, the secret goes to a file only its owner can read rather than be lost.
  */
-/** What Redis holds besides the new secret after a rotation, said as it is. */
-const olderSecretsNote = (older: number) =>
-  older === 0
-    ? 'Redis held no older secret: only the new one is there, so a delivery signed with the old one will not verify'
-    : `${older} older secret${older === 1 ? '' : 's'} still valid in Redis, each for at most the grace period`
-
 export async function keepSecret(
   endpointId: string,
   secret: string,
@@ -74,8 +83,7 @@ export async function keepSecret(
       if (graceMs === undefined) await source.set([secret])
       else await source.rotate(secret, { graceMs })
       notes.push(`secret stored first in Redis key ${source.key}`)
-      if (graceMs !== undefined)
-        notes.push(olderSecretsNote((await source.getSecrets()).length - 1))
+      if (graceMs !== undefined) notes.push(await heldNote(source))
     } catch (error) {
       const file = `whsec-${endpointId}-${Date.now()}.txt`
       await writeFile(file, `${secret}\n`, { mode: 0o600 })
@@ -84,7 +92,7 @@ export async function keepSecret(
       )
     }
   }
-  if (values['show-secret']) notes.push(`secret ${secret}`)
+  if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
   return notes.join('\n')
 }
 
@@ -125,6 +133,8 @@ what failed meanwhile, use recover).`,
       help: 'store the new secret in this Redis (redisSecretSource)',
     },
     'show-secret': { type: 'boolean', help: 'print the new secret' },
+    // Not listed: `list --ids` prints one id a line, for the shell completion scripts.
+    ids: { type: 'boolean' },
     ...MANAGE_OPTIONS,
   },
   footer: MANAGE_FOOTER,
@@ -172,7 +182,8 @@ async function run(
   switch (sub) {
     case 'list': {
       const list = await api.webhooks.list()
-      show(list, formatEndpoints(list))
+      if (values.ids) io.stdout.write(list.map((endpoint) => `${endpoint.id}\n`).join(''))
+      else show(list, formatEndpoints(list))
       return EXIT.ok
     }
     case 'get': {

@@ -38,9 +38,25 @@ export function requireSecret(flag: string | undefined, io: Io): string {
 
 /** A note on stderr when a secret does not look like an endpoint secret. */
 export function checkSecretShape(secret: string, io: Io): void {
-  if (!secret.startsWith('whsec_')) {
+  if (secret.startsWith('la_')) {
+    io.stderr.write(
+      'hint: that is an API key (la_...), not the endpoint secret (whsec_...): endpoints create --show-secret prints the secret.\n',
+    )
+  } else if (!secret.startsWith('whsec_')) {
     io.stderr.write(
       'note: endpoint secrets start with whsec_; the whole string, prefix included, is the HMAC key.\n',
+    )
+  }
+}
+
+/** The trimmed contents of a file named by `--flag`; a file it cannot read is a usage error. */
+export async function readFlagFile(flag: string, path: string): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trim()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new UsageError(
+      `cannot read --${flag} ${path}: ${code === 'ENOENT' ? 'no such file' : code}`,
     )
   }
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
 import { type Command, num, str } from './command.js'
+import { writeHint } from './hints.js'
 import { EXIT, requireUrl, UsageError } from './io.js'
 
 const time = (at: Date) => at.toISOString().slice(11, 19)
@@ -88,6 +89,7 @@ Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
       io.stderr.write(
         `affiliate-webhooks listen: cannot listen on ${host}:${port}: ${code ?? message}\n`,
       )
+      writeHint(io, 'app', code ?? message)
       return EXIT.failed
     }
     const banner = `listening on ${relay.url}, forwarding to ${target}${saveDir ? `, saving to ${saveDir}` : ''} (Ctrl-C stops)`

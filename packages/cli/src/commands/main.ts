@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { applications, apply } from './applications.js'
 import { BIN, type Command, helpText, parseOptions, type Values, VERSION } from './command.js'
+import { completion } from './completion.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
@@ -12,11 +13,13 @@ import { queue } from './queue.js'
 import { recover } from './recover.js'
 import { replay } from './replay.js'
 import { rotate } from './rotate.js'
+import { secrets } from './secrets.js'
 import { send } from './send.js'
 import { sign } from './sign.js'
 import { simulate } from './simulate.js'
 import { sql } from './sql.js'
 import { test } from './test-event.js'
+import { trigger } from './trigger.js'
 import { verify } from './verify.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -38,6 +41,9 @@ export const COMMANDS: readonly Command[] = [
   apply,
   applications,
   sql,
+  trigger,
+  secrets,
+  completion,
 ]
 
 export const HELP = `Usage: ${BIN} <command> [options]

@@ -14,6 +14,7 @@ import {
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, num, str, type Values, VERSION } from './command.js'
+import { writeHint, writeRouteHint } from './hints.js'
 import {
   checkSecretShape,
   EXIT,
@@ -241,6 +242,10 @@ async function deliver(
     )
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }
+  if (result.responseStatus === 404 || result.responseStatus === 405) {
+    await writeRouteHint(io, url, result.responseStatus)
+  } else if (!result.ok)
+    writeHint(io, 'app', `${result.errorMessage ?? ''} ${result.responseBody ?? ''}`)
   return result.ok ? EXIT.ok : EXIT.failed
 }
 

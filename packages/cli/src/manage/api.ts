@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import type { OptionsConfig, Values } from '../commands/command.js'
-import { type Io, UsageError } from '../commands/io.js'
+import { writeHint } from '../commands/hints.js'
+import { type Io, readFlagFile, UsageError } from '../commands/io.js'
 
 export const API_KEY_ENV = 'AFFILIATE_API_KEY'
 export const API_URL_ENV = 'AFFILIATE_API_URL'
@@ -39,19 +39,14 @@ export async function clientFrom(values: Values, io: Io): Promise<Client> {
     )
   }
   const file = typeof values['api-key-file'] === 'string' ? values['api-key-file'] : undefined
-  let apiKey = io.env[API_KEY_ENV]
-  if (file !== undefined) {
-    try {
-      apiKey = (await readFile(file, 'utf8')).trim()
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      throw new UsageError(
-        `cannot read --api-key-file ${file}: ${code === 'ENOENT' ? 'no such file' : code}`,
-      )
-    }
-  }
+  const apiKey = file === undefined ? io.env[API_KEY_ENV] : await readFlagFile('api-key-file', file)
   const baseUrl = typeof values['api-url'] === 'string' ? values['api-url'] : io.env[API_URL_ENV]
   if (!apiKey) throw new UsageError(`no API key: set ${API_KEY_ENV} or pass --api-key-file FILE`)
+  if (apiKey.startsWith('whsec_')) {
+    throw new UsageError(
+      `the API key is an endpoint secret (whsec_...): ${API_KEY_ENV} takes the account's API key (la_...; the emulator's banner prints one)`,
+    )
+  }
   if (!baseUrl) throw new UsageError(`no service address: set ${API_URL_ENV} or pass --api-url URL`)
   try {
     return createClient({ apiKey, baseUrl })
@@ -76,6 +71,7 @@ export async function managed(
     if (error instanceof UsageError) throw error
     if (isServiceError(error)) {
       io.stderr.write(`affiliate-webhooks ${name}: ${error.message}\n`)
+      writeHint(io, 'service', error.message)
       if (values.debug && error.stack) io.stderr.write(`${error.stack}\n`)
       return error.status >= 400 && error.status < 500 && error.code !== 'invalid_response'
         ? EXIT_MANAGE.refused
@@ -83,6 +79,7 @@ export async function managed(
     }
     const message = error instanceof Error ? error.message : String(error)
     io.stderr.write(`affiliate-webhooks ${name}: ${message}\n`)
+    writeHint(io, 'service', message)
     if (values.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`)
     return EXIT_MANAGE.unavailable
   }

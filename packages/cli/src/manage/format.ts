@@ -1,5 +1,6 @@
 import type {
   Delivery,
+  FollowEvent,
   RecoveryReport,
   ReplaySummary,
   WebhookEndpoint,
@@ -41,6 +42,25 @@ export const answerOf = (delivery: Delivery): string =>
   delivery.responseStatus
     ? `${delivery.responseStatus} ${(delivery.responseBody ?? '').replace(/\s+/g, ' ').slice(0, 60)}`
     : (delivery.errorMessage ?? '-')
+
+/** One line of `deliveries --follow`: time, event, type, attempt, status (and the receiver's code), ms. */
+export function followLine(event: FollowEvent): string {
+  const time = event.at.slice(11, 19)
+  if (event.type === 'endpoint') {
+    return `${time}  ${event.endpointId} ${event.status === 'disabled' ? 'disabled: deliveries stopped' : `is ${event.status} again`}`
+  }
+  const answer = event.responseStatus
+    ? `${event.responseStatus}${event.errorCode ? ` ${event.errorCode}` : ''}`
+    : (event.errorMessage ?? 'no answer')
+  return [
+    time,
+    event.eventId ?? event.deliveryId,
+    event.eventType ?? '-',
+    `attempt ${event.attempt ?? '?'}`,
+    `${answer} (${event.status})`,
+    `${event.durationMs ?? '-'} ms`,
+  ].join('  ')
+}
 
 export function formatDeliveries(deliveries: readonly Delivery[]): string {
   if (deliveries.length === 0) return 'no deliveries'

@@ -1,0 +1,71 @@
+import { redisSecretSource } from '@affiliate-webhooks/redis'
+import type { Redis } from 'ioredis'
+import { managed, positional } from '../manage/api.js'
+import { type Command, str } from './command.js'
+import { connectSecretRedis, heldNote } from './endpoints.js'
+import { checkSecretShape, EXIT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
+
+export const secrets: Command = {
+  name: 'secrets',
+  summary: "store an endpoint's secret in Redis, where redisSecretSource reads it",
+  positionals: true,
+  usage: ['secrets put <endpointId> --redis URL [--secret-file FILE]'],
+  about: `Stores the endpoint's current secret in the Redis key that
+redisSecretSource({ url, endpointId }) reads, replacing what the key held: the
+step from an env-var secret to secrets in Redis. The secret comes from
+$${SECRET_ENV} or --secret-file, never from a flag (it would land in shell
+history). Prints what the key holds afterwards, each secret by its last four
+characters. (rotate and endpoints create --redis write the same key.)`,
+  options: {
+    redis: {
+      type: 'string',
+      value: 'URL',
+      help: 'the Redis your receivers read their secrets from',
+    },
+    'secret-file': {
+      type: 'string',
+      value: 'FILE',
+      help: `read the secret from FILE; default $${SECRET_ENV}`,
+    },
+    // Accepted only to refuse it with a reason.
+    secret: { type: 'string' },
+    json: { type: 'boolean', help: 'machine-readable output' },
+    debug: { type: 'boolean', help: 'print the stack of an unexpected error' },
+  },
+  footer: `Example:
+  AFFILIATE_WEBHOOK_SECRET=whsec_... affiliate-webhooks secrets put wh_123 --redis redis://127.0.0.1:6379
+
+Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the write.`,
+  async run(values, io, positionals) {
+    if (positionals[0] !== 'put') {
+      throw new UsageError(`expected "put"${positionals[0] ? `, not "${positionals[0]}"` : ''}`)
+    }
+    const id = positional(positionals, 1, 'endpoint id')
+    if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
+    if (values.secret !== undefined) {
+      throw new UsageError(
+        `--secret is not accepted here: it would land in shell history; set ${SECRET_ENV} or use --secret-file`,
+      )
+    }
+    if (str(values, 'redis') === undefined) throw new UsageError('--redis URL is required')
+    const file = str(values, 'secret-file')
+    const secret = file === undefined ? io.env[SECRET_ENV] : await readFlagFile('secret-file', file)
+    if (!secret) throw new UsageError(`no secret: set ${SECRET_ENV} or pass --secret-file FILE`)
+    checkSecretShape(secret, io)
+    if (!/^whsec_\S+$/.test(secret))
+      throw new UsageError('not an endpoint secret (whsec_..., no spaces)')
+    return managed('secrets', values, io, async () => {
+      const redis = (await connectSecretRedis(values)) as Redis
+      try {
+        const source = redisSecretSource({ client: redis, endpointId: id })
+        await source.set([secret])
+        const held = await heldNote(source)
+        if (values.json) writeJson(io, { endpointId: id, key: source.key, stored: true })
+        else io.stdout.write(`secret stored in Redis key ${source.key}\n${held}\n`)
+        return EXIT.ok
+      } finally {
+        redis.disconnect()
+      }
+    })
+  },
+}

@@ -1,0 +1,152 @@
+import { randomInt } from 'node:crypto'
+import { type ConversionInput, waitForAttempt } from '@affiliate-webhooks/client'
+import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
+import {
+  clientFrom,
+  MANAGE_FOOTER,
+  MANAGE_OPTIONS,
+  managed,
+  onlyArgument,
+  parseDuration,
+} from '../manage/api.js'
+import { followLine } from '../manage/format.js'
+import { BIN, type Command, num, str, type Values } from './command.js'
+import { EXIT, UsageError, writeJson } from './io.js'
+import { interruptSignal } from './replay.js'
+
+const TYPES = ['conversion.created', 'conversion.updated'] as const
+const FIELDS = [
+  ['commission', 'commission'],
+  ['sale-amount', 'saleAmount'],
+  ['currency', 'currency'],
+] as const
+
+/** The conversion the flags describe; a flag not given is left out, so the emulator keeps its earlier value. */
+function conversionOf(type: string, values: Values): ConversionInput {
+  const given = num(values, 'conversion-id')
+  if (type === 'conversion.updated' && given === undefined) {
+    throw new UsageError('an update needs --conversion-id ID of a conversion triggered before')
+  }
+  if (type === 'conversion.updated' && str(values, 'status') === undefined) {
+    throw new UsageError('an update is a change of status: pass --status STATUS')
+  }
+  const input: ConversionInput = {
+    id: given ?? randomInt(1, 2 ** 31),
+    status: str(values, 'status') ?? 'pending',
+  }
+  const programId = num(values, 'program-id')
+  const channelId = num(values, 'channel-id')
+  if (programId !== undefined) input.programId = programId
+  if (channelId !== undefined) input.channelId = channelId
+  // The emulator checks status, amounts and currency: 400, naming each field.
+  for (const [flag, field] of FIELDS) {
+    const text = str(values, flag)
+    if (text !== undefined) input[field] = text
+  }
+  return input
+}
+
+export const trigger: Command = {
+  name: 'trigger',
+  summary: 'make the emulator emit a conversion event; --wait shows its delivery',
+  positionals: true,
+  usage: [
+    `trigger conversion.created [--conversion-id ID] [--status STATUS] [--program-id ID]
+                 [--channel-id ID] [--commission AMOUNT] [--sale-amount AMOUNT] [--currency CODE] [--wait]`,
+    'trigger conversion.updated --conversion-id ID --status STATUS [--commission AMOUNT] ... [--wait]',
+  ],
+  about: `Reports a conversion to the emulator at $AFFILIATE_API_URL (POST /emulator/conversions),
+which emits the event to every active endpoint subscribed to it. A new
+conversion id gives conversion.created, a new status of a known one
+conversion.updated, the same status nothing (as the service). An update keeps
+the amounts, program and channel it had unless you pass them. Prints the event
+id; with --wait, each delivery's first attempt as it is made.`,
+  options: {
+    'conversion-id': {
+      type: 'string',
+      number: { min: 1, integer: true },
+      value: 'ID',
+      help: 'the conversion (default: a new random id)',
+    },
+    status: {
+      type: 'string',
+      value: 'STATUS',
+      help: `${CONVERSION_STATUSES.join(', ')} (default pending)`,
+    },
+    'program-id': {
+      type: 'string',
+      number: { min: 1, integer: true },
+      value: 'ID',
+      help: 'program earned on (default: one that exists)',
+    },
+    'channel-id': {
+      type: 'string',
+      number: { min: 1, integer: true },
+      value: 'ID',
+      help: 'channel that sent the click (default: the first)',
+    },
+    commission: { type: 'string', value: 'AMOUNT', help: "the publisher's share, e.g. 4.20" },
+    'sale-amount': { type: 'string', value: 'AMOUNT', help: 'the order value, e.g. 60.00' },
+    currency: { type: 'string', value: 'CODE', help: 'ISO 4217 code of both amounts, e.g. EUR' },
+    wait: { type: 'boolean', help: "wait for each delivery's attempt and print its outcome" },
+    timeout: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'longest --wait (default 2m: deliveries go out in minute batches)',
+    },
+    ...MANAGE_OPTIONS,
+  },
+  footer: `Examples:
+  ${BIN} trigger conversion.created --commission 4.20 --currency EUR --wait
+  ${BIN} trigger conversion.updated --conversion-id 123 --status approved
+
+${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or a delivery attempt failed')}`,
+  async run(values, io, positionals) {
+    const type = onlyArgument(positionals, `event type (${TYPES.join(' or ')})`)
+    if (!(TYPES as readonly string[]).includes(type)) {
+      throw new UsageError(`event type must be ${TYPES.join(' or ')}, not "${type}"`)
+    }
+    const input = conversionOf(type, values)
+    const timeoutMs = parseDuration('timeout', str(values, 'timeout') ?? '2m')
+    const api = await clientFrom(values, io)
+    return managed('trigger', values, io, async () => {
+      const result = await api.emulator.emitConversion(input)
+      const { event, deliveries } = result
+      if (values.json && !values.wait) writeJson(io, { conversionId: input.id, ...result })
+      else if (event === null)
+        io.stdout.write(`conversion ${input.id} already has status ${input.status}: no event\n`)
+      else {
+        const to = deliveries.map((d) => `${d.id} to ${d.webhookId}`).join(', ')
+        io.stdout.write(
+          `${event.type} ${event.id} (conversion ${input.id}): ${deliveries.length ? `delivery ${to}` : 'no active endpoint subscribes to it'}\n`,
+        )
+      }
+      if (event === null || event.type !== type) {
+        if (event !== null)
+          io.stderr.write(
+            `note: conversion ${input.id} existed before, so the event is ${event.type}\n`,
+          )
+        return EXIT.failed
+      }
+      if (!values.wait) return EXIT.ok
+      const { signal, stop } = interruptSignal(io)
+      const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+      try {
+        let code: number = EXIT.ok
+        for (const { webhookId, id } of deliveries) {
+          const seen = await waitForAttempt(api, webhookId, id, { signal: waiting })
+          io.stdout.write(`${values.json ? JSON.stringify(seen) : followLine(seen)}\n`)
+          if (seen.status !== 'succeeded') code = EXIT.failed
+        }
+        return code
+      } catch (error) {
+        if (!waiting.aborted) throw error
+        if (signal.aborted) return EXIT.interrupted
+        io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
+        return EXIT.failed
+      } finally {
+        stop()
+      }
+    })
+  },
+}
