@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createClient, isServiceError, ServiceError } from './index.js'
+import { createClient, followDelivery, isServiceError, ServiceError } from './index.js'
 
 const KEY = `la_${'k'.repeat(28)}Zq9x`
 
@@ -487,4 +487,29 @@ it('ServiceError is one class with the code to branch on', () => {
   expect(error).toBeInstanceOf(Error)
   expect(error.name).toBe('ServiceError')
   expect(isServiceError({ code: 'x' })).toBe(false)
+})
+
+describe('followDelivery', () => {
+  it('yields the delivery after each attempt, once per change, until it settles', async () => {
+    const states = [
+      { status: 'pending', attempts: 0, responseStatus: null },
+      { status: 'retrying', attempts: 1, responseStatus: 500 },
+      { status: 'retrying', attempts: 1, responseStatus: 500 },
+      { status: 'succeeded', attempts: 2, responseStatus: 200 },
+    ]
+    let call = 0
+    const { client } = await serve(() => {
+      const state = states[Math.min(call++, states.length - 1)]
+      return ok([
+        { id: 'dl_1', durationMs: 3, ...state },
+        { id: 'dl_other', status: 'failed' },
+      ])
+    })
+    const seen = []
+    for await (const delivery of followDelivery(client, 'we_1', 'dl_1', { intervalMs: 1 })) {
+      seen.push(`${delivery.status}/${delivery.attempts}`)
+    }
+    expect(seen).toEqual(['retrying/1', 'succeeded/2'])
+    expect(call).toBe(4)
+  })
 })

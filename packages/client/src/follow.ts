@@ -137,3 +137,28 @@ export async function waitForAttempt(
     await delay(options.intervalMs ?? 1000, options.signal)
   }
 }
+
+/**
+ * One delivery followed until it succeeds or fails: yields it each time an
+ * attempt has been made (or its status changed), polling the newest page of
+ * deliveries once per `intervalMs`. Stops when `signal` aborts, rejecting with
+ * its reason.
+ */
+export async function* followDelivery(
+  api: Client,
+  endpointId: string,
+  deliveryId: string,
+  options: FollowOptions = {},
+): AsyncGenerator<Delivery> {
+  let seen = ''
+  for (;;) {
+    const found = (await newest(api, endpointId, options.signal)).find((d) => d.id === deliveryId)
+    if (found && found.status !== 'pending') {
+      const print = fingerprint(found)
+      if (print !== seen) yield found
+      seen = print
+      if (found.status === 'succeeded' || found.status === 'failed') return
+    }
+    await delay(options.intervalMs ?? 1000, options.signal)
+  }
+}

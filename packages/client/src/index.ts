@@ -21,6 +21,7 @@ export {
   type FollowEvent,
   type FollowOptions,
   followDeliveries,
+  followDelivery,
   waitForAttempt,
 } from './follow.js'
 export type { ProgramFilters, ProgramsResource } from './programs.js'

@@ -1,5 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises'
-import type { Client, Delivery } from '@affiliate-webhooks/client'
+import { type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
 import {
   clientFrom,
   MANAGE_FOOTER,
@@ -13,13 +12,6 @@ import { type Command, str } from './command.js'
 import { EXIT, type Io, writeJson } from './io.js'
 import { interruptSignal } from './replay.js'
 
-async function findDelivery(api: Client, id: string, deliveryId: string, signal: AbortSignal) {
-  for await (const delivery of api.webhooks.deliveries(id, { signal })) {
-    if (delivery.id === deliveryId) return delivery
-  }
-  return undefined
-}
-
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
 async function follow(
   api: Client,
@@ -30,38 +22,19 @@ async function follow(
   timeoutMs: number | undefined,
 ) {
   const { signal, stop } = interruptSignal(io)
-  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
-  let seen = ''
+  const limit =
+    timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+  let last: Delivery | undefined
   try {
-    for (;;) {
-      const delivery: Delivery | undefined = await findDelivery(api, id, deliveryId, signal)
-      const state = delivery
-        ? `${delivery.status}/${delivery.attempts ?? ''}/${delivery.responseStatus ?? delivery.errorMessage ?? ''}`
-        : ''
-      if (
-        delivery &&
-        state !== seen &&
-        (delivery.attempts ?? 1) > 0 &&
-        (delivery.responseStatus || delivery.errorMessage)
-      ) {
-        io.stdout.write(
-          `attempt ${delivery.attempts ?? '?'}: ${delivery.status}  ${answerOf(delivery)}\n`,
-        )
-      }
-      seen = state
-      if (delivery?.status === 'succeeded') return EXIT.ok
-      if (delivery?.status === 'failed') return EXIT.failed
-      if (Date.now() >= deadline) {
-        io.stdout.write(
-          `still ${delivery?.status ?? 'queued'} after --timeout; the service keeps trying\n`,
-        )
-        return EXIT.failed
-      }
-      await delay(pollMs, undefined, { signal })
+    for await (last of followDelivery(api, id, deliveryId, { signal: limit, intervalMs: pollMs })) {
+      io.stdout.write(`attempt ${last.attempts ?? '?'}: ${last.status}  ${answerOf(last)}\n`)
     }
+    return last?.status === 'succeeded' ? EXIT.ok : EXIT.failed
   } catch (error) {
     if (signal.aborted) return EXIT.interrupted
-    throw error
+    if (!limit.aborted) throw error
+    io.stdout.write(`still ${last?.status ?? 'queued'} after --timeout; the service keeps trying\n`)
+    return EXIT.failed
   } finally {
     stop()
   }
