@@ -199,7 +199,7 @@ describe('answers', () => {
       { field: 'url', code: 'invalid_format', message: 'must be https' },
       { field: 'events', code: 'required', message: 'required' },
     ])
-    expect(e.message).toMatch(/url invalid_format, events required/)
+    expect(e.message).toMatch(/url invalid_format \(must be https\), events required \(required\)/)
     expect(await caught(client.webhooks.get('f'))).toMatchObject({
       code: 'brand_new_code',
       extra: { hint: 42 },

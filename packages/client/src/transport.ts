@@ -219,7 +219,10 @@ export class Transport {
     }
     if (Array.isArray(error)) {
       details.fields = error.filter(isFieldError)
-      const list = details.fields.map((f) => `${f.field} ${f.code}`).join(', ')
+      // Each field with the service's own words on it: what was wrong, not only where.
+      const list = details.fields
+        .map((f) => `${f.field} ${f.code}${f.message ? ` (${this.#redact(f.message)})` : ''}`)
+        .join(', ')
       return new ServiceError(
         response.status,
         'validation_failed',

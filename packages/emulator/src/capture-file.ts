@@ -56,7 +56,6 @@ export function captureOf(request: {
 export const bodyOf = (capture: CapturedDelivery): Uint8Array =>
   new Uint8Array(Buffer.from(capture.bodyBase64, 'base64'))
 
-/** Writes a capture into `dir` under a name that sorts by time; resolves to its path. */
 // Set by the transport for each new request, never carried over from a capture.
 const HOP_HEADERS = new Set([
   'host',
@@ -70,6 +69,7 @@ const HOP_HEADERS = new Set([
 export const resendHeaders = (capture: CapturedDelivery): Record<string, string> =>
   Object.fromEntries(Object.entries(capture.headers).filter(([name]) => !HOP_HEADERS.has(name)))
 
+/** Writes a capture into `dir` under a name that sorts by time; resolves to its path. */
 export async function writeCapture(dir: string, capture: CapturedDelivery): Promise<string> {
   await mkdir(dir, { recursive: true })
   const stamp = capture.receivedAt.replace(/[-:]/g, '').replace('.', '-')

@@ -2,10 +2,10 @@ import type { ConversionEvent, ConversionStatus } from '@affiliate-webhooks/core
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { BATCH_INTERVAL_MS } from './schedule.js'
 
-/** The path a conversion normally takes; any step after the first may turn into `rejected`. */
 /** Share of conversions rejected on the way, unless told otherwise. */
 export const DEFAULT_REJECT_RATE = 0.2
 
+/** The path a conversion normally takes; any step after the first may turn into `rejected`. */
 export const LIFECYCLE: readonly ConversionStatus[] = [
   'pending',
   'approved',

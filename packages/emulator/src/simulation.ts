@@ -10,10 +10,10 @@ import { createEngine, type Engine, type WebhookEndpoint } from './engine.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from './schedule.js'
 import { describeEvent } from './signing.js'
 
-/** Where and how {@link createSimulation} delivers: one endpoint, on a scaled clock. */
 /** Attempts in flight at once, unless told otherwise. */
 export const DEFAULT_CONCURRENCY = 10
 
+/** Where and how {@link createSimulation} delivers: one endpoint, on a scaled clock. */
 export interface SimulationEngineOptions extends Partial<DeliveryRules> {
   /** The receiver, or a function that picks one per attempt (a load balancer, in tests). */
   url: string | (() => string)
