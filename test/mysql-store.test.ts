@@ -188,7 +188,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1r2\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(

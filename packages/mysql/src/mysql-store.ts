@@ -96,15 +96,30 @@ export function eventKey(eventId: string): string {
   return `evt_sha256_${createHash('sha256').update(eventId).digest('hex')}`
 }
 
-/** The first row of a CALL's first result set. */
+/**
+ * The first row of a CALL's first result set; undefined when the procedure
+ * answered none (begin and commit in the common case: claimed, committed).
+ */
 async function call<Row>(
   connection: PoolConnection,
   sql: string,
   values: unknown[] = [],
-): Promise<Row> {
+): Promise<Row | undefined> {
   const [results] = await connection.query({ sql, values, timeout: STATEMENT_TIMEOUT_MS })
-  const rows = (results as unknown[])[0] as Row[]
-  return rows[0] as Row
+  // A result set and the CALL's own status; the status alone when there is none.
+  if (!Array.isArray(results)) return undefined
+  return ((results as unknown[])[0] as Row[])[0]
+}
+
+/** The first row of a CALL that always answers one. */
+async function callRow<Row>(
+  connection: PoolConnection,
+  sql: string,
+  values: unknown[] = [],
+): Promise<Row> {
+  const row = await call<Row>(connection, sql, values)
+  if (row === undefined) throw new Error(`mysqlStore: ${sql} answered no row`)
+  return row
 }
 
 /** Runs `work` on a connection of its own, returned to the pool after, dropped if it failed. */
@@ -143,11 +158,11 @@ async function claimLoop(
   let holding = false
   let pause = 5
   for (;;) {
-    const { status, holder } = await call<{ status: string; holder: number | null }>(
+    const { status, holder } = (await call<{ status: string; holder: number | null }>(
       connection,
       `CALL ${parts.names.begin}(?, ?, ?, ?, ?)`,
       values,
-    )
+    )) ?? { status: 'claimed', holder: null }
     const ending = status === 'in_progress' && holder !== null && parts.ending.has(Number(holder))
     if (status !== 'locked' && !ending) return { status: status as Claiming, holding }
     holding ||= status === 'locked'
@@ -243,10 +258,10 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     const { connection } = state
     const leaseOver = () => Date.now() - state.claimedAt >= state.leaseMs
     if (state.expired) return false
-    let committed: number
+    let refused: { committed: number } | undefined
     try {
       if (state.ended !== undefined) throw state.ended
-      ;({ committed } = await call<{ committed: number }>(
+      refused = await call<{ committed: number }>(
         connection,
         `CALL ${parts.names.commit}(?, ?, ?, ?, ?)`,
         [
@@ -256,7 +271,7 @@ function commitStep(parts: Parts, afterCommit: () => void) {
           parts.timings.dedupeTtl,
           parts.timings.orderingTtl,
         ],
-      ))
+      )
     } catch (error) {
       connection.destroy()
       // The server ended the session when the lease ran out: the transaction,
@@ -265,8 +280,9 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       throw parts.fail(error)
     }
     connection.release()
+    if (refused !== undefined) return false
     afterCommit()
-    return Number(committed) === 1
+    return true
   }
 }
 
@@ -296,7 +312,7 @@ function releaseStep(parts: Parts) {
 function streakStep(parts: Parts) {
   return gatedStreak(async (code) => {
     const row = await withConnection(parts, (connection) =>
-      call<{ failures: number; codes: string }>(
+      callRow<{ failures: number; codes: string }>(
         connection,
         `CALL ${parts.names.recordAnswer}(?, ?, ?)`,
         [code, STREAK_CODES_KEPT, parts.timings.dedupeTtl],
@@ -333,7 +349,7 @@ function pruneStep(parts: Parts) {
       throw new TypeError(`mysqlStore: prune's \`limit\` must be a whole number >= 1; got ${limit}`)
     }
     const row = await withConnection(parts, (connection) =>
-      call<{ deleted: number }>(connection, `CALL ${parts.names.prune}(?)`, [limit]),
+      callRow<{ deleted: number }>(connection, `CALL ${parts.names.prune}(?)`, [limit]),
     )
     return Number(row.deleted)
   }

@@ -25,6 +25,15 @@
 /** The layout these procedures expect; tables of another version are refused. */
 export const MYSQL_SCHEMA_VERSION = 1
 
+/**
+ * The revision of the begin and commit procedures on these tables: revision 2
+ * answers nothing when it claims or commits (the common case), reads the mark
+ * and the watermark once, and writes the watermark with one statement.
+ * Procedures of revision 1 (`begin_v1`, `commit_v1`) take the same locks on the
+ * same rows, so processes of both can run side by side during a deploy.
+ */
+const PROCEDURE_REVISION = 'r2'
+
 /** Where the store's tables live. */
 export interface MysqlSchemaOptions {
   /** Prefix of every table and procedure name. Default `aw_`. */
@@ -55,16 +64,18 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     )
   }
   const name = (suffix: string) => `\`${prefix}${suffix}\``
-  // Procedures carry the schema version: a newer store creates its own beside them.
-  const procedure = (suffix: string) => name(`${suffix}_v${MYSQL_SCHEMA_VERSION}`)
+  // Procedures carry the schema version (and begin and commit their revision):
+  // a newer store creates its own beside them, never calls old ones of other semantics.
+  const procedure = (suffix: string, revision = '') =>
+    name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision}`)
   return {
     prefix,
     events: name('events'),
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    begin: procedure('begin'),
-    commit: procedure('commit'),
+    begin: procedure('begin', PROCEDURE_REVISION),
+    commit: procedure('commit', PROCEDURE_REVISION),
     release: procedure('release'),
     recordAnswer: procedure('record_answer'),
     prune: procedure('prune'),
@@ -114,23 +125,41 @@ function tablesSql(n: SchemaNames): string[] {
 }
 
 /**
- * begin(event, conversion, order, leaseSeconds, dedupeMs) -> one row (status,
- * holder). `claimed`: the event and conversion locks are held, the transaction
- * is open with the sentinel in it, and the session's wait_timeout is the lease
- * (the server ends a session idle past it, rolling back and dropping the locks).
- * `locked`: the event lock is held but another event of the conversion runs:
- * call again (polling) or release. `in_progress` names the session holding the
- * event. `duplicate` and `stale` (marked done, committed) leave nothing held.
+ * begin(event, conversion, order, leaseSeconds, dedupeMs). Claimed, it answers
+ * nothing (no result set: the common case costs the least): the event and
+ * conversion locks are held, the transaction is open with the sentinel in it,
+ * and the session's wait_timeout is the lease (the server ends a session idle
+ * past it, rolling back and dropping the locks). Otherwise one row (status,
+ * holder): `locked`, the event lock is held but another event of the
+ * conversion runs: call again (polling) or release; `in_progress` names the
+ * session holding the event; `duplicate` and `stale` (marked done, committed)
+ * leave nothing held.
  */
 function beginSql(n: SchemaNames): string {
-  // Reads are SELECT ... INTO statements, which InnoDB serves from the snapshot
-  // without locks; a subquery in an IF condition would take shared next-key locks
-  // and hold them to the end of the transaction (the handler's too).
-  const done = `SELECT COUNT(*) INTO v_done FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}`
-  const watermark = `SELECT watermark INTO v_mark FROM ${n.conversions}
-      WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS}`
+  // One read of the mark and the watermark, a SELECT ... INTO, which InnoDB
+  // serves from the snapshot without locks; a subquery in an IF condition
+  // would take shared next-key locks and hold them to the end of the
+  // transaction (the handler's too).
+  const read = `SELECT
+      (SELECT COUNT(*) FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}),
+      (SELECT watermark FROM ${n.conversions} WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS})
+      INTO v_done, v_mark`
   const markDone = `INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
         ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms`
+  // After the read: a duplicate or a stale event is settled here, nothing held after.
+  const settled = `IF v_done > 0 THEN
+      COMMIT;
+      DO RELEASE_ALL_LOCKS();
+      SELECT 'duplicate' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;
+    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
+      ${markDone};
+      COMMIT;
+      DO RELEASE_ALL_LOCKS();
+      SELECT 'stale' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;`
   return `CREATE PROCEDURE IF NOT EXISTS ${n.begin}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_lease_s INT, IN p_dedupe_ms BIGINT)
@@ -141,25 +170,13 @@ body: BEGIN
     SELECT 'in_progress' AS status, IS_USED_LOCK(${lockName(n, 'e', 'p_event')}) AS holder;
     LEAVE body;
   END IF;
-  ${done};
-  IF v_done > 0 THEN
-    COMMIT;
-    DO RELEASE_ALL_LOCKS();
-    SELECT 'duplicate' AS status, NULL AS holder;
-    LEAVE body;
-  END IF;
   IF p_conversion IS NOT NULL THEN
-    -- A shortcut before waiting: watermarks only rise, so stale now is stale for good.
-    ${watermark};
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      ${markDone};
-      COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'stale' AS status, NULL AS holder;
-      LEAVE body;
-    END IF;
     IF COALESCE(GET_LOCK(${lockName(n, 'c', 'p_conversion')}, 0), 0) <> 1 THEN
-      -- Ends the reads' transaction on a session without autocommit: it waits holding nothing.
+      -- Before waiting for the conversion: a duplicate or a stale event is
+      -- answered now (watermarks only rise, so stale now is stale for good).
+      ${read};
+      ${settled}
+      -- Ends the read's transaction on a session without autocommit: it waits holding nothing.
       COMMIT;
       SELECT 'locked' AS status, NULL AS holder;
       LEAVE body;
@@ -169,61 +186,51 @@ body: BEGIN
   -- read) sees every commit of the last holder, who committed before letting go.
   -- START TRANSACTION also ends any transaction a session without autocommit left open.
   START TRANSACTION;
-  IF p_conversion IS NOT NULL THEN
-    SET v_mark = NULL;
-    ${watermark};
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      ${markDone};
-      COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'stale' AS status, NULL AS holder;
-      LEAVE body;
-    END IF;
-  END IF;
-  SET @aw_wait_timeout = @@SESSION.wait_timeout;
-  SET SESSION wait_timeout = p_lease_s;
+  ${read};
+  ${settled}
+  SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
   INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
     ON DUPLICATE KEY UPDATE expires_at = NULL;
-  SELECT 'claimed' AS status, NULL AS holder;
 END`
 }
 
 /**
- * commit(event, conversion, order, dedupeMs, orderingMs) -> one row (committed).
- * 0 when the sentinel is gone: the transaction the claim began was rolled back
- * (a deadlock, a handler's ROLLBACK), so nothing is committed.
+ * commit(event, conversion, order, dedupeMs, orderingMs). Committed, it answers
+ * nothing; otherwise one row (committed = 0): the sentinel is gone, so the
+ * transaction the claim began was rolled back (a deadlock, a handler's
+ * ROLLBACK), and nothing is committed.
  */
 function commitSql(n: SchemaNames): string {
+  const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
-  DECLARE v_mark BIGINT DEFAULT NULL;
-  UPDATE ${n.events} SET expires_at = ${NOW_MS} + p_dedupe_ms
+  -- By the key alone: without the hint the optimizer weighs the expires_at index
+  -- too (the sentinel's NULL), which costs more than the write.
+  UPDATE ${n.events} FORCE INDEX (PRIMARY) SET expires_at = ${NOW_MS} + p_dedupe_ms
     WHERE event_id = p_event AND expires_at IS NULL;
   IF ROW_COUNT() <> 1 THEN
     ROLLBACK;
     DO RELEASE_ALL_LOCKS();
-    SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
+    ${restore};
     SELECT 0 AS committed;
     LEAVE body;
   END IF;
   IF p_conversion IS NOT NULL THEN
-    -- The conversion lock is ours: nobody else writes this row, so a plain read is
-    -- current, and one keyed write takes no gap lock (an UPDATE of a missing row
-    -- would, and two such commits inserting into the same gap deadlock).
-    SELECT watermark INTO v_mark FROM ${n.conversions}
-      WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS};
-    IF v_mark IS NULL OR v_mark < p_order THEN
-      INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
-        VALUES (p_conversion, p_order, ${NOW_MS} + p_ordering_ms)
-        ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = ${NOW_MS} + p_ordering_ms;
-    END IF;
+    -- The conversion lock is ours since begin, which found the watermark below
+    -- p_order (or expired): nobody else writes this row, so one keyed write
+    -- settles it, taking no gap lock (an UPDATE of a missing row would, and two
+    -- such commits inserting into the same gap deadlock). GREATEST only guards.
+    INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
+      VALUES (p_conversion, p_order, ${NOW_MS} + p_ordering_ms)
+      ON DUPLICATE KEY UPDATE
+        watermark = IF(expires_at > ${NOW_MS}, GREATEST(watermark, p_order), p_order),
+        expires_at = ${NOW_MS} + p_ordering_ms;
   END IF;
   COMMIT;
   DO RELEASE_ALL_LOCKS();
-  SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
-  SELECT 1 AS committed;
+  ${restore};
 END`
 }
 
