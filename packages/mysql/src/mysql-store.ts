@@ -160,7 +160,7 @@ async function claimLoop(
   for (;;) {
     const { status, holder } = (await call<{ status: string; holder: number | null }>(
       connection,
-      `CALL ${parts.names.begin}(?, ?, ?, ?, ?)`,
+      `CALL ${parts.names.begin}(?, ?, ?, ?, ?, ?)`,
       values,
     )) ?? { status: 'claimed', holder: null }
     const ending = status === 'in_progress' && holder !== null && parts.ending.has(Number(holder))
@@ -206,6 +206,7 @@ function beginStep(parts: Parts) {
         order,
         leaseSeconds,
         parts.timings.dedupeTtl,
+        parts.timings.orderingTtl,
       ])
       if (result.holding && result.status === 'in_progress') {
         await connection.query({ sql: 'DO RELEASE_ALL_LOCKS()', timeout: STATEMENT_TIMEOUT_MS })

@@ -11,9 +11,11 @@
  *   p_schema       version                   which layout these tables have
  *
  * Times are milliseconds since the epoch (UTC) on the server's clock, so every
- * process agrees on what has expired. An events row whose expires_at is NULL is
- * the claim's own sentinel, written inside the delivery's transaction: the
- * commit finds it again only if that transaction is still the one it began.
+ * process agrees on what has expired. A claim writes a sentinel inside the
+ * delivery's transaction: the new watermark (expires_at kept in the session's
+ * @aw_claim_until), or for an event without a conversion an events row whose
+ * expires_at is NULL; the commit finds it again only if that transaction is
+ * still the one it began.
  *
  * Locks are named locks (GET_LOCK), never rows: the event's is tried without
  * waiting (held -> in_progress at once), the conversion's polled for at most
@@ -28,7 +30,8 @@ export const MYSQL_SCHEMA_VERSION = 1
 /**
  * The revision of the begin and commit procedures on these tables: revision 2
  * answers nothing when it claims or commits (the common case), reads the mark
- * and the watermark once, and writes the watermark with one statement.
+ * and the watermark once, and writes the new watermark at begin as the claim's
+ * sentinel (one write fewer than an events sentinel written and then updated).
  * Procedures of revision 1 (`begin_v1`, `commit_v1`) take the same locks on the
  * same rows, so processes of both can run side by side during a deploy.
  */
@@ -125,15 +128,17 @@ function tablesSql(n: SchemaNames): string[] {
 }
 
 /**
- * begin(event, conversion, order, leaseSeconds, dedupeMs). Claimed, it answers
- * nothing (no result set: the common case costs the least): the event and
- * conversion locks are held, the transaction is open with the sentinel in it,
- * and the session's wait_timeout is the lease (the server ends a session idle
- * past it, rolling back and dropping the locks). Otherwise one row (status,
- * holder): `locked`, the event lock is held but another event of the
- * conversion runs: call again (polling) or release; `in_progress` names the
- * session holding the event; `duplicate` and `stale` (marked done, committed)
- * leave nothing held.
+ * begin(event, conversion, order, leaseSeconds, dedupeMs, orderingMs). Claimed,
+ * it answers nothing (no result set: the common case costs the least): the
+ * event and conversion locks are held, the transaction is open with the
+ * claim's sentinel in it, and the session's wait_timeout is the lease (the
+ * server ends a session idle past it, rolling back and dropping the locks).
+ * The sentinel is the new watermark when there is a conversion (commit would
+ * write it anyway; it is kept in @aw_claim_until), else the event's row with a
+ * NULL expires_at. Otherwise one row (status, holder): `locked`, the event lock
+ * is held but another event of the conversion runs: call again (polling) or
+ * release; `in_progress` names the session holding the event; `duplicate` and
+ * `stale` (marked done, committed) leave nothing held.
  */
 function beginSql(n: SchemaNames): string {
   // One read of the mark and the watermark, a SELECT ... INTO, which InnoDB
@@ -162,7 +167,7 @@ function beginSql(n: SchemaNames): string {
     END IF;`
   return `CREATE PROCEDURE IF NOT EXISTS ${n.begin}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
-  IN p_lease_s INT, IN p_dedupe_ms BIGINT)
+  IN p_lease_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
   DECLARE v_mark BIGINT DEFAULT NULL;
   DECLARE v_done INT DEFAULT 0;
@@ -188,29 +193,50 @@ body: BEGIN
   START TRANSACTION;
   ${read};
   ${settled}
-  SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
-  INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
-    ON DUPLICATE KEY UPDATE expires_at = NULL;
+  SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
+    @aw_claim_until = ${NOW_MS} + p_ordering_ms;
+  IF p_conversion IS NULL THEN
+    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
+      ON DUPLICATE KEY UPDATE expires_at = NULL;
+  ELSE
+    -- The conversion lock is ours and the watermark below p_order (or expired):
+    -- nobody else writes this row, so one keyed write takes it, with no gap lock
+    -- (an UPDATE of a missing row would take one, and two such inserting into
+    -- the same gap deadlock).
+    INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
+      VALUES (p_conversion, p_order, @aw_claim_until)
+      ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = @aw_claim_until;
+  END IF;
 END`
 }
 
 /**
  * commit(event, conversion, order, dedupeMs, orderingMs). Committed, it answers
- * nothing; otherwise one row (committed = 0): the sentinel is gone, so the
- * transaction the claim began was rolled back (a deadlock, a handler's
+ * nothing; otherwise one row (committed = 0): the claim's sentinel is gone, so
+ * the transaction the claim began was rolled back (a deadlock, a handler's
  * ROLLBACK), and nothing is committed.
  */
 function commitSql(n: SchemaNames): string {
   const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
+  // Keyed by the primary key alone: without the hint the optimizer weighs the
+  // expires_at index too, which costs more than the statement.
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
-  -- By the key alone: without the hint the optimizer weighs the expires_at index
-  -- too (the sentinel's NULL), which costs more than the write.
-  UPDATE ${n.events} FORCE INDEX (PRIMARY) SET expires_at = ${NOW_MS} + p_dedupe_ms
-    WHERE event_id = p_event AND expires_at IS NULL;
-  IF ROW_COUNT() <> 1 THEN
+  DECLARE v_held INT DEFAULT 0;
+  IF p_conversion IS NULL THEN
+    UPDATE ${n.events} FORCE INDEX (PRIMARY) SET expires_at = ${NOW_MS} + p_dedupe_ms
+      WHERE event_id = p_event AND expires_at IS NULL;
+    SET v_held = ROW_COUNT();
+  ELSE
+    -- Begin's watermark, seen only while its transaction is this one: after a
+    -- rollback the row is the committed one, older (below p_order) or expired
+    -- at another time, and nobody else wrote it (the conversion lock is ours).
+    SELECT COUNT(*) INTO v_held FROM ${n.conversions} FORCE INDEX (PRIMARY)
+      WHERE conversion_id = p_conversion AND watermark = p_order AND expires_at = @aw_claim_until;
+  END IF;
+  IF v_held <> 1 THEN
     ROLLBACK;
     DO RELEASE_ALL_LOCKS();
     ${restore};
@@ -218,15 +244,8 @@ body: BEGIN
     LEAVE body;
   END IF;
   IF p_conversion IS NOT NULL THEN
-    -- The conversion lock is ours since begin, which found the watermark below
-    -- p_order (or expired): nobody else writes this row, so one keyed write
-    -- settles it, taking no gap lock (an UPDATE of a missing row would, and two
-    -- such commits inserting into the same gap deadlock). GREATEST only guards.
-    INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
-      VALUES (p_conversion, p_order, ${NOW_MS} + p_ordering_ms)
-      ON DUPLICATE KEY UPDATE
-        watermark = IF(expires_at > ${NOW_MS}, GREATEST(watermark, p_order), p_order),
-        expires_at = ${NOW_MS} + p_ordering_ms;
+    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
+      ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms;
   END IF;
   COMMIT;
   DO RELEASE_ALL_LOCKS();
