@@ -169,6 +169,44 @@ describe('mysqlStore with a receiver: locks and stuck processes', () => {
   })
 })
 
+describe('mysqlStore sentinels: a transaction ended under the handler never commits', () => {
+  // Both kinds of the claim's sentinel: the new watermark (an event with a
+  // conversion) and the events row (an event without one).
+  const cases = [
+    { title: 'with a conversion', conversionId: 880_001 },
+    { title: 'without a conversion', conversionId: undefined },
+  ]
+  for (const { title, conversionId } of cases) {
+    it(`${title}: ROLLBACK, or ROLLBACK and a new transaction, resolves false and marks nothing`, async () => {
+      const store = mysqlStore({ pool: db.pool, logger: false })
+      const eventId = `evt_sentinel_${randomUUID().slice(0, 8)}`
+      const order = Date.now()
+      for (const after of ['ROLLBACK', 'START TRANSACTION']) {
+        const claim = claimedOf(await store.begin({ eventId, conversionId, order }))
+        await claim.tx?.query('ROLLBACK')
+        if (after !== 'ROLLBACK') await claim.tx?.query(after)
+        expect(await store.commit(claim)).toBe(false)
+        expect(await store.peek({ eventId, conversionId, order })).toBe('unsettled')
+      }
+      const retry = claimedOf(await store.begin({ eventId, conversionId, order }))
+      expect(await store.commit(retry)).toBe(true)
+      expect((await store.begin({ eventId, conversionId, order })).status).toBe('duplicate')
+    })
+  }
+
+  it('is not fooled by an expired watermark of the same order left from before', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false, orderingTtl: 50, dedupeTtl: 50 })
+    const conversionId = 880_002
+    const first = claimedOf(await store.begin({ eventId: 'evt_expired_a', conversionId, order: 7 }))
+    expect(await store.commit(first)).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    // The watermark 7 is still in the table but expired: order 7 is new again.
+    const claim = claimedOf(await store.begin({ eventId: 'evt_expired_b', conversionId, order: 7 }))
+    await claim.tx?.query('ROLLBACK')
+    expect(await store.commit(claim)).toBe(false)
+  })
+})
+
 describe('mysqlStore tables', () => {
   it('creates its tables once when several stores start together', async () => {
     const tablePrefix = `aw_race_${randomUUID().slice(0, 6)}_`
@@ -188,7 +226,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1r2\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(

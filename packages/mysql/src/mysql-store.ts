@@ -75,15 +75,30 @@ export function eventKey(eventId: string): string {
   return `evt_sha256_${createHash('sha256').update(eventId).digest('hex')}`
 }
 
-/** The first row of a CALL's first result set. */
+/**
+ * The first row of a CALL's first result set; undefined when the procedure
+ * answered none (begin and commit in the common case: claimed, committed).
+ */
 async function call<Row>(
   connection: PoolConnection,
   sql: string,
   values: unknown[] = [],
-): Promise<Row> {
+): Promise<Row | undefined> {
   const [results] = await connection.query({ sql, values, timeout: STATEMENT_TIMEOUT_MS })
-  const rows = (results as unknown[])[0] as Row[]
-  return rows[0] as Row
+  // A result set and the CALL's own status; the status alone when there is none.
+  if (!Array.isArray(results)) return undefined
+  return ((results as unknown[])[0] as Row[])[0]
+}
+
+/** The first row of a CALL that always answers one. */
+async function callRow<Row>(
+  connection: PoolConnection,
+  sql: string,
+  values: unknown[] = [],
+): Promise<Row> {
+  const row = await call<Row>(connection, sql, values)
+  if (row === undefined) throw new Error(`mysqlStore: ${sql} answered no row`)
+  return row
 }
 
 /** Runs `work` on a connection of its own, returned to the pool after, dropped if it failed. */
@@ -122,11 +137,11 @@ async function claimLoop(
   let holding = false
   let pause = 5
   for (;;) {
-    const { status, holder } = await call<{ status: string; holder: number | null }>(
+    const { status, holder } = (await call<{ status: string; holder: number | null }>(
       connection,
-      `CALL ${parts.names.begin}(?, ?, ?, ?, ?)`,
+      `CALL ${parts.names.begin}(?, ?, ?, ?, ?, ?)`,
       values,
-    )
+    )) ?? { status: 'claimed', holder: null }
     const ending = status === 'in_progress' && holder !== null && parts.ending.has(Number(holder))
     if (status !== 'locked' && !ending) return { status: status as Claiming, holding }
     holding ||= status === 'locked'
@@ -170,6 +185,7 @@ function beginStep(parts: Parts) {
         order,
         leaseSeconds,
         parts.timings.dedupeTtl,
+        parts.timings.orderingTtl,
       ])
       if (result.holding && result.status === 'in_progress') {
         await connection.query({ sql: 'DO RELEASE_ALL_LOCKS()', timeout: STATEMENT_TIMEOUT_MS })
@@ -222,10 +238,10 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     const { connection } = state
     const leaseOver = () => Date.now() - state.claimedAt >= state.leaseMs
     if (state.expired) return false
-    let committed: number
+    let refused: { committed: number } | undefined
     try {
       if (state.ended !== undefined) throw state.ended
-      ;({ committed } = await call<{ committed: number }>(
+      refused = await call<{ committed: number }>(
         connection,
         `CALL ${parts.names.commit}(?, ?, ?, ?, ?)`,
         [
@@ -235,7 +251,7 @@ function commitStep(parts: Parts, afterCommit: () => void) {
           parts.timings.dedupeTtl,
           parts.timings.orderingTtl,
         ],
-      ))
+      )
     } catch (error) {
       connection.destroy()
       // The server ended the session when the lease ran out: the transaction,
@@ -244,8 +260,9 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       throw parts.fail(error)
     }
     connection.release()
+    if (refused !== undefined) return false
     afterCommit()
-    return Number(committed) === 1
+    return true
   }
 }
 
@@ -275,7 +292,7 @@ function releaseStep(parts: Parts) {
 function streakStep(parts: Parts) {
   return gatedStreak(async (code) => {
     const row = await withConnection(parts, (connection) =>
-      call<{ failures: number; codes: string }>(
+      callRow<{ failures: number; codes: string }>(
         connection,
         `CALL ${parts.names.recordAnswer}(?, ?, ?)`,
         [code, STREAK_CODES_KEPT, parts.timings.dedupeTtl],
@@ -312,7 +329,7 @@ function pruneStep(parts: Parts) {
       throw new TypeError(`mysqlStore: prune's \`limit\` must be a whole number >= 1; got ${limit}`)
     }
     const row = await withConnection(parts, (connection) =>
-      call<{ deleted: number }>(connection, `CALL ${parts.names.prune}(?)`, [limit]),
+      callRow<{ deleted: number }>(connection, `CALL ${parts.names.prune}(?)`, [limit]),
     )
     return Number(row.deleted)
   }

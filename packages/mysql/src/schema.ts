@@ -11,9 +11,11 @@
  *   p_schema       version                   which layout these tables have
  *
  * Times are milliseconds since the epoch (UTC) on the server's clock, so every
- * process agrees on what has expired. An events row whose expires_at is NULL is
- * the claim's own sentinel, written inside the delivery's transaction: the
- * commit finds it again only if that transaction is still the one it began.
+ * process agrees on what has expired. A claim writes a sentinel inside the
+ * delivery's transaction: the new watermark (expires_at kept in the session's
+ * @aw_claim_until), or for an event without a conversion an events row whose
+ * expires_at is NULL; the commit finds it again only if that transaction is
+ * still the one it began.
  *
  * Locks are named locks (GET_LOCK), never rows: the event's is tried without
  * waiting (held -> in_progress at once), the conversion's polled for at most
@@ -24,6 +26,16 @@
 
 /** The layout these procedures expect; tables of another version are refused. */
 export const MYSQL_SCHEMA_VERSION = 1
+
+/**
+ * The revision of the begin and commit procedures on these tables: revision 2
+ * answers nothing when it claims or commits (the common case), reads the mark
+ * and the watermark once, and writes the new watermark at begin as the claim's
+ * sentinel (one write fewer than an events sentinel written and then updated).
+ * Procedures of revision 1 (`begin_v1`, `commit_v1`) take the same locks on the
+ * same rows, so processes of both can run side by side during a deploy.
+ */
+const PROCEDURE_REVISION = 'r2'
 
 /** Where the store's tables live. */
 export interface MysqlSchemaOptions {
@@ -55,16 +67,18 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     )
   }
   const name = (suffix: string) => `\`${prefix}${suffix}\``
-  // Procedures carry the schema version: a newer store creates its own beside them.
-  const procedure = (suffix: string) => name(`${suffix}_v${MYSQL_SCHEMA_VERSION}`)
+  // Procedures carry the schema version (and begin and commit their revision):
+  // a newer store creates its own beside them, never calls old ones of other semantics.
+  const procedure = (suffix: string, revision = '') =>
+    name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision}`)
   return {
     prefix,
     events: name('events'),
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    begin: procedure('begin'),
-    commit: procedure('commit'),
+    begin: procedure('begin', PROCEDURE_REVISION),
+    commit: procedure('commit', PROCEDURE_REVISION),
     release: procedure('release'),
     recordAnswer: procedure('record_answer'),
     prune: procedure('prune'),
@@ -114,26 +128,46 @@ function tablesSql(n: SchemaNames): string[] {
 }
 
 /**
- * begin(event, conversion, order, leaseSeconds, dedupeMs) -> one row (status,
- * holder). `claimed`: the event and conversion locks are held, the transaction
- * is open with the sentinel in it, and the session's wait_timeout is the lease
- * (the server ends a session idle past it, rolling back and dropping the locks).
- * `locked`: the event lock is held but another event of the conversion runs:
- * call again (polling) or release. `in_progress` names the session holding the
- * event. `duplicate` and `stale` (marked done, committed) leave nothing held.
+ * begin(event, conversion, order, leaseSeconds, dedupeMs, orderingMs). Claimed,
+ * it answers nothing (no result set: the common case costs the least): the
+ * event and conversion locks are held, the transaction is open with the
+ * claim's sentinel in it, and the session's wait_timeout is the lease (the
+ * server ends a session idle past it, rolling back and dropping the locks).
+ * The sentinel is the new watermark when there is a conversion (commit would
+ * write it anyway; it is kept in @aw_claim_until), else the event's row with a
+ * NULL expires_at. Otherwise one row (status, holder): `locked`, the event lock
+ * is held but another event of the conversion runs: call again (polling) or
+ * release; `in_progress` names the session holding the event; `duplicate` and
+ * `stale` (marked done, committed) leave nothing held.
  */
 function beginSql(n: SchemaNames): string {
-  // Reads are SELECT ... INTO statements, which InnoDB serves from the snapshot
-  // without locks; a subquery in an IF condition would take shared next-key locks
-  // and hold them to the end of the transaction (the handler's too).
-  const done = `SELECT COUNT(*) INTO v_done FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}`
-  const watermark = `SELECT watermark INTO v_mark FROM ${n.conversions}
-      WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS}`
+  // One read of the mark and the watermark, a SELECT ... INTO, which InnoDB
+  // serves from the snapshot without locks; a subquery in an IF condition
+  // would take shared next-key locks and hold them to the end of the
+  // transaction (the handler's too).
+  const read = `SELECT
+      (SELECT COUNT(*) FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}),
+      (SELECT watermark FROM ${n.conversions} WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS})
+      INTO v_done, v_mark`
   const markDone = `INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
         ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms`
+  // After the read: a duplicate or a stale event is settled here, nothing held after.
+  const settled = `IF v_done > 0 THEN
+      COMMIT;
+      DO RELEASE_ALL_LOCKS();
+      SELECT 'duplicate' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;
+    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
+      ${markDone};
+      COMMIT;
+      DO RELEASE_ALL_LOCKS();
+      SELECT 'stale' AS status, NULL AS holder;
+      LEAVE body;
+    END IF;`
   return `CREATE PROCEDURE IF NOT EXISTS ${n.begin}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
-  IN p_lease_s INT, IN p_dedupe_ms BIGINT)
+  IN p_lease_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
   DECLARE v_mark BIGINT DEFAULT NULL;
   DECLARE v_done INT DEFAULT 0;
@@ -141,25 +175,13 @@ body: BEGIN
     SELECT 'in_progress' AS status, IS_USED_LOCK(${lockName(n, 'e', 'p_event')}) AS holder;
     LEAVE body;
   END IF;
-  ${done};
-  IF v_done > 0 THEN
-    COMMIT;
-    DO RELEASE_ALL_LOCKS();
-    SELECT 'duplicate' AS status, NULL AS holder;
-    LEAVE body;
-  END IF;
   IF p_conversion IS NOT NULL THEN
-    -- A shortcut before waiting: watermarks only rise, so stale now is stale for good.
-    ${watermark};
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      ${markDone};
-      COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'stale' AS status, NULL AS holder;
-      LEAVE body;
-    END IF;
     IF COALESCE(GET_LOCK(${lockName(n, 'c', 'p_conversion')}, 0), 0) <> 1 THEN
-      -- Ends the reads' transaction on a session without autocommit: it waits holding nothing.
+      -- Before waiting for the conversion: a duplicate or a stale event is
+      -- answered now (watermarks only rise, so stale now is stale for good).
+      ${read};
+      ${settled}
+      -- Ends the read's transaction on a session without autocommit: it waits holding nothing.
       COMMIT;
       SELECT 'locked' AS status, NULL AS holder;
       LEAVE body;
@@ -169,61 +191,65 @@ body: BEGIN
   -- read) sees every commit of the last holder, who committed before letting go.
   -- START TRANSACTION also ends any transaction a session without autocommit left open.
   START TRANSACTION;
-  IF p_conversion IS NOT NULL THEN
-    SET v_mark = NULL;
-    ${watermark};
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      ${markDone};
-      COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'stale' AS status, NULL AS holder;
-      LEAVE body;
-    END IF;
+  ${read};
+  ${settled}
+  SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
+    @aw_claim_until = ${NOW_MS} + p_ordering_ms;
+  IF p_conversion IS NULL THEN
+    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
+      ON DUPLICATE KEY UPDATE expires_at = NULL;
+  ELSE
+    -- The conversion lock is ours and the watermark below p_order (or expired):
+    -- nobody else writes this row, so one keyed write takes it, with no gap lock
+    -- (an UPDATE of a missing row would take one, and two such inserting into
+    -- the same gap deadlock).
+    INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
+      VALUES (p_conversion, p_order, @aw_claim_until)
+      ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = @aw_claim_until;
   END IF;
-  SET @aw_wait_timeout = @@SESSION.wait_timeout;
-  SET SESSION wait_timeout = p_lease_s;
-  INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
-    ON DUPLICATE KEY UPDATE expires_at = NULL;
-  SELECT 'claimed' AS status, NULL AS holder;
 END`
 }
 
 /**
- * commit(event, conversion, order, dedupeMs, orderingMs) -> one row (committed).
- * 0 when the sentinel is gone: the transaction the claim began was rolled back
- * (a deadlock, a handler's ROLLBACK), so nothing is committed.
+ * commit(event, conversion, order, dedupeMs, orderingMs). Committed, it answers
+ * nothing; otherwise one row (committed = 0): the claim's sentinel is gone, so
+ * the transaction the claim began was rolled back (a deadlock, a handler's
+ * ROLLBACK), and nothing is committed.
  */
 function commitSql(n: SchemaNames): string {
+  const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
+  // Keyed by the primary key alone: without the hint the optimizer weighs the
+  // expires_at index too, which costs more than the statement.
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
 body: BEGIN
-  DECLARE v_mark BIGINT DEFAULT NULL;
-  UPDATE ${n.events} SET expires_at = ${NOW_MS} + p_dedupe_ms
-    WHERE event_id = p_event AND expires_at IS NULL;
-  IF ROW_COUNT() <> 1 THEN
+  DECLARE v_held INT DEFAULT 0;
+  IF p_conversion IS NULL THEN
+    UPDATE ${n.events} FORCE INDEX (PRIMARY) SET expires_at = ${NOW_MS} + p_dedupe_ms
+      WHERE event_id = p_event AND expires_at IS NULL;
+    SET v_held = ROW_COUNT();
+  ELSE
+    -- Begin's watermark, seen only while its transaction is this one: after a
+    -- rollback the row is the committed one, older (below p_order) or expired
+    -- at another time, and nobody else wrote it (the conversion lock is ours).
+    SELECT COUNT(*) INTO v_held FROM ${n.conversions} FORCE INDEX (PRIMARY)
+      WHERE conversion_id = p_conversion AND watermark = p_order AND expires_at = @aw_claim_until;
+  END IF;
+  IF v_held <> 1 THEN
     ROLLBACK;
     DO RELEASE_ALL_LOCKS();
-    SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
+    ${restore};
     SELECT 0 AS committed;
     LEAVE body;
   END IF;
   IF p_conversion IS NOT NULL THEN
-    -- The conversion lock is ours: nobody else writes this row, so a plain read is
-    -- current, and one keyed write takes no gap lock (an UPDATE of a missing row
-    -- would, and two such commits inserting into the same gap deadlock).
-    SELECT watermark INTO v_mark FROM ${n.conversions}
-      WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS};
-    IF v_mark IS NULL OR v_mark < p_order THEN
-      INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
-        VALUES (p_conversion, p_order, ${NOW_MS} + p_ordering_ms)
-        ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = ${NOW_MS} + p_ordering_ms;
-    END IF;
+    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
+      ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms;
   END IF;
   COMMIT;
   DO RELEASE_ALL_LOCKS();
-  SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
-  SELECT 1 AS committed;
+  ${restore};
 END`
 }
 
