@@ -219,7 +219,12 @@ const postgres: Driver<pg.Pool, pg.PoolClient> = {
   queryMethods: ['query'],
   checkout: 'connect',
   makeStore: (pool) => postgresStore({ pool, logger: false }),
-  floorPool: (url) => new pg.Pool({ connectionString: url, max: 20 }),
+  floorPool: (url) => {
+    const pool = new pg.Pool({ connectionString: url, max: 20 })
+    // An idle client the server ends (the database dropped at the end) must not crash the run.
+    pool.on('error', () => {})
+    return pool
+  },
 }
 
 const mariadb: Driver<mysql.Pool, mysql.PoolConnection> = {

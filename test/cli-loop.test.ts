@@ -155,7 +155,7 @@ describe('the banner and trigger', () => {
     )
     expect(refused.code).toBe(3)
     expect(refused.stderr).toMatch(
-      /400 validation failed: status invalid_format \([^)]+\), commission invalid_format \([^)]+\), currency invalid_format \([^)]+\)/,
+      /400 validation failed: status invalid_format \(status must be one of .+\), commission invalid_format \(.+\), currency invalid_format \(.+\)/,
     )
 
     // The emulator's own terminal shows every attempt.
