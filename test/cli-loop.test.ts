@@ -1,15 +1,6 @@
-/**
- * The local loop as a new user runs it, every step a real process of the built
- * CLI: start the emulator, paste the two exports its banner prints, create an
- * endpoint, `trigger` conversions, and watch them with `deliveries --follow`,
- * through a disable by the failure streak and a re-enable by `recover`.
- */
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import { memoryStore } from '@affiliate-webhooks/core'
-import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CLI, killLive, live, startLoop } from './cli-live.js'
-import { type Receiver, startReceiver } from './emulator-harness.js'
+import { type Receiver, startPublisher } from './emulator-harness.js'
 import { run } from './run-process.js'
 
 const BIN = CLI
@@ -18,32 +9,6 @@ afterEach(async () => {
   killLive()
   await Promise.all(receivers.splice(0).map((r) => r.close()))
 })
-
-/** A receiver with the project's node adapter, recording the conversions it handled. */
-async function publisher() {
-  const conversions: Record<string, unknown>[] = []
-  const state = { broken: false }
-  const receiver = await startReceiver()
-  receivers.push(receiver)
-  return {
-    url: receiver.url,
-    conversions,
-    state,
-    useSecret(secret: string) {
-      receiver.use(
-        affiliateWebhook({
-          secret,
-          store: memoryStore(),
-          logger: false,
-          onConversion(conversion) {
-            if (state.broken) throw new Error('CRM down')
-            conversions.push({ ...conversion })
-          },
-        }) as (req: IncomingMessage, res: ServerResponse) => void,
-      )
-    },
-  }
-}
 
 async function endpointFor(cli: (...args: string[]) => ReturnType<typeof run>, url: string) {
   const made = await cli('endpoints', 'create', '--url', url, '--show-secret')
@@ -59,7 +24,7 @@ describe('the banner and trigger', () => {
     const { emulator, env, cli } = await startLoop()
     expect(env.AFFILIATE_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(env.AFFILIATE_API_KEY).toMatch(/^la_[A-Za-z0-9]{32}$/)
-    const shop = await publisher()
+    const shop = await startPublisher(receivers)
     const { id, secret } = await endpointFor(cli, shop.url)
     shop.useSecret(secret)
 
@@ -183,7 +148,7 @@ describe('the banner and trigger', () => {
 describe('deliveries --follow', () => {
   it("shows each attempt with the receiver's error code, the disable, the re-enable after recover, and the replays", async () => {
     const { emulator, env, cli } = await startLoop()
-    const shop = await publisher()
+    const shop = await startPublisher(receivers)
     const { id, secret } = await endpointFor(cli, shop.url)
     shop.useSecret(secret)
     shop.state.broken = true

@@ -8,9 +8,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { memoryStore } from '@affiliate-webhooks/core'
 import { createClock } from '@affiliate-webhooks/emulator'
-import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   conversion,
@@ -18,7 +16,7 @@ import {
   HOUR,
   type Receiver,
   startEmulator,
-  startReceiver,
+  startPublisher,
 } from './emulator-harness.js'
 import { type Run, run } from './run-process.js'
 
@@ -51,33 +49,6 @@ async function setup(options: Parameters<typeof startEmulator>[0] = {}) {
   return { h, env, run }
 }
 
-/** A receiver whose handler throws while `broken`, recording what it handled. */
-async function publisherReceiver() {
-  const handled: string[] = []
-  const state = { broken: false }
-  const receiver = await startReceiver()
-  receivers.push(receiver)
-  return {
-    url: receiver.url,
-    handled,
-    state,
-    useSecret(secret: string) {
-      receiver.use(
-        affiliateWebhook({
-          secret,
-          store: memoryStore(),
-          logger: false,
-          onConversion(_, event) {
-            if (state.broken) throw new Error('CRM down')
-            handled.push(event.id)
-          },
-          on: { 'webhook.test': () => {} },
-        }),
-      )
-    },
-  }
-}
-
 async function createEndpoint(run: (...args: string[]) => Promise<Run>, url: string) {
   const made = await run('endpoints', 'create', '--url', url, '--show-secret', '--json')
   expect(made.code, made.stderr).toBe(0)
@@ -87,7 +58,7 @@ async function createEndpoint(run: (...args: string[]) => Promise<Run>, url: str
 describe('endpoints', () => {
   it('create, list, get, update, disable, enable, delete', async () => {
     const { run } = await setup()
-    const publisher = await publisherReceiver()
+    const publisher = await startPublisher(receivers)
     const refused = await run('endpoints', 'create', '--url', publisher.url)
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(
@@ -202,7 +173,7 @@ describe('test, deliveries, replay', () => {
   it('test --wait follows the delivery to success; deliveries lists it; replay sends it again', async () => {
     // Service time 600x real: the service's minute batches come every 100 ms.
     const { run } = await setup({ clock: createClock({ start: START, timeScale: 600 }) })
-    const publisher = await publisherReceiver()
+    const publisher = await startPublisher(receivers)
     const { id, secret } = await createEndpoint(run, publisher.url)
     publisher.useSecret(secret)
     const test = await run('test', id, '--wait', '--poll', '0.05s', '--timeout', '20s')
@@ -229,7 +200,7 @@ describe('test, deliveries, replay', () => {
 
   it('test --wait against a failing receiver shows each attempt and exits 1 when it stops', async () => {
     const { run, h } = await setup()
-    const publisher = await publisherReceiver()
+    const publisher = await startPublisher(receivers)
     const { id, secret } = await createEndpoint(run, publisher.url)
     publisher.useSecret('whsec_not_the_one')
     expect(secret).toMatch(/^whsec_/)
@@ -247,7 +218,7 @@ describe('test, deliveries, replay', () => {
 describe('replay --failed', () => {
   it('replays every delivery that failed for good, with a summary, and each is then handled once', async () => {
     const { run, h } = await setup()
-    const publisher = await publisherReceiver()
+    const publisher = await startPublisher(receivers)
     const { id, secret } = await createEndpoint(run, publisher.url)
     publisher.useSecret(secret)
     publisher.state.broken = true
@@ -277,7 +248,7 @@ describe('replay --failed', () => {
 describe('doctor and recover: "my endpoint got disabled"', () => {
   it('a receiver failing 20 times: doctor says why; recover re-enables, replays, names the lost window; every queued event is handled once', async () => {
     const { run, h } = await setup()
-    const publisher = await publisherReceiver()
+    const publisher = await startPublisher(receivers)
     const { id, secret } = await createEndpoint(run, publisher.url)
     publisher.useSecret(secret)
     publisher.state.broken = true

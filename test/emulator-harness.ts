@@ -118,6 +118,44 @@ export async function startReceiver(
   }
 }
 
+/**
+ * A publisher's receiver (the node adapter, a memory store) on a real socket:
+ * it records each conversion it handled (and the event's id), and its handler
+ * throws while `state.broken`. `useSecret` arms it once the endpoint exists.
+ */
+export async function startPublisher(receivers: Receiver[]) {
+  const handled: string[] = []
+  const conversions: Record<string, unknown>[] = []
+  const state = { broken: false }
+  const receiver = await startReceiver()
+  receivers.push(receiver)
+  const [{ affiliateWebhook }, { memoryStore }] = await Promise.all([
+    import('@affiliate-webhooks/node'),
+    import('@affiliate-webhooks/core'),
+  ])
+  return {
+    url: receiver.url,
+    handled,
+    conversions,
+    state,
+    useSecret(secret: string) {
+      receiver.use(
+        affiliateWebhook({
+          secret,
+          store: memoryStore(),
+          logger: false,
+          onConversion(conversion, event) {
+            if (state.broken) throw new Error('CRM down')
+            handled.push(event.id)
+            conversions.push({ ...conversion })
+          },
+          on: { 'webhook.test': () => {} },
+        }) as Handler,
+      )
+    },
+  }
+}
+
 /** A conversion body for POST /emulator/conversions: the testing helper's conversion. */
 export const conversion = (id: number, status = 'pending') =>
   buildConversionEvent({ conversion: { id, status } }).data.conversion
