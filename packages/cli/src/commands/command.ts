@@ -85,6 +85,18 @@ export const num = (values: Values, name: string): number | undefined => {
   return typeof value === 'number' ? value : undefined
 }
 
+/** `--port` and `--host` of a command that listens, declared once. */
+export const listenOptions = (defaultPort: number) =>
+  ({
+    port: {
+      type: 'string',
+      number: { min: 0, max: 65535, integer: true },
+      value: 'N',
+      help: `port to listen on (default ${defaultPort}; 0 picks a free one)`,
+    },
+    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+  }) as const satisfies OptionsConfig
+
 export const str = (values: Values, name: string): string | undefined => {
   const value = values[name]
   return typeof value === 'string' ? value : undefined

@@ -6,7 +6,7 @@ import {
   MAX_ATTEMPTS,
 } from '@affiliate-webhooks/emulator'
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
-import { type Command, num, str, type Values } from './command.js'
+import { type Command, listenOptions, num, str, type Values } from './command.js'
 import { writeHint } from './hints.js'
 import { EXIT, type Io, UsageError } from './io.js'
 
@@ -74,13 +74,7 @@ failures in a row). Emit events and move time with the control routes:
 POST /emulator/conversions, POST /emulator/clock {"advanceMs": n}, GET /emulator/log.
 The banner's Console line is the web console's address (its token included).`,
   options: {
-    port: {
-      type: 'string',
-      number: { min: 0, max: 65535, integer: true },
-      value: 'N',
-      help: 'port to listen on (default 4010; 0 picks a free one)',
-    },
-    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+    ...listenOptions(4010),
     'api-key': {
       type: 'string',
       multiple: true,

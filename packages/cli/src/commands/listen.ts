@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
-import { type Command, num, str } from './command.js'
+import { type Command, listenOptions, num, str } from './command.js'
 import { writeHint } from './hints.js'
 import { EXIT, requireUrl, UsageError } from './io.js'
 
@@ -36,13 +36,7 @@ If the app does not answer, the sender gets 502 forward_failed (or 504 after
 10 s), never a 2xx: the service would retry, as it should.`,
   options: {
     'forward-to': { type: 'string', value: 'URL', help: "your app's webhook URL (required)" },
-    port: {
-      type: 'string',
-      number: { min: 0, max: 65535, integer: true },
-      value: 'N',
-      help: 'port to listen on (default 4242; 0 picks a free one)',
-    },
-    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+    ...listenOptions(4242),
     save: { type: 'string', value: 'DIR', help: 'write each delivery to a file in DIR' },
     'max-body': {
       type: 'string',
