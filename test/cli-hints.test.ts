@@ -116,9 +116,17 @@ describe('hints', () => {
     })
     expect(swapped.code).toBe(2)
     expect(swapped.stderr).toMatch(
-      /the API key is an endpoint secret \(whsec_\.\.\.\): AFFILIATE_API_KEY takes the account's API key \(la_\.\.\.;/,
+      /^affiliate-webhooks endpoints: AFFILIATE_API_KEY holds an endpoint secret \(whsec_\.\.\.\), not an API key\nhint: that is an endpoint secret \(whsec_\.\.\.\), not the account's API key \(la_\.\.\.\)/,
     )
     expect(swapped.stderr).not.toContain(SECRET)
+
+    // The emulator's --api-key: the same hint, and the secret never printed back.
+    const emulator = await cli(['emulator', '--api-key', SECRET, '--port', '0'], {})
+    expect(emulator.code).toBe(2)
+    expect(emulator.stderr).toMatch(
+      /^affiliate-webhooks emulator: --api-key: API key must be la_ followed by 32 letters or digits \(this one is an endpoint secret, whsec_\.\.\.\)\nhint: that is an endpoint secret/,
+    )
+    expect(emulator.stderr).not.toContain(SECRET)
 
     const url = await serve(expressApp())
     const sent = await cli(['send', '--url', `${url}/webhooks`], { AFFILIATE_WEBHOOK_SECRET: KEY })

@@ -70,7 +70,7 @@ export async function startLoop(extra: string[] = []) {
   const emulator = live(['emulator', '--port', '0', '--time-scale', '600', ...extra])
   await emulator.waitFor(/Ctrl-C stops it\./)
   const env: Record<string, string> = {}
-  for (const [, name, value] of emulator.stdout().matchAll(/^ {2}export (\w+)=(\S+)$/gm)) {
+  for (const [, name, value] of emulator.stdout().matchAll(/^export (\w+)=(\S+)$/gm)) {
     env[name as string] = value as string
   }
   const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], { env })

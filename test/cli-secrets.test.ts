@@ -108,7 +108,7 @@ describe('secrets put', () => {
       'an API key where the secret belongs',
       ['wh_1', '--redis', REDIS_URL],
       { AFFILIATE_WEBHOOK_SECRET: `la_${'k'.repeat(32)}` },
-      /hint: that is an API key \(la_\.\.\.\), not the endpoint secret \(whsec_\.\.\.\)[^\n]*\n.*not an endpoint secret/,
+      /not an endpoint secret \(whsec_\.\.\., no spaces\)\nhint: that is an API key \(la_\.\.\.\), not the endpoint secret \(whsec_\.\.\.\)/,
     ],
     ['no --redis', ['wh_1'], { AFFILIATE_WEBHOOK_SECRET: 'whsec_x' }, /--redis URL is required/],
     ['no endpoint id', [], {}, /missing endpoint id/],

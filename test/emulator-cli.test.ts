@@ -127,7 +127,7 @@ describe('affiliate-webhooks emulator', () => {
       const lines = attemptLines()
       expect(lines[0]).toMatch(
         new RegExp(
-          `^\\d\\d:\\d\\d:\\d\\d  ${endpoint.id}  evt_[0-9a-f]+  attempt 1/8  500 failed  \\d+ ms$`,
+          `^\\d\\d:\\d\\d:\\d\\d  ${endpoint.id}  evt_[0-9a-f]+  conversion\\.created  attempt 1/8  500 failed  \\d+ ms$`,
         ),
       )
       expect(lines[1]).toMatch(/attempt 2\/8 {2}500 failed/)

@@ -46,7 +46,9 @@ export function parseApiKey(spec: string): ApiKey {
   const colon = spec.indexOf(':')
   const key = colon === -1 ? spec : spec.slice(0, colon)
   if (!API_KEY_PATTERN.test(key)) {
-    throw new TypeError(`API key must be la_ followed by 32 letters or digits, not "${key}"`)
+    // Never the value itself: a secret given here by mistake must not be printed back.
+    const what = key.startsWith('whsec_') ? ' (this one is an endpoint secret, whsec_...)' : ''
+    throw new TypeError(`API key must be la_ followed by 32 letters or digits${what}`)
   }
   if (colon === -1) return { key, scopes: SCOPES }
   const scopes = spec

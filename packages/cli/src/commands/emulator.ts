@@ -8,16 +8,16 @@ import {
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
 import { type Command, listenOptions, num, str, type Values } from './command.js'
 import { writeHint } from './hints.js'
-import { EXIT, type Io, UsageError } from './io.js'
+import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError } from './io.js'
 
 const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
 
-/** One terminal line per attempt: time, endpoint, event, attempt n/8, result (and the receiver's code), ms. Never a secret. */
+/** One terminal line per attempt: time, endpoint, event and its type, attempt n/8, result (and the receiver's code), ms. Never a secret. */
 export function attemptLine(entry: AttemptLogEntry): string {
   const result = entry.ok
     ? `${entry.result} ok`
     : `${entry.result} failed${entry.errorCode ? ` ${entry.errorCode}` : ''}`
-  return `${clockTime(entry.at)}  ${entry.webhookId}  ${entry.eventId}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
+  return `${clockTime(entry.at)}  ${entry.webhookId}  ${entry.eventId}  ${entry.eventType}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
 }
 
 /** The line when an endpoint is disabled (by its failure streak or a PATCH) or enabled again. */
@@ -48,8 +48,8 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
     '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log,',
     '              /emulator/programs, /emulator/channels, /emulator/keys, /emulator/account',
     `Paste to point the management commands (endpoints, trigger, deliveries...) at it:`,
-    `  export ${API_URL_ENV}=${emulator.url}`,
-    `  export ${API_KEY_ENV}=${key}`,
+    `export ${API_URL_ENV}=${emulator.url}`,
+    `export ${API_KEY_ENV}=${key}`,
     'Ctrl-C stops it.',
   ].join('\n')
 }
@@ -136,7 +136,11 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
       })
     } catch (error) {
       const message = (error as Error).message
-      if (error instanceof TypeError) throw new UsageError(`--api-key: ${message}`)
+      if (error instanceof TypeError) {
+        throw new UsageError(`--api-key: ${message}`, {
+          ...(message.includes('whsec_') ? { hint: SECRET_AS_KEY_HINT } : {}),
+        })
+      }
       io.stderr.write(`affiliate-webhooks emulator: ${message}\n`)
       return EXIT.failed
     }

@@ -13,7 +13,21 @@ export interface Io {
 /** Wrong flags or inputs: exit code 2, with the command's usage hint. */
 export class UsageError extends Error {
   override readonly name = 'UsageError'
+  /** The usual cause and what to do, printed on the line after the error. */
+  readonly hint: string | undefined
+  constructor(message: string, options: { hint?: string } = {}) {
+    super(message)
+    this.hint = options.hint
+  }
 }
+
+/** The hint when an API key (la_...) stands where the endpoint secret belongs. */
+export const KEY_AS_SECRET_HINT =
+  'that is an API key (la_...), not the endpoint secret (whsec_...): endpoints create --show-secret prints the secret'
+
+/** The hint when an endpoint secret (whsec_...) stands where the API key belongs. */
+export const SECRET_AS_KEY_HINT =
+  "that is an endpoint secret (whsec_...), not the account's API key (la_...): the emulator's banner prints the key; the secret goes in AFFILIATE_WEBHOOK_SECRET"
 
 export const EXIT = {
   /** It verified, it was acknowledged, every delivery succeeded. */
@@ -39,9 +53,7 @@ export function requireSecret(flag: string | undefined, io: Io): string {
 /** A note on stderr when a secret does not look like an endpoint secret. */
 export function checkSecretShape(secret: string, io: Io): void {
   if (secret.startsWith('la_')) {
-    io.stderr.write(
-      'hint: that is an API key (la_...), not the endpoint secret (whsec_...): endpoints create --show-secret prints the secret.\n',
-    )
+    io.stderr.write(`hint: ${KEY_AS_SECRET_HINT}.\n`)
   } else if (!secret.startsWith('whsec_')) {
     io.stderr.write(
       'note: endpoint secrets start with whsec_; the whole string, prefix included, is the HMAC key.\n',

@@ -138,7 +138,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(
-        `${BIN} ${command.name}: ${error.message}\nRun "${BIN} ${command.name} --help" for usage.\n`,
+        `${BIN} ${command.name}: ${error.message}\n${error.hint ? `hint: ${error.hint}\n` : ''}Run "${BIN} ${command.name} --help" for usage.\n`,
       )
       return EXIT.usage
     }

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import { managed, positional } from '../manage/api.js'
 import { type Command, str } from './command.js'
 import { connectSecretRedis, heldNote } from './endpoints.js'
-import { checkSecretShape, EXIT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
+import { EXIT, KEY_AS_SECRET_HINT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
 
 export const secrets: Command = {
   name: 'secrets',
@@ -51,9 +51,11 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
     const file = str(values, 'secret-file')
     const secret = file === undefined ? io.env[SECRET_ENV] : await readFlagFile('secret-file', file)
     if (!secret) throw new UsageError(`no secret: set ${SECRET_ENV} or pass --secret-file FILE`)
-    checkSecretShape(secret, io)
-    if (!/^whsec_\S+$/.test(secret))
-      throw new UsageError('not an endpoint secret (whsec_..., no spaces)')
+    if (!/^whsec_\S+$/.test(secret)) {
+      throw new UsageError('not an endpoint secret (whsec_..., no spaces)', {
+        ...(secret.startsWith('la_') ? { hint: KEY_AS_SECRET_HINT } : {}),
+      })
+    }
     return managed('secrets', values, io, async () => {
       const redis = (await connectSecretRedis(values)) as Redis
       try {

@@ -11,7 +11,7 @@ import {
 } from '../manage/api.js'
 import { followLine } from '../manage/format.js'
 import { BIN, type Command, num, str, type Values } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { EXIT, UsageError } from './io.js'
 import { interruptSignal } from './replay.js'
 
 const TYPES = ['conversion.created', 'conversion.updated'] as const
@@ -112,7 +112,8 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
     return managed('trigger', values, io, async () => {
       const result = await api.emulator.emitConversion(input)
       const { event, deliveries } = result
-      if (values.json && !values.wait) writeJson(io, { conversionId: input.id, ...result })
+      // With --json every line is one JSON object: this one, then (--wait) each attempt.
+      if (values.json) io.stdout.write(`${JSON.stringify({ conversionId: input.id, ...result })}\n`)
       else if (event === null)
         io.stdout.write(`conversion ${input.id} already has status ${input.status}: no event\n`)
       else {

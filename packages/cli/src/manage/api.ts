@@ -1,7 +1,7 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import type { OptionsConfig, Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
-import { type Io, readFlagFile, UsageError } from '../commands/io.js'
+import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../commands/io.js'
 
 export const API_KEY_ENV = 'AFFILIATE_API_KEY'
 export const API_URL_ENV = 'AFFILIATE_API_URL'
@@ -43,9 +43,9 @@ export async function clientFrom(values: Values, io: Io): Promise<Client> {
   const baseUrl = typeof values['api-url'] === 'string' ? values['api-url'] : io.env[API_URL_ENV]
   if (!apiKey) throw new UsageError(`no API key: set ${API_KEY_ENV} or pass --api-key-file FILE`)
   if (apiKey.startsWith('whsec_')) {
-    throw new UsageError(
-      `the API key is an endpoint secret (whsec_...): ${API_KEY_ENV} takes the account's API key (la_...; the emulator's banner prints one)`,
-    )
+    throw new UsageError(`${API_KEY_ENV} holds an endpoint secret (whsec_...), not an API key`, {
+      hint: SECRET_AS_KEY_HINT,
+    })
   }
   if (!baseUrl) throw new UsageError(`no service address: set ${API_URL_ENV} or pass --api-url URL`)
   try {

@@ -67,7 +67,7 @@ export const CONSOLE_HTML = `<!doctype html>
       <label>Status <select id="filter-status"></select></label>
     </div>
     <table class="deliveries">
-      <thead><tr><th>Event id</th><th>Type</th><th>Conversion</th><th>Status</th><th>Attempts</th><th>Queued</th><th></th></tr></thead>
+      <thead><tr><th>Event id</th><th>Type</th><th>Conversion</th><th>Status</th><th>Attempts</th><th>Queued</th></tr></thead>
       <tbody id="delivery-rows"></tbody>
     </table>
     <article id="delivery" class="delivery" hidden></article>
@@ -407,7 +407,6 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
         el('td', null, el('span', { class: 'status status-' + d.status, text: d.status })),
         el('td', { text: String(d.attemptsTotal) }),
         el('td', { text: time(d.createdAt) }),
-        el('td', null, replayButton(d)),
       ),
     )
     fill.apply(null, [$('delivery-rows')].concat(rows))
@@ -581,6 +580,20 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     )
   }
 
+  // Every row of a paged /v1 list: page 1, then the rest up to its last page.
+  function allPages(path) {
+    var join = path.indexOf('?') === -1 ? '?' : '&'
+    var page = (n) => api('GET', path + join + 'size=100&page=' + n)
+    return page(1).then((first) => {
+      var last = (first.pagination && first.pagination.lastPage) || 1
+      var rest = []
+      for (var n = 2; n <= last; n++) rest.push(page(n))
+      return Promise.all(rest).then((more) => ({
+        data: more.reduce((rows, answer) => rows.concat(answer.data), first.data),
+      }))
+    })
+  }
+
   function programQuery() {
     var query = new URLSearchParams()
     ;['search', 'category', 'payoutType', 'approvalType', 'status'].forEach((name) => {
@@ -600,18 +613,22 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     var detail = state.openDelivery
       ? api('GET', '/deliveries/' + encodeURIComponent(state.openDelivery))
       : Promise.resolve(null)
-    return Promise.all([
-      api('GET', '/overview'),
-      api('GET', '/deliveries?' + query.toString()),
-      detail,
-      api('GET', '/v1/programs' + programQuery()),
-      api('GET', '/v1/programs/applications'),
-    ]).then((answers) => {
-      renderOverview(answers[0].data)
-      renderDeliveries(answers[1].data)
-      if (answers[2]) renderDetail(answers[2].data)
-      renderPrograms(answers[3].data)
-      renderApplications(answers[4].data)
+    // Each part renders on its own: a refused program filter leaves the rest live.
+    var parts = [
+      [api('GET', '/overview'), renderOverview],
+      [api('GET', '/deliveries?' + query.toString()), renderDeliveries],
+      [detail, (data) => data !== undefined && renderDetail(data)],
+      [allPages('/v1/programs' + programQuery()), renderPrograms],
+      [allPages('/v1/programs/applications'), renderApplications],
+    ]
+    return Promise.allSettled(parts.map((part) => part[0])).then((results) => {
+      var failed = null
+      results.forEach((result, i) => {
+        if (result.status === 'fulfilled') {
+          if (result.value) parts[i][1](result.value.data)
+        } else failed = failed || result.reason
+      })
+      if (failed) throw failed
     })
   }
 
