@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { affiliateWebhook, rawBodySaver } from '@affiliate-webhooks/express'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CLI } from './cli-live.js'
+import { CLI, killLive, startLoop } from './cli-live.js'
 import { freePort } from './redis-servers.js'
 import { run } from './run-process.js'
 
@@ -18,6 +18,7 @@ const KEY = `la_${'k'.repeat(32)}`
 const SECRET = 'whsec_hint_test_secret'
 const servers: Server[] = []
 afterEach(async () => {
+  killLive()
   for (const server of servers.splice(0)) {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
@@ -150,6 +151,20 @@ describe('hints', () => {
       AFFILIATE_WEBHOOK_SECRET: SECRET,
     })
     expect(right.code, right.stdout).toBe(0)
+  })
+
+  it('a wrong path seen by trigger --wait: the same hint after the attempt line', async () => {
+    const url = await serve(expressApp())
+    const { cli: loop } = await startLoop()
+    const made = await loop('endpoints', 'create', '--url', `${url}/hooks`, '--show-secret')
+    expect(made.code, made.stderr).toBe(0)
+    const triggered = await loop('trigger', 'conversion.created', '--wait')
+    expect(triggered.code).toBe(1)
+    // At 600x the retries come fast: the first attempt seen may be a later one.
+    expect(triggered.stdout).toMatch(/attempt \d+ {2}404 \(retrying\)/)
+    expect(triggered.stderr).toContain(
+      `hint: the app has no route at /hooks; its webhook answers at ${url}/webhooks\n`,
+    )
   })
 
   it('a wrong path where no webhook route can be found: the hint says the path is wrong', async () => {

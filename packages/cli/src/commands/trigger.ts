@@ -11,6 +11,7 @@ import {
 } from '../manage/api.js'
 import { followLine } from '../manage/format.js'
 import { BIN, type Command, num, str, type Values } from './command.js'
+import { writeRouteHint } from './hints.js'
 import { EXIT, UsageError } from './io.js'
 import { interruptSignal } from './replay.js'
 
@@ -138,6 +139,11 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
           const seen = await waitForAttempt(api, webhookId, id, { signal: waiting })
           io.stdout.write(`${values.json ? JSON.stringify(seen) : followLine(seen)}\n`)
           if (seen.status !== 'succeeded') code = EXIT.failed
+          // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
+          if (seen.responseStatus === 404 || seen.responseStatus === 405) {
+            const { url } = await api.webhooks.get(webhookId, { signal: waiting })
+            await writeRouteHint(io, url, seen.responseStatus)
+          }
         }
         return code
       } catch (error) {
