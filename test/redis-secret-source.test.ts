@@ -120,7 +120,9 @@ describe('redisSecretSource', () => {
     })
     try {
       const started = Date.now()
-      await expect(source.getSecrets()).rejects.toThrow(/no connection to Redis within 300 ms/)
+      await expect(source.getSecrets()).rejects.toThrow(
+        `reading Redis key ${source.key}: redisSecretSource: no connection to Redis within 300 ms`,
+      )
       expect(Date.now() - started).toBeLessThan(2_000)
     } finally {
       source.client.disconnect()

@@ -107,7 +107,12 @@ export function redisSecretSource(options: RedisSecretSourceOptions): RedisSecre
     emptyHint: `Redis key ${key} holds none; store the endpoint's secret there with: affiliate-webhooks secrets put ${options.endpointId} --redis <url>`,
     entries,
     async getSecrets() {
-      return (await entries()).map((entry) => entry.secret)
+      try {
+        return (await entries()).map((entry) => entry.secret)
+      } catch (error) {
+        // The cause names the key read, whatever failed: an outage, a timeout, bad JSON.
+        throw new Error(`reading Redis key ${key}: ${(error as Error).message}`, { cause: error })
+      }
     },
     async rotate(secret, { graceMs = 10 * 60_000 } = {}) {
       if (!secret.startsWith('whsec_'))
