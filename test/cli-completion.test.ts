@@ -108,6 +108,13 @@ describe('completion', () => {
         ...path,
       }),
     ).toEqual([id])
+    // A flag's value is not an endpoint id: bash falls back to its default.
+    expect(
+      await bashComplete(file, ['affiliate-webhooks', 'deliveries', id, '--status', ''], {
+        ...env,
+        ...path,
+      }),
+    ).toEqual([])
     // Without AFFILIATE_API_URL nothing is asked of any service.
     expect(
       await bashComplete(file, ['affiliate-webhooks', 'deliveries', ''], {

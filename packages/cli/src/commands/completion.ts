@@ -43,18 +43,23 @@ function shapes(commands: readonly Command[]): Shape[] {
 }
 
 const IDS = `${BIN} endpoints list --ids 2>/dev/null`
-const flagList = (shape: Shape) => shape.flags.map((flag) => `--${flag.name}`).join(' ')
+const flagList = (shape: Shape, valued = false) =>
+  shape.flags
+    .filter((flag) => !valued || flag.value)
+    .map((flag) => `--${flag.name}`)
+    .join(' ')
 const names = (list: readonly Shape[]) => list.map((shape) => shape.name).join(' ')
 const fn = '_affiliate_webhooks'
 
 function bash(list: readonly Shape[]): string {
   const cases = list.map(
     (s) =>
-      `    ${s.name}) flags="${flagList(s)}"; subs="${s.subs.join(' ')}"; ids="${s.ids ? 1 : ''}" ;;`,
+      `    ${s.name}) flags="${flagList(s)}"; valued="${flagList(s, true)}"; subs="${s.subs.join(' ')}"; ids="${s.ids ? 1 : ''}" ;;`,
   )
   return `# ${BIN} completion for bash: source <(${BIN} completion bash)
 ${fn}() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" words="" flags="" subs="" ids=""
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  local words="" flags="" valued="" subs="" ids=""
   if [ "$COMP_CWORD" -eq 1 ]; then
     words="${names(list)} --help --version"
   else
@@ -62,6 +67,7 @@ ${fn}() {
 ${cases.join('\n')}
     esac
     if [[ "$cur" == -* ]]; then words="$flags"
+    elif [[ " $valued " == *" $prev "* ]]; then return
     elif [ "$COMP_CWORD" -eq 2 ] && [ -n "$subs" ]; then words="$subs"
     elif [ -n "$ids" ] && [ -n "\${AFFILIATE_API_URL:-}" ]; then words="$(${IDS})"
     else return
