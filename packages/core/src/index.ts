@@ -75,6 +75,7 @@ export {
   type DatabaseEventStore,
   gatedStreak,
   type PooledStoreOptions,
+  PRUNE_BATCH,
   PRUNE_EVERY_MS,
   STREAK_RESET_EVERY_MS,
 } from './store-kit.js'

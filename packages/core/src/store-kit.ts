@@ -54,6 +54,9 @@ export const STREAK_RESET_EVERY_MS = 1000
 /** How often a store prunes expired rows, at most, as part of normal work. */
 export const PRUNE_EVERY_MS = 60_000
 
+/** Rows of each table one prune deletes at most: short statements, no long locks. */
+export const PRUNE_BATCH = 500
+
 /**
  * `recordAnswer` over a store's own `record(code)` (null: a 2xx resets the
  * streak), with the reset gate: while this process has seen no failure, a 2xx

@@ -1,21 +1,13 @@
+import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/client'
 import { ApiError } from './api-error.js'
 import type { Catalogue, Program } from './catalogue.js'
 import type { Channels } from './channels.js'
 
-/** States of an application. */
-export const APPLICATION_STATUSES = [
-  'pending',
-  'approved',
-  'rejected',
-  'paused',
-  'suspended',
-  'expired',
-] as const
+// The spec's lists, one copy: the client declares them.
+export { APPLICATION_STATUSES, PROGRAM_STATUSES }
 /** A state of {@link APPLICATION_STATUSES}. */
 export type ApplicationStatus = (typeof APPLICATION_STATUSES)[number]
 
-/** A program's status for the caller: an application state, or none yet. */
-export const PROGRAM_STATUSES = ['not_applied', ...APPLICATION_STATUSES] as const
 /** A state of {@link PROGRAM_STATUSES}. */
 export type ProgramStatus = (typeof PROGRAM_STATUSES)[number]
 

@@ -1,14 +1,14 @@
+import { APPROVAL_TYPES, PAYOUT_TYPES } from '@affiliate-webhooks/client'
 import { ApiError } from './api-error.js'
+
+// The spec's lists, one copy: the client declares them.
+export { APPROVAL_TYPES, PAYOUT_TYPES }
 
 /** The publisher's share of the network's rate: the service keeps 30%. */
 export const PUBLISHER_SHARE_PERCENT = 70
 
-/** `cps` (share of sale) or `cpc` (per click). */
-export const PAYOUT_TYPES = ['cps', 'cpc'] as const
 /** `percent` (revenue share) or `fixed` (flat amount). */
 export const PAYOUT_UNITS = ['percent', 'fixed'] as const
-/** `auto` (approved the instant you apply) or `manual` (reviewed by the team). */
-export const APPROVAL_TYPES = ['auto', 'manual'] as const
 
 /** A merchant program as the network describes it, before the service's cut. */
 export interface ProgramInput {

@@ -1,3 +1,4 @@
+import type { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
 import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core'
 
 /**
@@ -35,7 +36,7 @@ export const BATCH_INTERVAL_MS = MINUTE
 export const RESPONSE_BODY_CHARS = 500
 
 /** Status of one delivery, as the delivery history shows it. */
-export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 /** Status of the endpoint. */
 export type EndpointStatus = 'active' | 'disabled'

@@ -14,6 +14,7 @@ import {
   type PeekInput,
   type PeekResult,
   type PooledStoreOptions,
+  PRUNE_BATCH,
   PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
@@ -32,8 +33,6 @@ export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOption
 /** The MySQL store: `ctx.tx` is the pool connection inside the delivery's transaction. */
 export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
 
-/** Rows of each table one prune deletes at most: short statements, no long locks. */
-const PRUNE_BATCH = 500
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
 const STATEMENT_TIMEOUT_MS = 5000
 /** How long a session this store ended (lease over) counts as going, for a retry in this process. */

@@ -14,6 +14,7 @@ import {
   type PeekInput,
   type PeekResult,
   type PooledStoreOptions,
+  PRUNE_BATCH,
   PRUNE_EVERY_MS,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
@@ -31,9 +32,6 @@ export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchema
 
 /** The Postgres store: `ctx.tx` is the pool client inside the delivery's transaction. */
 export interface PostgresEventStore extends DatabaseEventStore<PoolClient> {}
-
-/** Rows of each table one prune deletes at most: short statements, no long locks. */
-const PRUNE_BATCH = 500
 
 /** A claim's transaction: its client, and whether the server ended the session. */
 interface Open {

@@ -1,3 +1,4 @@
+import { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
 import { PROGRAM_STATUSES } from '../applications.js'
 import { APPROVAL_TYPES, PAYOUT_TYPES } from '../catalogue.js'
 import { CONVERSION_STATUSES } from '../validation.js'
@@ -163,7 +164,7 @@ export const CONSOLE_ICON =
 /** The one script: reads /console/api, listens to /console/events. */
 export const CONSOLE_SCRIPT = String.raw`'use strict'
 ;(() => {
-  var STATUSES = ['pending', 'retrying', 'succeeded', 'failed']
+  var STATUSES = ${JSON.stringify(DELIVERY_STATUSES)}
   var state = { token: '', overview: null, openDelivery: null, refreshing: null, again: false }
 
   function $(id) {
