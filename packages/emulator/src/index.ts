@@ -59,6 +59,12 @@ export {
   startReplay,
 } from './delivery-record.js'
 export {
+  emulatorBanner,
+  formatAttemptLine,
+  formatEndpointLine,
+  formatRelayed,
+} from './emulator-text.js'
+export {
   activeEndpoint,
   disableEndpoint,
   type EndpointState,
@@ -120,6 +126,13 @@ export {
   RETRY_SCHEDULE_MS,
   SPEC_RULES,
 } from './schedule.js'
+export {
+  afterFailedAttempt,
+  attemptOutcome,
+  SAMPLE_EVENT_TYPES,
+  type SampleEventOptions,
+  sampleEventBody,
+} from './send-one.js'
 export {
   type DeliveryHeadersOptions,
   deliveryHeaders,

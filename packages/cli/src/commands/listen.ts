@@ -1,25 +1,8 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
-import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
+import { formatRelayed, startRelay } from '@affiliate-webhooks/emulator'
 import { type Command, listenOptions, num, str } from './command.js'
 import { writeHint } from './hints.js'
 import { EXIT, requireUrl, UsageError } from './io.js'
-
-const time = (at: Date) => at.toISOString().slice(11, 19)
-
-/** One compact line per delivery: time, event, type, attempt, the app's status, ms. */
-export function formatRelayed(d: RelayedDelivery): string {
-  const parts = [
-    time(d.receivedAt),
-    d.eventId ?? '-',
-    d.eventType ?? '-',
-    `attempt ${d.attempt ?? '-'}`,
-    `-> ${d.status}`,
-    `${Math.round(d.durationMs)} ms`,
-  ]
-  if (d.error) parts.push(`(${d.error})`)
-  if (d.savedTo) parts.push(`saved ${d.savedTo}`)
-  return parts.join('  ')
-}
 
 export const listen: Command = {
   name: 'listen',

@@ -1,8 +1,8 @@
-import { redisSecretSource } from '@affiliate-webhooks/redis'
+import { describeHeldSecrets, redisSecretSource } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { managed, positional } from '../manage/api.js'
 import { type Command, str } from './command.js'
-import { connectSecretRedis, heldNote } from './endpoints.js'
+import { connectSecretRedis } from './endpoints.js'
 import { EXIT, KEY_AS_SECRET_HINT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
 
 export const secrets: Command = {
@@ -61,7 +61,7 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
       try {
         const source = redisSecretSource({ client: redis, endpointId: id })
         await source.set([secret])
-        const held = await heldNote(source)
+        const held = await describeHeldSecrets(source)
         if (values.json) writeJson(io, { endpointId: id, key: source.key, stored: true })
         else io.stdout.write(`secret stored in Redis key ${source.key}\n${held}\n`)
         return EXIT.ok

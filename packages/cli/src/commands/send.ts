@@ -1,16 +1,16 @@
-import { buildConversionEvent, buildTestEvent, signPayload } from '@affiliate-webhooks/core/testing'
+import { signPayload } from '@affiliate-webhooks/core/testing'
 import {
   ANSWER_TIMEOUT_MS,
+  attemptOutcome,
   bodyOf,
-  type CapturedDelivery,
-  CaptureFileError,
+  CONVERSION_STATUSES,
   deliveryHeaders,
   describeEvent,
-  formatDuration,
   MAX_ATTEMPTS,
-  RETRY_SCHEDULE_MS,
-  readCapture,
   resendHeaders,
+  SAMPLE_EVENT_TYPES,
+  type SampleEventOptions,
+  sampleEventBody,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, num, str, type Values, VERSION } from './command.js'
@@ -20,14 +20,12 @@ import {
   EXIT,
   type Io,
   readBody,
+  readCaptureFile,
   requireSecret,
   requireUrl,
   UsageError,
   writeJson,
 } from './io.js'
-
-const TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
-const STATUSES = ['pending', 'approved', 'available', 'ready_for_payout', 'rejected']
 
 /** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
 function parseCreatedAt(text: string | undefined): string | undefined {
@@ -43,56 +41,31 @@ function parseCreatedAt(text: string | undefined): string | undefined {
   return new Date(text).toISOString()
 }
 
+/** The sample event the flags describe; a wrong --type or flag mix is a usage error. */
 function buildBody(values: Values, io: Io): string {
   const type = str(values, 'type')
   const status = str(values, 'status')
-  const conversionId = num(values, 'conversion-id')
-  const createdAt = parseCreatedAt(str(values, 'created-at'))
-  if (type !== undefined && !(TYPES as readonly string[]).includes(type)) {
-    throw new UsageError(`--type must be one of ${TYPES.join(', ')}, not "${type}"`)
+  if (type !== undefined && !(SAMPLE_EVENT_TYPES as readonly string[]).includes(type)) {
+    throw new UsageError(`--type must be one of ${SAMPLE_EVENT_TYPES.join(', ')}, not "${type}"`)
   }
-  if (status !== undefined && !STATUSES.includes(status)) {
+  if (status !== undefined && !(CONVERSION_STATUSES as readonly string[]).includes(status)) {
     // The receiver accepts statuses the spec may add later, so this is a note, not an error.
-    io.stderr.write(`note: "${status}" is not one of ${STATUSES.join(', ')}\n`)
+    io.stderr.write(`note: "${status}" is not one of ${CONVERSION_STATUSES.join(', ')}\n`)
   }
-  const resolvedType =
-    type ??
-    (status === undefined || status === 'pending' ? 'conversion.created' : 'conversion.updated')
-  if (resolvedType === 'webhook.test') {
-    if (status !== undefined || conversionId !== undefined) {
-      throw new UsageError(
-        '--status and --conversion-id apply to conversion events, not webhook.test',
-      )
-    }
-    return JSON.stringify(buildTestEvent(createdAt ? { createdAt } : {}))
+  try {
+    return sampleEventBody({
+      type: type as SampleEventOptions['type'],
+      status,
+      conversionId: num(values, 'conversion-id'),
+      createdAt: parseCreatedAt(str(values, 'created-at')),
+    })
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error
+    throw new UsageError(
+      '--status and --conversion-id apply to conversion events, not webhook.test',
+    )
   }
-  const id = conversionId ?? 100_000 + Math.floor(Math.random() * 9e8)
-  return JSON.stringify(
-    buildConversionEvent({
-      type: resolvedType as 'conversion.created' | 'conversion.updated',
-      ...(createdAt ? { createdAt } : {}),
-      conversion: {
-        id,
-        status: status ?? (resolvedType === 'conversion.created' ? 'pending' : 'approved'),
-      },
-    }),
-  )
 }
-
-/** What the service would do after this failed attempt: the next one's offset, or give up. */
-const retryNote = (attempt: number | string) => {
-  const n = Number(attempt)
-  if (!Number.isInteger(n) || n < 1) return 'the service would retry'
-  const offset = RETRY_SCHEDULE_MS[n - 1]
-  return offset === undefined
-    ? `this was attempt ${n} of ${MAX_ATTEMPTS}: the service would mark the delivery failed`
-    : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
-}
-
-const verdict = (status: number, attempt: number | string) =>
-  status >= 300 && status < 400
-    ? `redirect, not followed: a failure, ${retryNote(attempt)}`
-    : `not acknowledged: ${retryNote(attempt)}`
 
 export const send: Command = {
   name: 'send',
@@ -233,13 +206,7 @@ async function deliver(
       ? `${event.eventType} ${event.eventId}${event.conversionId === undefined ? '' : ` (conversion ${event.conversionId})`}`
       : 'body'
     io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
-    io.stdout.write(
-      result.responseStatus !== undefined && result.errorMessage === undefined
-        ? result.ok
-          ? `${result.responseStatus} acknowledged in ${Math.round(result.durationMs)} ms\n`
-          : `${result.responseStatus} ${verdict(result.responseStatus, attempt)} (answered in ${Math.round(result.durationMs)} ms)\n`
-        : `no answer: ${result.errorMessage} (after ${Math.round(result.durationMs)} ms); ${retryNote(attempt)}\n`,
-    )
+    io.stdout.write(`${attemptOutcome(result, attempt)}\n`)
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }
   if (result.responseStatus === 404 || result.responseStatus === 405) {
@@ -265,13 +232,7 @@ async function resend(path: string, url: string, timeoutMs: number, values: Valu
       `--from re-sends the saved delivery as it was; leave out --${clash.join(', --')}`,
     )
   }
-  let capture: CapturedDelivery
-  try {
-    capture = await readCapture(path)
-  } catch (error) {
-    if (error instanceof CaptureFileError) throw new UsageError(error.message)
-    throw error
-  }
+  const capture = await readCaptureFile(path)
   const body = bodyOf(capture)
   const headers = resendHeaders(capture)
   if (values.resign) {

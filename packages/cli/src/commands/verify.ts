@@ -1,12 +1,7 @@
 import { DEFAULT_TOLERANCE_SECONDS, diagnoseSignature } from '@affiliate-webhooks/core'
-import {
-  bodyOf,
-  type CapturedDelivery,
-  CaptureFileError,
-  readCapture,
-} from '@affiliate-webhooks/emulator'
+import { bodyOf } from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, num, str } from './command.js'
-import { EXIT, readBody, requireSecret, UsageError, writeJson } from './io.js'
+import { EXIT, readBody, readCaptureFile, requireSecret, UsageError, writeJson } from './io.js'
 
 export const verify: Command = {
   name: 'verify',
@@ -71,13 +66,7 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
       const clash = ['header', 'body', 'event-id'].filter((flag) => flag in values)
       if (clash.length > 0)
         throw new UsageError(`--from brings its own; leave out --${clash.join(', --')}`)
-      let capture: CapturedDelivery
-      try {
-        capture = await readCapture(from)
-      } catch (error) {
-        if (error instanceof CaptureFileError) throw new UsageError(error.message)
-        throw error
-      }
+      const capture = await readCaptureFile(from)
       const header = capture.headers['service-signature']
       if (header === undefined) {
         throw new UsageError(`${from} has no Service-Signature header: that request was not signed`)
