@@ -101,7 +101,7 @@ export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
-export { findWebhookRoute } from './route-probe.js'
+export { findWebhookRoute, routeHint } from './route-probe.js'
 export { type EndpointStatusChange, MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,
@@ -151,7 +151,6 @@ export { simulationSummary } from './simulation-summary.js'
 export {
   formatCounts,
   formatDuration,
-  formatRows,
   formatSimulationProgress,
   formatSimulationSummary,
 } from './simulation-text.js'

@@ -1,16 +1,19 @@
 import type { ApplicationListEntry } from '@affiliate-webhooks/client'
-import { APPLICATION_STATUSES, isDuplicateApplicationError } from '@affiliate-webhooks/client'
 import {
-  clientFrom,
+  APPLICATION_STATUSES,
+  formatApplications,
+  formatApplied,
+  isDuplicateApplicationError,
+} from '@affiliate-webhooks/client'
+import {
   EXIT_MANAGE,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   positional,
+  withClient,
 } from '../manage/api.js'
-import { formatApplications, formatApplied } from '../manage/format-programs.js'
 import { type Command, str } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = 500
@@ -48,16 +51,14 @@ rejection cannot be re-applied.`,
     if (note !== undefined && [...note].length > MAX_NOTE) {
       throw new UsageError(`--note must be at most ${MAX_NOTE} characters`)
     }
-    const api = await clientFrom(values, io)
-    return managed('apply', values, io, async () => {
+    return withClient('apply', values, io, async (api) => {
       try {
         const application = await api.applications.create({
           programId,
           channelId,
           ...(note === undefined ? {} : { note }),
         })
-        if (values.json) writeJson(io, application)
-        else io.stdout.write(`${formatApplied(application, programId, channelId)}\n`)
+        output(io, values, application, `${formatApplied(application, programId, channelId)}`)
         return EXIT.ok
       } catch (error) {
         if (!isDuplicateApplicationError(error)) throw error
@@ -91,8 +92,7 @@ pages, with the merchant's name.`,
     const status = oneOf(values, 'status', APPLICATION_STATUSES)
     const programId = idOf(str(values, 'program'), '--program')
     const channelId = idOf(str(values, 'channel'), '--channel')
-    const api = await clientFrom(values, io)
-    return managed('applications list', values, io, async () => {
+    return withClient('applications list', values, io, async (api) => {
       const found: ApplicationListEntry[] = []
       for await (const row of api.applications.list({
         ...(status === undefined ? {} : { status }),
@@ -101,8 +101,7 @@ pages, with the merchant's name.`,
       })) {
         found.push(row)
       }
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatApplications(found)}\n`)
+      output(io, values, found, `${formatApplications(found)}`)
       return EXIT.ok
     })
   },

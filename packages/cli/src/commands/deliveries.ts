@@ -5,6 +5,8 @@ import {
   type Delivery,
   type DeliveryStatus,
   followDeliveries,
+  formatDeliveries,
+  formatFollowEvent,
 } from '@affiliate-webhooks/client'
 import {
   clientFrom,
@@ -15,9 +17,8 @@ import {
   sinceOf,
   sinceOption,
 } from '../manage/api.js'
-import { followLine, formatDeliveries } from '../manage/format.js'
 import { type Command, str } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, output, UsageError } from './io.js'
 import { interruptSignal } from './replay.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
@@ -74,8 +75,7 @@ or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
       return managed('deliveries', values, io, () => tail(api, id, io, values.json === true))
     return managed('deliveries', values, io, async () => {
       const found = await collectDeliveries(api, id, { status, since })
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatDeliveries(found)}\n`)
+      output(io, values, found, `${formatDeliveries(found)}`)
       return EXIT.ok
     })
   },
@@ -87,7 +87,7 @@ async function tail(api: Client, id: string, io: Io, json: boolean): Promise<num
   try {
     io.stderr.write(`following ${id}; Ctrl-C stops\n`)
     for await (const event of followDeliveries(api, id, { signal })) {
-      io.stdout.write(`${json ? JSON.stringify(event) : followLine(event)}\n`)
+      io.stdout.write(`${json ? JSON.stringify(event) : formatFollowEvent(event)}\n`)
     }
     return EXIT.ok
   } catch (error) {

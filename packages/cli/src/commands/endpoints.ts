@@ -1,10 +1,14 @@
-import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
+import {
+  type Client,
+  formatEndpoint,
+  formatEndpoints,
+  type UpdateWebhookInput,
+} from '@affiliate-webhooks/client'
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
-import { formatEndpoint, formatEndpoints } from '../manage/format.js'
+import { MANAGE_FOOTER, MANAGE_OPTIONS, positional, withClient } from '../manage/api.js'
 import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, SECRET_ENV, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
 
@@ -105,8 +109,7 @@ what failed meanwhile, use recover).`,
       )
     }
     if (sub === 'create' && !str(values, 'url')) throw new UsageError('--url is required')
-    const api = await clientFrom(values, io)
-    return managed('endpoints', values, io, async () => {
+    return withClient('endpoints', values, io, async (api) => {
       const redis = sub === 'create' ? await connectSecretRedis(values) : undefined
       try {
         return await run(api, sub as (typeof SUBCOMMANDS)[number], id, values, io, redis)
@@ -125,10 +128,7 @@ async function run(
   io: Io,
   redis: Redis | undefined,
 ) {
-  const show = (value: unknown, text: string) => {
-    if (values.json) writeJson(io, value)
-    else io.stdout.write(`${text}\n`)
-  }
+  const show = (value: unknown, text: string) => output(io, values, value, text)
   switch (sub) {
     case 'list': {
       const list = await api.webhooks.list()

@@ -1,4 +1,4 @@
-import { findWebhookRoute } from '@affiliate-webhooks/emulator'
+import { routeHint } from '@affiliate-webhooks/emulator'
 import type { Io } from './io.js'
 
 /** What failed: the management API (`service`) or the user's app (`app`). */
@@ -45,22 +45,7 @@ export function writeHint(io: Io, target: Target, text: string): void {
   if (said) io.stderr.write(`hint: ${typeof said === 'string' ? said : said[target]}\n`)
 }
 
-/**
- * After the app answered 404 or 405 to a POST: which path it routes the
- * webhook on, when a probe finds it, else that the path or method is wrong.
- */
+/** After the app answered 404 or 405 to a POST: `hint:` with the path or method to use. */
 export async function writeRouteHint(io: Io, url: string, status: number): Promise<void> {
-  const path = new URL(url).pathname
-  if (status === 405) {
-    io.stderr.write(
-      `hint: the app routes ${path} but not POST there: deliveries are POSTs (app.post('${path}', affiliateWebhook(...)))\n`,
-    )
-    return
-  }
-  const found = await findWebhookRoute(url)
-  io.stderr.write(
-    found
-      ? `hint: the app has no route at ${path}; its webhook answers at ${found}\n`
-      : `hint: the app has no POST route at ${path}: use the path you mounted the webhook on (e.g. app.post('/hooks', affiliateWebhook(...)))\n`,
-  )
+  io.stderr.write(`hint: ${await routeHint(url, status)}\n`)
 }

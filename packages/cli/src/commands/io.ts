@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { type CapturedDelivery, CaptureFileError, readCapture } from '@affiliate-webhooks/emulator'
+import type { Values } from './command.js'
 
 /** What a command may touch: streams and environment, so tests can run it in-process. */
 export interface Io {
@@ -151,4 +152,20 @@ export async function readBody(path: string | undefined, io: Io): Promise<Uint8A
 
 export const writeJson = (io: Io, value: unknown): void => {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+}
+
+/** What a command with `--json` prints: the value as JSON with the flag, else the text. */
+export function output(io: Io, values: Values, value: unknown, text: string): void {
+  output(io, values, value, `${text}`)
+}
+
+/** Runs `run` with an AbortSignal that Ctrl-C fires, and stops listening for Ctrl-C after. */
+export async function interruptible<T>(io: Io, run: (signal: AbortSignal) => Promise<T>) {
+  const controller = new AbortController()
+  const off = io.onInterrupt?.(() => controller.abort(new Error('interrupted')))
+  try {
+    return await run(controller.signal)
+  } finally {
+    off?.()
+  }
 }

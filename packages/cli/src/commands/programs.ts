@@ -1,13 +1,14 @@
 import {
   APPROVAL_TYPES,
+  formatProgram,
+  formatPrograms,
   PAYOUT_TYPES,
   PROGRAM_STATUSES,
   type ProgramSummary,
 } from '@affiliate-webhooks/client'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
-import { formatProgram, formatPrograms } from '../manage/format-programs.js'
+import { MANAGE_FOOTER, MANAGE_OPTIONS, positional, withClient } from '../manage/api.js'
 import { type Command, str, type Values } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { EXIT, output, UsageError } from './io.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
 export function oneOf(values: Values, flag: string, allowed: readonly string[]) {
@@ -55,11 +56,9 @@ across your channels without it.`,
     if (action === 'get') {
       const id = idOf(positional(positionals, 1, 'program id'), 'program id') as number
       if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
-      const api = await clientFrom(values, io)
-      return managed('programs get', values, io, async () => {
+      return withClient('programs get', values, io, async (api) => {
         const program = await api.programs.get(id, { channelId })
-        if (values.json) writeJson(io, program)
-        else io.stdout.write(`${formatProgram(program)}\n`)
+        output(io, values, program, `${formatProgram(program)}`)
         return EXIT.ok
       })
     }
@@ -73,12 +72,10 @@ across your channels without it.`,
       status: oneOf(values, 'status', PROGRAM_STATUSES),
       channelId,
     }
-    const api = await clientFrom(values, io)
-    return managed('programs list', values, io, async () => {
+    return withClient('programs list', values, io, async (api) => {
       const found: ProgramSummary[] = []
       for await (const program of api.programs.list(filters)) found.push(program)
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatPrograms(found)}\n`)
+      output(io, values, found, `${formatPrograms(found)}`)
       return EXIT.ok
     })
   },

@@ -1,5 +1,5 @@
 import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, output, UsageError, writeJson } from './io.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 
@@ -41,8 +41,12 @@ async function act(
     return EXIT.ok
   }
   const moved = await admin.retryFailed(queue, values.all ? 'all' : { jobId: target as string })
-  if (values.json) writeJson(io, { retried: moved })
-  else io.stdout.write(`${moved} job${moved === 1 ? '' : 's'} moved back to waiting\n`)
+  output(
+    io,
+    values,
+    { retried: moved },
+    `${moved} job${moved === 1 ? '' : 's'} moved back to waiting`,
+  )
   // Naming one job that is not in the failed set is a "no".
   return moved === 0 && !values.all ? EXIT.failed : EXIT.ok
 }

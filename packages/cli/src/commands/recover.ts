@@ -1,16 +1,14 @@
-import { recoverEndpoint } from '@affiliate-webhooks/client'
+import { formatRecovery, recoverEndpoint } from '@affiliate-webhooks/client'
 import {
-  clientFrom,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   onlyArgument,
   sinceOf,
   sinceOption,
+  withClient,
 } from '../manage/api.js'
-import { formatRecovery } from '../manage/format.js'
 import type { Command } from './command.js'
-import { EXIT, writeJson } from './io.js'
+import { EXIT, output } from './io.js'
 import { interruptSignal, progressLine } from './replay.js'
 
 export const recover: Command = {
@@ -32,8 +30,7 @@ from the service's reports.`,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const since = sinceOf(values)
-    const api = await clientFrom(values, io)
-    return managed('recover', values, io, async () => {
+    return withClient('recover', values, io, async (api) => {
       const { signal, stop } = interruptSignal(io)
       try {
         const onProgress = progressLine(io, 'replaying')
@@ -42,8 +39,7 @@ from the service's reports.`,
           signal,
           ...(onProgress ? { onProgress } : {}),
         })
-        if (values.json) writeJson(io, report)
-        else io.stdout.write(`${formatRecovery(report)}\n`)
+        output(io, values, report, `${formatRecovery(report)}`)
         return report.replay.interrupted
           ? EXIT.interrupted
           : report.replay.failed.length

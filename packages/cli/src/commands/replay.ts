@@ -1,17 +1,15 @@
-import { replayAll } from '@affiliate-webhooks/client'
+import { formatReplaySummary, replayAll } from '@affiliate-webhooks/client'
 import {
-  clientFrom,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   positional,
   sinceOf,
   sinceOption,
+  withClient,
 } from '../manage/api.js'
-import { formatReplaySummary } from '../manage/format.js'
 import type { Command } from './command.js'
 import { collectDeliveries } from './deliveries.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, output, UsageError, writeJson } from './io.js'
 
 /** An AbortSignal that Ctrl-C fires, and its clean-up. */
 export function interruptSignal(io: Io): { signal: AbortSignal; stop: () => void } {
@@ -59,8 +57,7 @@ a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
       throw new UsageError('--since goes with --failed')
     }
     const since = sinceOf(values)
-    const api = await clientFrom(values, io)
-    return managed('replay', values, io, async () => {
+    return withClient('replay', values, io, async (api) => {
       if (deliveryId !== undefined) {
         const result = await api.webhooks.replay(id, deliveryId)
         if (values.json) writeJson(io, result)
@@ -78,8 +75,12 @@ a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
           signal,
           ...(onProgress ? { onProgress } : {}),
         })
-        if (values.json) writeJson(io, { total: failed.length, ...summary })
-        else io.stdout.write(`${formatReplaySummary(summary, failed.length)}\n`)
+        output(
+          io,
+          values,
+          { total: failed.length, ...summary },
+          `${formatReplaySummary(summary, failed.length)}`,
+        )
         return summary.interrupted
           ? EXIT.interrupted
           : summary.failed.length

@@ -1,10 +1,9 @@
 import {
-  clientFrom,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   onlyArgument,
   parseDuration,
+  withClient,
 } from '../manage/api.js'
 import { type Command, str } from './command.js'
 import { connectSecretRedis, keepSecret } from './endpoints.js'
@@ -44,8 +43,7 @@ the old secret at once. The secret is never printed unless --show-secret.`,
       )
     }
     const graceMs = parseDuration('grace', str(values, 'grace') ?? '10m')
-    const api = await clientFrom(values, io)
-    return managed('rotate', values, io, async () => {
+    return withClient('rotate', values, io, async (api) => {
       const redis = await connectSecretRedis(values)
       let kept: string
       try {

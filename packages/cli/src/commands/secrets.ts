@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import { managed, positional } from '../manage/api.js'
 import { type Command, str } from './command.js'
 import { connectSecretRedis } from './endpoints.js'
-import { EXIT, KEY_AS_SECRET_HINT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
+import { EXIT, KEY_AS_SECRET_HINT, output, readFlagFile, SECRET_ENV, UsageError } from './io.js'
 
 export const secrets: Command = {
   name: 'secrets',
@@ -62,8 +62,12 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
         const source = redisSecretSource({ client: redis, endpointId: id })
         await source.set([secret])
         const held = await describeHeldSecrets(source)
-        if (values.json) writeJson(io, { endpointId: id, key: source.key, stored: true })
-        else io.stdout.write(`secret stored in Redis key ${source.key}\n${held}\n`)
+        output(
+          io,
+          values,
+          { endpointId: id, key: source.key, stored: true },
+          `secret stored in Redis key ${source.key}\n${held}`,
+        )
         return EXIT.ok
       } finally {
         redis.disconnect()

@@ -8,7 +8,7 @@ import {
   simulationSummary,
 } from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, num, str } from './command.js'
-import { checkSecretShape, EXIT, type Io, requireSecret, requireUrl, writeJson } from './io.js'
+import { checkSecretShape, EXIT, type Io, output, requireSecret, requireUrl } from './io.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {
@@ -159,8 +159,7 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
       stopListening?.()
     }
     progress?.end()
-    if (values.json) writeJson(io, simulationSummary(report))
-    else io.stdout.write(`${formatSimulationSummary(report)}\n`)
+    output(io, values, simulationSummary(report), `${formatSimulationSummary(report)}`)
     return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
   },
 }

@@ -1,13 +1,11 @@
-import { type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
+import { answerOf, type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
 import {
-  clientFrom,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   onlyArgument,
   parseDuration,
+  withClient,
 } from '../manage/api.js'
-import { answerOf } from '../manage/format.js'
 import { type Command, str } from './command.js'
 import { EXIT, type Io, writeJson } from './io.js'
 import { interruptSignal } from './replay.js'
@@ -65,8 +63,7 @@ minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
     const timeoutText = str(values, 'timeout')
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration('timeout', timeoutText)
     const pollMs = parseDuration('poll', str(values, 'poll') ?? '1s')
-    const api = await clientFrom(values, io)
-    return managed('test', values, io, async () => {
+    return withClient('test', values, io, async (api) => {
       const { eventId, deliveryId } = await api.webhooks.sendTest(id)
       if (values.json && !values.wait) writeJson(io, { eventId, deliveryId })
       else io.stdout.write(`queued webhook.test ${eventId} as delivery ${deliveryId}\n`)

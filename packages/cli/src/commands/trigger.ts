@@ -1,15 +1,13 @@
 import { randomInt } from 'node:crypto'
-import { type ConversionInput, waitForAttempt } from '@affiliate-webhooks/client'
+import { type ConversionInput, formatFollowEvent, waitForAttempt } from '@affiliate-webhooks/client'
 import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
 import {
-  clientFrom,
   MANAGE_FOOTER,
   MANAGE_OPTIONS,
-  managed,
   onlyArgument,
   parseDuration,
+  withClient,
 } from '../manage/api.js'
-import { followLine } from '../manage/format.js'
 import { BIN, type Command, num, str, type Values } from './command.js'
 import { writeRouteHint } from './hints.js'
 import { EXIT, UsageError } from './io.js'
@@ -109,8 +107,7 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
     }
     const input = conversionOf(type, values)
     const timeoutMs = parseDuration('timeout', str(values, 'timeout') ?? '2m')
-    const api = await clientFrom(values, io)
-    return managed('trigger', values, io, async () => {
+    return withClient('trigger', values, io, async (api) => {
       const result = await api.emulator.emitConversion(input)
       const { event, deliveries } = result
       // With --json every line is one JSON object: this one, then (--wait) each attempt.
@@ -137,7 +134,7 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
         let code: number = EXIT.ok
         for (const { webhookId, id } of deliveries) {
           const seen = await waitForAttempt(api, webhookId, id, { signal: waiting })
-          io.stdout.write(`${values.json ? JSON.stringify(seen) : followLine(seen)}\n`)
+          io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
           if (seen.status !== 'succeeded') code = EXIT.failed
           // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
           if (seen.responseStatus === 404 || seen.responseStatus === 405) {

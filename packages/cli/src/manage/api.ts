@@ -85,6 +85,17 @@ export async function managed(
   }
 }
 
+/** A client from the flags ({@link clientFrom}), then `run` with it under {@link managed}. */
+export async function withClient(
+  name: string,
+  values: Values,
+  io: Io,
+  run: (api: Client) => Promise<number>,
+): Promise<number> {
+  const api = await clientFrom(values, io)
+  return managed(name, values, io, () => run(api))
+}
+
 /** The arguments a command expects, or a usage error naming the missing one. */
 export function positional(positionals: readonly string[], index: number, what: string): string {
   const value = positionals[index]
@@ -132,17 +143,4 @@ export function parseSince(text: string, now = Date.now()): Date {
     )
   }
   return new Date(time)
-}
-
-/** Rows as aligned columns, the header first. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
-  )
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd()
-  return [line(header), ...rows.map(line)].join('\n')
 }
