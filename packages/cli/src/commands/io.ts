@@ -156,7 +156,8 @@ export const writeJson = (io: Io, value: unknown): void => {
 
 /** What a command with `--json` prints: the value as JSON with the flag, else the text. */
 export function output(io: Io, values: Values, value: unknown, text: string): void {
-  output(io, values, value, `${text}`)
+  if (values.json) writeJson(io, value)
+  else io.stdout.write(`${text}\n`)
 }
 
 /** Runs `run` with an AbortSignal that Ctrl-C fires, and stops listening for Ctrl-C after. */
