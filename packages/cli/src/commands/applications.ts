@@ -5,23 +5,16 @@ import {
   formatApplied,
   isDuplicateApplicationError,
 } from '@affiliate-webhooks/client'
-import {
-  EXIT_MANAGE,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  positional,
-  withClient,
-} from '../manage/api.js'
-import { type Command, str } from './command.js'
+import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
+import { str } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = 500
 
-export const apply: Command = {
+export const apply = manageCommand({
   name: 'apply',
   summary: 'apply to a program for one of your channels',
-  positionals: true,
   usage: ['apply <programId> --channel ID [--note TEXT]'],
   about: `Applies the channel to the program: an auto program is approved at once, a
 manual one is pending until the team reviews it. A channel that applied before
@@ -38,9 +31,7 @@ rejection cannot be re-applied.`,
       value: 'TEXT',
       help: `up to ${MAX_NOTE} characters for the reviewer (not stored)`,
     },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const programId = idOf(positional(positionals, 0, 'program id'), 'program id') as number
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
@@ -58,7 +49,7 @@ rejection cannot be re-applied.`,
           channelId,
           ...(note === undefined ? {} : { note }),
         })
-        output(io, values, application, `${formatApplied(application, programId, channelId)}`)
+        output(io, values, application, formatApplied(application, programId, channelId))
         return EXIT.ok
       } catch (error) {
         if (!isDuplicateApplicationError(error)) throw error
@@ -69,12 +60,11 @@ rejection cannot be re-applied.`,
       }
     })
   },
-}
+})
 
-export const applications: Command = {
+export const applications = manageCommand({
   name: 'applications',
   summary: 'your applications to programs, newest first',
-  positionals: true,
   usage: ['applications list [--status STATUS] [--program ID] [--channel ID]'],
   about: `Every application of the account across channels, newest first, across all
 pages, with the merchant's name.`,
@@ -82,9 +72,7 @@ pages, with the merchant's name.`,
     status: { type: 'string', value: 'STATUS', help: APPLICATION_STATUSES.join(', ') },
     program: { type: 'string', value: 'ID', help: 'only this program' },
     channel: { type: 'string', value: 'ID', help: 'only this channel' },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list')
     if (action !== 'list') throw new UsageError(`unknown sub-command "${action}"; list`)
@@ -101,8 +89,8 @@ pages, with the merchant's name.`,
       })) {
         found.push(row)
       }
-      output(io, values, found, `${formatApplications(found)}`)
+      output(io, values, found, formatApplications(found))
       return EXIT.ok
     })
   },
-}
+})

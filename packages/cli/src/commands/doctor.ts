@@ -4,17 +4,15 @@ import {
   formatHealthFindings,
 } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
-import { MANAGE_FOOTER, MANAGE_OPTIONS, onlyArgument, withClient } from '../manage/api.js'
-import type { Command } from './command.js'
+import { manageCommand, onlyArgument, withClient } from '../manage/api.js'
 import { EXIT, output } from './io.js'
 
 /** How many recent deliveries doctor reads. */
 const RECENT = 100
 
-export const doctor: Command = {
+export const doctor = manageCommand({
   name: 'doctor',
   summary: 'explain in words what is wrong with an endpoint, and the command that fixes it',
-  positionals: true,
   usage: ['doctor <endpointId>'],
   about: `Reads the endpoint and its ${RECENT} most recent deliveries and explains: disabled
 and why, the failure streak and how close it is to the service's limit of 20, what
@@ -22,8 +20,7 @@ the receiver's answers mean (401 signature_mismatch: the secret or the body
 changed; 409: still in flight; timeouts: a handler slower than 10 s; refused
 connections: URL or firewall), and which command fixes each. Exit code 1 when it
 found a problem.`,
-  options: MANAGE_OPTIONS,
-  footer: MANAGE_FOOTER,
+  options: {},
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     return withClient('doctor', values, io, async (api) => {
@@ -34,8 +31,8 @@ found a problem.`,
         if (recent.length >= RECENT) break
       }
       const findings = checkEndpointHealth(endpoint, recent, { maxAttempts: MAX_ATTEMPTS })
-      output(io, values, { endpoint, findings }, `${formatHealthFindings(endpoint, findings)}`)
+      output(io, values, { endpoint, findings }, formatHealthFindings(endpoint, findings))
       return findings.some((f) => f.level === 'problem') ? EXIT.failed : EXIT.ok
     })
   },
-}
+})

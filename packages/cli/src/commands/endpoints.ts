@@ -6,8 +6,8 @@ import {
 } from '@affiliate-webhooks/client'
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
-import { MANAGE_FOOTER, MANAGE_OPTIONS, positional, withClient } from '../manage/api.js'
-import { type Command, str, type Values } from './command.js'
+import { manageCommand, positional, withClient } from '../manage/api.js'
+import { str, type Values } from './command.js'
 import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
@@ -52,10 +52,9 @@ export async function keepSecret(
 
 const SUBCOMMANDS = ['list', 'get', 'create', 'update', 'delete', 'enable', 'disable'] as const
 
-export const endpoints: Command = {
+export const endpoints = manageCommand({
   name: 'endpoints',
   summary: 'list, create, change, enable, disable or delete webhook endpoints',
-  positionals: true,
   usage: [
     'endpoints list',
     'endpoints get <id>',
@@ -89,9 +88,7 @@ what failed meanwhile, use recover).`,
     'show-secret': { type: 'boolean', help: 'print the new secret' },
     // Not listed: `list --ids` prints one id a line, for the shell completion scripts.
     ids: { type: 'boolean' },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const sub = positionals[0]
     if (!(SUBCOMMANDS as readonly string[]).includes(sub ?? '')) {
@@ -118,7 +115,7 @@ what failed meanwhile, use recover).`,
       }
     })
   },
-}
+})
 
 async function run(
   api: Client,

@@ -6,8 +6,8 @@ import {
   PROGRAM_STATUSES,
   type ProgramSummary,
 } from '@affiliate-webhooks/client'
-import { MANAGE_FOOTER, MANAGE_OPTIONS, positional, withClient } from '../manage/api.js'
-import { type Command, str, type Values } from './command.js'
+import { manageCommand, positional, withClient } from '../manage/api.js'
+import { str, type Values } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
@@ -27,10 +27,9 @@ export function idOf(text: string | undefined, what: string): number | undefined
   return Number(text)
 }
 
-export const programs: Command = {
+export const programs = manageCommand({
   name: 'programs',
   summary: 'browse the program catalogue: list with filters, get one',
-  positionals: true,
   usage: [
     `programs list [--search TEXT] [--category SLUG] [--payout-type cps|cpc]
                                        [--approval auto|manual] [--channel ID] [--status STATUS]`,
@@ -47,9 +46,7 @@ across your channels without it.`,
     approval: { type: 'string', value: 'TYPE', help: APPROVAL_TYPES.join(' or ') },
     channel: { type: 'string', value: 'ID', help: 'report the status for this channel' },
     status: { type: 'string', value: 'STATUS', help: PROGRAM_STATUSES.join(', ') },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list or get')
     const channelId = idOf(str(values, 'channel'), '--channel')
@@ -58,7 +55,7 @@ across your channels without it.`,
       if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
       return withClient('programs get', values, io, async (api) => {
         const program = await api.programs.get(id, { channelId })
-        output(io, values, program, `${formatProgram(program)}`)
+        output(io, values, program, formatProgram(program))
         return EXIT.ok
       })
     }
@@ -75,8 +72,8 @@ across your channels without it.`,
     return withClient('programs list', values, io, async (api) => {
       const found: ProgramSummary[] = []
       for await (const program of api.programs.list(filters)) found.push(program)
-      output(io, values, found, `${formatPrograms(found)}`)
+      output(io, values, found, formatPrograms(found))
       return EXIT.ok
     })
   },
-}
+})

@@ -1,20 +1,11 @@
 import { formatRecovery, recoverEndpoint } from '@affiliate-webhooks/client'
-import {
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  onlyArgument,
-  sinceOf,
-  sinceOption,
-  withClient,
-} from '../manage/api.js'
-import type { Command } from './command.js'
-import { EXIT, output } from './io.js'
-import { interruptSignal, progressLine } from './replay.js'
+import { manageCommand, onlyArgument, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { interruptible, output } from './io.js'
+import { progressLine, replayExit } from './replay.js'
 
-export const recover: Command = {
+export const recover = manageCommand({
   name: 'recover',
   summary: 're-enable a disabled endpoint and replay what failed meanwhile',
-  positionals: true,
   usage: ['recover <endpointId> [--since TIME]'],
   about: `The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
 doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
@@ -24,30 +15,17 @@ which the service queued nothing: conversions from that window must be reconcile
 from the service's reports.`,
   options: {
     since: sinceOption('replay the failed deliveries'),
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const since = sinceOf(values)
     return withClient('recover', values, io, async (api) => {
-      const { signal, stop } = interruptSignal(io)
-      try {
-        const onProgress = progressLine(io, 'replaying')
-        const report = await recoverEndpoint(api, id, {
-          since,
-          signal,
-          ...(onProgress ? { onProgress } : {}),
-        })
-        output(io, values, report, `${formatRecovery(report)}`)
-        return report.replay.interrupted
-          ? EXIT.interrupted
-          : report.replay.failed.length
-            ? EXIT.failed
-            : EXIT.ok
-      } finally {
-        stop()
-      }
+      const onProgress = progressLine(io, 'replaying')
+      const report = await interruptible(io, (signal) =>
+        recoverEndpoint(api, id, { since, signal, ...(onProgress ? { onProgress } : {}) }),
+      )
+      output(io, values, report, formatRecovery(report))
+      return replayExit(report.replay)
     })
   },
-}
+})

@@ -1,19 +1,12 @@
-import {
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  onlyArgument,
-  parseDuration,
-  withClient,
-} from '../manage/api.js'
-import { type Command, str } from './command.js'
+import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
+import { str } from './command.js'
 import { connectSecretRedis, keepSecret } from './endpoints.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
-export const rotate: Command = {
+export const rotate = manageCommand({
   name: 'rotate',
   summary:
     "rotate an endpoint's secret with no downtime (new secret first in Redis, old kept for a grace period)",
-  positionals: true,
   usage: ['rotate <endpointId> --redis URL [--grace 10m] [--show-secret]'],
   about: `Calls rotate-secret, then puts the new secret first in Redis, where every receiver
 using redisSecretSource({ url, endpointId }) finds it at its next delivery, with
@@ -32,9 +25,7 @@ the old secret at once. The secret is never printed unless --show-secret.`,
       help: 'how long the old secret still verifies (default 10m)',
     },
     'show-secret': { type: 'boolean', help: 'print the new secret' },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     if (str(values, 'redis') === undefined && !values['show-secret']) {
@@ -62,4 +53,4 @@ the old secret at once. The secret is never printed unless --show-secret.`,
       return EXIT.ok
     })
   },
-}
+})

@@ -159,7 +159,7 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
       stopListening?.()
     }
     progress?.end()
-    output(io, values, simulationSummary(report), `${formatSimulationSummary(report)}`)
+    output(io, values, simulationSummary(report), formatSimulationSummary(report))
     return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
   },
 }

@@ -1,17 +1,22 @@
 import { randomInt } from 'node:crypto'
-import { type ConversionInput, formatFollowEvent, waitForAttempt } from '@affiliate-webhooks/client'
+import {
+  type Client,
+  type ConversionInput,
+  type EmitResult,
+  formatFollowEvent,
+  waitForAttempt,
+} from '@affiliate-webhooks/client'
 import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
 import {
   MANAGE_FOOTER,
-  MANAGE_OPTIONS,
+  manageCommand,
   onlyArgument,
   parseDuration,
   withClient,
 } from '../manage/api.js'
-import { BIN, type Command, num, str, type Values } from './command.js'
+import { BIN, num, str, type Values } from './command.js'
 import { writeRouteHint } from './hints.js'
-import { EXIT, UsageError } from './io.js'
-import { interruptSignal } from './replay.js'
+import { EXIT, type Io, interruptible, UsageError } from './io.js'
 
 const TYPES = ['conversion.created', 'conversion.updated'] as const
 const FIELDS = [
@@ -45,10 +50,31 @@ function conversionOf(type: string, values: Values): ConversionInput {
   return input
 }
 
-export const trigger: Command = {
+/** `--wait`: each delivery's attempt as it is made, and the route hint after a 404 or 405. */
+async function printAttempts(
+  api: Client,
+  deliveries: EmitResult['deliveries'],
+  values: Values,
+  io: Io,
+  signal: AbortSignal,
+): Promise<number> {
+  let code: number = EXIT.ok
+  for (const { webhookId, id } of deliveries) {
+    const seen = await waitForAttempt(api, webhookId, id, { signal })
+    io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
+    if (seen.status !== 'succeeded') code = EXIT.failed
+    // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
+    if (seen.responseStatus === 404 || seen.responseStatus === 405) {
+      const { url } = await api.webhooks.get(webhookId, { signal })
+      await writeRouteHint(io, url, seen.responseStatus)
+    }
+  }
+  return code
+}
+
+export const trigger = manageCommand({
   name: 'trigger',
   summary: 'make the emulator emit a conversion event; --wait shows its delivery',
-  positionals: true,
   usage: [
     `trigger conversion.created [--conversion-id ID] [--status STATUS] [--program-id ID]
                  [--channel-id ID] [--commission AMOUNT] [--sale-amount AMOUNT] [--currency CODE] [--wait]`,
@@ -93,7 +119,6 @@ id; with --wait, each delivery's first attempt as it is made.`,
       value: 'DURATION',
       help: 'longest --wait (default 2m: deliveries go out in minute batches)',
     },
-    ...MANAGE_OPTIONS,
   },
   footer: `Examples:
   ${BIN} trigger conversion.created --commission 4.20 --currency EUR --wait
@@ -128,29 +153,15 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
         return EXIT.failed
       }
       if (!values.wait) return EXIT.ok
-      const { signal, stop } = interruptSignal(io)
-      const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-      try {
-        let code: number = EXIT.ok
-        for (const { webhookId, id } of deliveries) {
-          const seen = await waitForAttempt(api, webhookId, id, { signal: waiting })
-          io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
-          if (seen.status !== 'succeeded') code = EXIT.failed
-          // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
-          if (seen.responseStatus === 404 || seen.responseStatus === 405) {
-            const { url } = await api.webhooks.get(webhookId, { signal: waiting })
-            await writeRouteHint(io, url, seen.responseStatus)
-          }
-        }
-        return code
-      } catch (error) {
-        if (!waiting.aborted) throw error
-        if (signal.aborted) return EXIT.interrupted
-        io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
-        return EXIT.failed
-      } finally {
-        stop()
-      }
+      return interruptible(io, (signal) => {
+        const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        return printAttempts(api, deliveries, values, io, waiting).catch((error) => {
+          if (!waiting.aborted) throw error
+          if (signal.aborted) return EXIT.interrupted
+          io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
+          return EXIT.failed
+        })
+      })
     })
   },
-}
+})

@@ -1,5 +1,5 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
-import type { OptionsConfig, Values } from '../commands/command.js'
+import type { Command, OptionsConfig, Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
 import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../commands/io.js'
 
@@ -28,6 +28,17 @@ export const MANAGE_OPTIONS = {
 export const MANAGE_FOOTER = `Exit codes: 0 success, 1 the endpoint or delivery is not healthy, 2 wrong usage,
 3 the service refused the call (4xx: key, scope, not found, validation),
 4 the service failed or could not be reached (5xx, network, not the API), 130 interrupted.`
+
+/**
+ * A management command: it takes arguments, the {@link MANAGE_OPTIONS} after
+ * its own, and its help ends with {@link MANAGE_FOOTER} unless it has a footer.
+ */
+export const manageCommand = (command: Command): Command => ({
+  positionals: true,
+  footer: MANAGE_FOOTER,
+  ...command,
+  options: { ...command.options, ...MANAGE_OPTIONS },
+})
 
 export const EXIT_MANAGE = { refused: 3, unavailable: 4 } as const
 
