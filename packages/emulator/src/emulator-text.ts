@@ -3,10 +3,10 @@
  * attempt, one when an endpoint is disabled or enabled again, and one per
  * delivery the relay forwards. Never a secret.
  */
-import type { Emulator } from './create-emulator.js'
+import type { Emulator, EmulatorOptions } from './create-emulator.js'
 import type { AttemptLogEntry } from './delivery-record.js'
 import type { RelayedDelivery } from './relay.js'
-import { MAX_ATTEMPTS } from './schedule.js'
+import { DISABLE_AFTER_FAILURES, MAX_ATTEMPTS } from './schedule.js'
 
 const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
 
@@ -66,4 +66,25 @@ export function formatRelayed(d: RelayedDelivery): string {
   if (d.error) parts.push(`(${d.error})`)
   if (d.savedTo) parts.push(`saved ${d.savedTo}`)
   return parts.join('  ')
+}
+
+/**
+ * The emulator's terminal log as options of {@link createEmulator}: `write`
+ * gets one line per attempt, one when the failure streak disables an endpoint
+ * (with the command that recovers it) and one when a PATCH changes its status.
+ */
+export function terminalLog(
+  write: (line: string) => void,
+): Pick<EmulatorOptions, 'onAttempt' | 'onEndpointStatus'> {
+  return {
+    onAttempt(entry, { disabledEndpoint }) {
+      write(formatAttemptLine(entry))
+      if (disabledEndpoint) {
+        const why = `${DISABLE_AFTER_FAILURES} failed attempts in a row; "recover ${entry.webhookId}" enables it and replays what failed`
+        write(formatEndpointLine(entry.at, entry.webhookId, 'disabled', why))
+      }
+    },
+    onEndpointStatus: ({ at, webhookId, status }) =>
+      write(formatEndpointLine(at, webhookId, status, 'PATCH /v1/webhooks')),
+  }
 }

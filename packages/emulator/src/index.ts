@@ -63,6 +63,7 @@ export {
   formatAttemptLine,
   formatEndpointLine,
   formatRelayed,
+  terminalLog,
 } from './emulator-text.js'
 export {
   activeEndpoint,

@@ -6,7 +6,7 @@ import {
   isDuplicateApplicationError,
 } from '@affiliate-webhooks/client'
 import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
-import { str } from './command.js'
+import { flag, str } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
@@ -21,16 +21,8 @@ manual one is pending until the team reviews it. A channel that applied before
 (in any state) is refused with exit code 3 and the existing application; a
 rejection cannot be re-applied.`,
   options: {
-    channel: {
-      type: 'string',
-      value: 'ID',
-      help: 'one of your channels, approved and verified (required)',
-    },
-    note: {
-      type: 'string',
-      value: 'TEXT',
-      help: `up to ${MAX_NOTE} characters for the reviewer (not stored)`,
-    },
+    channel: flag.text('ID', 'one of your channels, approved and verified (required)'),
+    note: flag.text('TEXT', `up to ${MAX_NOTE} characters for the reviewer (not stored)`),
   },
   async run(values, io, positionals) {
     const programId = idOf(positional(positionals, 0, 'program id'), 'program id') as number
@@ -69,9 +61,9 @@ export const applications = manageCommand({
   about: `Every application of the account across channels, newest first, across all
 pages, with the merchant's name.`,
   options: {
-    status: { type: 'string', value: 'STATUS', help: APPLICATION_STATUSES.join(', ') },
-    program: { type: 'string', value: 'ID', help: 'only this program' },
-    channel: { type: 'string', value: 'ID', help: 'only this channel' },
+    status: flag.text('STATUS', APPLICATION_STATUSES.join(', ')),
+    program: flag.text('ID', 'only this program'),
+    channel: flag.text('ID', 'only this channel'),
   },
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list')

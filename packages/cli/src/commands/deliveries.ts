@@ -16,7 +16,7 @@ import {
   sinceOf,
   sinceOption,
 } from '../manage/api.js'
-import { str } from './command.js'
+import { flag, str } from './command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
@@ -51,11 +51,8 @@ instead: one line per attempt as it is seen (time, event, type, attempt, HTTP
 status and the receiver's error code, ms) and one when the endpoint is disabled
 or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
   options: {
-    follow: {
-      type: 'boolean',
-      help: 'follow new attempts live (with --json, one object per line)',
-    },
-    status: { type: 'string', value: 'STATUS', help: DELIVERY_STATUSES.join(', ') },
+    follow: flag.bool('follow new attempts live (with --json, one object per line)'),
+    status: flag.text('STATUS', DELIVERY_STATUSES.join(', ')),
     since: sinceOption('only deliveries'),
   },
   async run(values, io, positionals) {

@@ -1,15 +1,13 @@
 import {
   createEmulator,
-  DISABLE_AFTER_FAILURES,
   type Emulator,
   emulatorBanner,
-  formatAttemptLine,
-  formatEndpointLine,
+  terminalLog,
 } from '@affiliate-webhooks/emulator'
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
-import { type Command, listenOptions, num, str, type Values } from './command.js'
-import { writeHint } from './hints.js'
-import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError } from './io.js'
+import { type Command, flag, listenOptions, num, str, type Values } from './command.js'
+import { writeCannotListen } from './hints.js'
+import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError, untilInterrupted } from './io.js'
 
 /** The emulator's banner, then the lines to paste so the management commands use it. */
 function banner(emulator: Emulator, statePath: string | undefined): string {
@@ -49,26 +47,19 @@ The banner's Console line is the web console's address (its token included).`,
       value: 'KEY',
       help: 'la_ + 32 letters or digits, every scope; KEY:scope,scope for a\nkey with only those scopes. Repeatable. Unless one key has\nevery scope, a key is generated and printed.',
     },
-    'time-scale': {
-      type: 'string',
-      number: { min: 0 },
-      value: 'N',
-      help: 'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
-    },
-    state: {
-      type: 'string',
-      value: 'FILE',
-      help: 'keep state in FILE (read at start, written on every change)',
-    },
-    strict: {
-      type: 'boolean',
-      help: "the service's URL rules unchanged (public https, port 443);\nby default http and any port are allowed on loopback hosts",
-    },
-    catalog: {
-      type: 'string',
-      value: 'FILE',
-      help: 'programs and channels to start with, as JSON:\n{"programs": [...], "channels": [...]}; default a small catalogue\n(programs 40 to 47) and channel 7',
-    },
+    'time-scale': flag.number(
+      'N',
+      'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
+      { min: 0 },
+    ),
+    state: flag.text('FILE', 'keep state in FILE (read at start, written on every change)'),
+    strict: flag.bool(
+      "the service's URL rules unchanged (public https, port 443);\nby default http and any port are allowed on loopback hosts",
+    ),
+    catalog: flag.text(
+      'FILE',
+      'programs and channels to start with, as JSON:\n{"programs": [...], "channels": [...]}; default a small catalogue\n(programs 40 to 47) and channel 7',
+    ),
   },
   footer: `Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
@@ -92,15 +83,7 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
         strict: values.strict === true,
         ...(statePath ? { statePath } : {}),
         ...(catalogPath ? { catalogPath } : {}),
-        onAttempt(entry, { disabledEndpoint }) {
-          io.stdout.write(`${formatAttemptLine(entry)}\n`)
-          if (disabledEndpoint) {
-            const why = `${DISABLE_AFTER_FAILURES} failed attempts in a row; "recover ${entry.webhookId}" enables it and replays what failed`
-            io.stdout.write(`${formatEndpointLine(entry.at, entry.webhookId, 'disabled', why)}\n`)
-          }
-        },
-        onEndpointStatus: ({ at, webhookId, status }) =>
-          io.stdout.write(`${formatEndpointLine(at, webhookId, status, 'PATCH /v1/webhooks')}\n`),
+        ...terminalLog((line) => io.stdout.write(`${line}\n`)),
       })
     } catch (error) {
       const message = (error as Error).message
@@ -115,21 +98,12 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     try {
       await running.listen(port, host)
     } catch (error) {
-      const { code, message } = error as NodeJS.ErrnoException
-      io.stderr.write(
-        `affiliate-webhooks emulator: cannot listen on ${host}:${port}: ${code ?? message}\n`,
-      )
-      writeHint(io, 'service', code ?? message)
+      writeCannotListen(io, 'emulator', `${host}:${port}`, error, 'service')
       await running.close()
       return EXIT.failed
     }
     io.stdout.write(`${banner(running, statePath)}\n`)
-    await new Promise<void>((resolve) => {
-      const stop = io.onInterrupt?.(() => {
-        stop?.()
-        resolve()
-      })
-    })
+    await untilInterrupted(io)
     await running.close()
     return EXIT.ok
   },

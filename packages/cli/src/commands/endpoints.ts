@@ -7,7 +7,7 @@ import {
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { manageCommand, positional, withClient } from '../manage/api.js'
-import { str, type Values } from './command.js'
+import { flag, str, type Values } from './command.js'
 import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
@@ -69,23 +69,11 @@ secret once: --redis stores it where receivers using redisSecretSource read it,
 turns a disabled endpoint back on and resets its failure count (to also replay
 what failed meanwhile, use recover).`,
   options: {
-    url: { type: 'string', value: 'URL', help: "the receiver's public https URL" },
-    events: {
-      type: 'string',
-      value: 'LIST',
-      help: `comma-separated (default ${EVENTS.join(',')})`,
-    },
-    description: {
-      type: 'string',
-      value: 'TEXT',
-      help: 'a label, up to 255 characters ("" clears it on update)',
-    },
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'store the new secret in this Redis (redisSecretSource)',
-    },
-    'show-secret': { type: 'boolean', help: 'print the new secret' },
+    url: flag.text('URL', "the receiver's public https URL"),
+    events: flag.text('LIST', `comma-separated (default ${EVENTS.join(',')})`),
+    description: flag.text('TEXT', 'a label, up to 255 characters ("" clears it on update)'),
+    redis: flag.text('URL', 'store the new secret in this Redis (redisSecretSource)'),
+    'show-secret': flag.bool('print the new secret'),
     // Not listed: `list --ids` prints one id a line, for the shell completion scripts.
     ids: { type: 'boolean' },
   },

@@ -45,6 +45,21 @@ export function writeHint(io: Io, target: Target, text: string): void {
   if (said) io.stderr.write(`hint: ${typeof said === 'string' ? said : said[target]}\n`)
 }
 
+/** A server that could not listen: the address and why on one line, then the hint for it. */
+export function writeCannotListen(
+  io: Io,
+  command: string,
+  address: string,
+  error: unknown,
+  target: Target,
+): void {
+  const { code, message } = error as NodeJS.ErrnoException
+  io.stderr.write(
+    `affiliate-webhooks ${command}: cannot listen on ${address}: ${code ?? message}\n`,
+  )
+  writeHint(io, target, code ?? message)
+}
+
 /** After the app answered 404 or 405 to a POST: `hint:` with the path or method to use. */
 export async function writeRouteHint(io: Io, url: string, status: number): Promise<void> {
   io.stderr.write(`hint: ${await routeHint(url, status)}\n`)

@@ -160,6 +160,21 @@ export function output(io: Io, values: Values, value: unknown, text: string): vo
   else io.stdout.write(`${text}\n`)
 }
 
+/** A usage error when any of `flags` was given: `<why>; leave out --a, --b`. */
+export function refuseFlags(values: Values, flags: readonly string[], why: string): void {
+  const given = flags.filter((flag) => flag in values)
+  if (given.length > 0) throw new UsageError(`${why}; leave out --${given.join(', --')}`)
+}
+
+/** Resolves at Ctrl-C: how a command that serves (emulator, listen) ends. */
+export const untilInterrupted = (io: Io): Promise<void> =>
+  new Promise((resolve) => {
+    const stop = io.onInterrupt?.(() => {
+      stop?.()
+      resolve()
+    })
+  })
+
 /** Runs `run` with an AbortSignal that Ctrl-C fires, and stops listening for Ctrl-C after. */
 export async function interruptible<T>(io: Io, run: (signal: AbortSignal) => Promise<T>) {
   const controller = new AbortController()

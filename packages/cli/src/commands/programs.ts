@@ -7,7 +7,7 @@ import {
   type ProgramSummary,
 } from '@affiliate-webhooks/client'
 import { manageCommand, positional, withClient } from '../manage/api.js'
-import { str, type Values } from './command.js'
+import { flag, str, type Values } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
@@ -40,12 +40,12 @@ across all pages, each once. get: one program with its description, regions
 and logo. The status is your application state: for --channel, or the best
 across your channels without it.`,
   options: {
-    search: { type: 'string', value: 'TEXT', help: 'merchant name or domain contains TEXT' },
-    category: { type: 'string', value: 'SLUG', help: 'a category slug (home_garden)' },
-    'payout-type': { type: 'string', value: 'TYPE', help: PAYOUT_TYPES.join(' or ') },
-    approval: { type: 'string', value: 'TYPE', help: APPROVAL_TYPES.join(' or ') },
-    channel: { type: 'string', value: 'ID', help: 'report the status for this channel' },
-    status: { type: 'string', value: 'STATUS', help: PROGRAM_STATUSES.join(', ') },
+    search: flag.text('TEXT', 'merchant name or domain contains TEXT'),
+    category: flag.text('SLUG', 'a category slug (home_garden)'),
+    'payout-type': flag.text('TYPE', PAYOUT_TYPES.join(' or ')),
+    approval: flag.text('TYPE', APPROVAL_TYPES.join(' or ')),
+    channel: flag.text('ID', 'report the status for this channel'),
+    status: flag.text('STATUS', PROGRAM_STATUSES.join(', ')),
   },
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list or get')

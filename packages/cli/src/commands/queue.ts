@@ -1,4 +1,4 @@
-import { type Command, str, type Values } from './command.js'
+import { type Command, flag, str, type Values } from './command.js'
 import { EXIT, type Io, output, UsageError, writeJson } from './io.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
@@ -62,15 +62,11 @@ export const queue: Command = {
   retry <event id>   move that failed job back to waiting, with its tries reset
   retry --all        move every failed job back to waiting`,
   options: {
-    all: { type: 'boolean', help: 'with retry: every failed job' },
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'Redis of the queue (redis://...); default $REDIS_URL',
-    },
-    queue: { type: 'string', value: 'NAME', help: 'queue name; default affiliate-webhooks' },
-    prefix: { type: 'string', value: 'PREFIX', help: 'BullMQ key prefix; default bull' },
-    json: { type: 'boolean', help: 'machine-readable output' },
+    all: flag.bool('with retry: every failed job'),
+    redis: flag.text('URL', 'Redis of the queue (redis://...); default $REDIS_URL'),
+    queue: flag.text('NAME', 'queue name; default affiliate-webhooks'),
+    prefix: flag.text('PREFIX', 'BullMQ key prefix; default bull'),
+    json: flag.bool('machine-readable output'),
   },
   footer: `Examples:
   affiliate-webhooks queue stats --redis redis://127.0.0.1:6379

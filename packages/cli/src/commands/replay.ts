@@ -1,5 +1,6 @@
 import { formatReplaySummary, type ReplaySummary, replayAll } from '@affiliate-webhooks/client'
 import { manageCommand, positional, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { flag } from './command.js'
 import { collectDeliveries } from './deliveries.js'
 import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
@@ -29,7 +30,7 @@ same event id (your receiver de-duplicates it). With --failed, every failed
 delivery of the endpoint, one after another, paced under the service's 120 calls
 a minute, with a progress bar and a summary. Ctrl-C stops after the current one.`,
   options: {
-    failed: { type: 'boolean', help: 'every delivery whose status is failed' },
+    failed: flag.bool('every delivery whose status is failed'),
     since: sinceOption('with --failed: only those'),
   },
   async run(values, io, positionals) {

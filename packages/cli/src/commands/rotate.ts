@@ -1,5 +1,5 @@
 import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
-import { str } from './command.js'
+import { flag, str } from './command.js'
 import { connectSecretRedis, keepSecret } from './endpoints.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
@@ -14,17 +14,12 @@ no restart; the old secret stays valid there for the grace period, for
 deliveries the service signed before it switched. The service itself stops using
 the old secret at once. The secret is never printed unless --show-secret.`,
   options: {
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'the Redis your receivers read their secrets from (required\nunless --show-secret, when you distribute it yourself)',
-    },
-    grace: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'how long the old secret still verifies (default 10m)',
-    },
-    'show-secret': { type: 'boolean', help: 'print the new secret' },
+    redis: flag.text(
+      'URL',
+      'the Redis your receivers read their secrets from (required\nunless --show-secret, when you distribute it yourself)',
+    ),
+    grace: flag.text('DURATION', 'how long the old secret still verifies (default 10m)'),
+    'show-secret': flag.bool('print the new secret'),
   },
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')

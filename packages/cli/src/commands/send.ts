@@ -13,7 +13,7 @@ import {
   sampleEventBody,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, num, str, type Values, VERSION } from './command.js'
+import { COMMON, type Command, flag, num, str, type Values, VERSION } from './command.js'
 import { writeHint, writeRouteHint } from './hints.js'
 import {
   checkSecretShape,
@@ -21,6 +21,7 @@ import {
   type Io,
   readBody,
   readCaptureFile,
+  refuseFlags,
   requireSecret,
   requireUrl,
   UsageError,
@@ -80,62 +81,46 @@ Service-Delivery-Attempt and a fresh Service-Signature. Prints the status and an
 A 2xx within the timeout is a success; anything else (non-2xx, redirect, timeout,
 connection error) is a failure, as the service counts it.`,
   options: {
-    url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
-    type: {
-      type: 'string',
-      value: 'TYPE',
-      help: 'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
-    },
-    status: {
-      type: 'string',
-      value: 'STATUS',
-      help: "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
-    },
-    'conversion-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'N',
-      help: "the conversion's id (default random)",
-    },
-    body: {
-      type: 'string',
-      value: 'FILE',
-      help: 'send this exact body instead ("-" reads stdin)',
-    },
+    url: flag.text('URL', "the receiver's webhook URL (required)"),
+    type: flag.text(
+      'TYPE',
+      'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
+    ),
+    status: flag.text(
+      'STATUS',
+      "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
+    ),
+    'conversion-id': flag.number('N', "the conversion's id (default random)", {
+      min: 1,
+      integer: true,
+    }),
+    body: flag.text('FILE', 'send this exact body instead ("-" reads stdin)'),
     ...COMMON,
-    attempt: {
-      type: 'string',
-      number: { min: 1, max: MAX_ATTEMPTS, integer: true },
-      value: 'N',
-      help: 'Service-Delivery-Attempt, 1 to 8 (default 1)',
-    },
-    timestamp: {
-      type: 'string',
-      number: { min: 0, integer: true },
-      value: 'UNIX',
-      help: 'sign as of this Unix time (default now), to test clock checks',
-    },
-    'created-at': {
-      type: 'string',
-      value: 'ISO',
-      help: "the event's createdAt (default now), to reproduce out-of-order\narrivals: an update created earlier than one handled is stale",
-    },
-    timeout: {
-      type: 'string',
-      number: { min: 1 },
-      value: 'MS',
-      help: `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
-    },
-    from: {
-      type: 'string',
-      value: 'FILE',
-      help: 're-send a delivery saved by listen --save: its headers and\nexact body, original signature included (a receiver refuses\nit once the signature is over 5 minutes old: add --resign)',
-    },
-    resign: {
-      type: 'boolean',
-      help: 'with --from: sign again now with --secret (same body and event id)',
-    },
-    json: { type: 'boolean', help: 'print the attempt as JSON' },
+    attempt: flag.number('N', 'Service-Delivery-Attempt, 1 to 8 (default 1)', {
+      min: 1,
+      max: MAX_ATTEMPTS,
+      integer: true,
+    }),
+    timestamp: flag.number(
+      'UNIX',
+      'sign as of this Unix time (default now), to test clock checks',
+      { min: 0, integer: true },
+    ),
+    'created-at': flag.text(
+      'ISO',
+      "the event's createdAt (default now), to reproduce out-of-order\narrivals: an update created earlier than one handled is stale",
+    ),
+    timeout: flag.number(
+      'MS',
+      `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
+      { min: 1 },
+    ),
+    from: flag.text(
+      'FILE',
+      're-send a delivery saved by listen --save: its headers and\nexact body, original signature included (a receiver refuses\nit once the signature is over 5 minutes old: add --resign)',
+    ),
+    resign: flag.bool('with --from: sign again now with --secret (same body and event id)'),
+    json: flag.bool('print the attempt as JSON'),
   },
   footer: `Examples:
   affiliate-webhooks send --url http://localhost:3000/hooks --status approved --conversion-id 1001
@@ -218,20 +203,8 @@ async function deliver(
 
 /** `send --from FILE`: a saved delivery again, byte for byte, with its own headers. */
 async function resend(path: string, url: string, timeoutMs: number, values: Values, io: Io) {
-  const clash = [
-    'type',
-    'status',
-    'conversion-id',
-    'body',
-    'created-at',
-    'attempt',
-    'timestamp',
-  ].filter((flag) => flag in values)
-  if (clash.length > 0) {
-    throw new UsageError(
-      `--from re-sends the saved delivery as it was; leave out --${clash.join(', --')}`,
-    )
-  }
+  const saved = ['type', 'status', 'conversion-id', 'body', 'created-at', 'attempt', 'timestamp']
+  refuseFlags(values, saved, '--from re-sends the saved delivery as it was')
   const capture = await readCaptureFile(path)
   const body = bodyOf(capture)
   const headers = resendHeaders(capture)

@@ -1,6 +1,6 @@
 import { answerOf, type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
 import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
-import { str } from './command.js'
+import { flag, str } from './command.js'
 import { EXIT, type Io, interruptible, writeJson } from './io.js'
 
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
@@ -42,13 +42,9 @@ export const test = manageCommand({
 status and the receiver's answer. The service retries a failed attempt after 1
 minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
   options: {
-    wait: { type: 'boolean', help: 'follow the delivery' },
-    timeout: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'stop following after this long (default: until it settles)',
-    },
-    poll: { type: 'string', value: 'DURATION', help: 'how often to look (default 1s)' },
+    wait: flag.bool('follow the delivery'),
+    timeout: flag.text('DURATION', 'stop following after this long (default: until it settles)'),
+    poll: flag.text('DURATION', 'how often to look (default 1s)'),
   },
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')

@@ -14,7 +14,7 @@ import {
   parseDuration,
   withClient,
 } from '../manage/api.js'
-import { BIN, num, str, type Values } from './command.js'
+import { BIN, flag, num, str, type Values } from './command.js'
 import { writeRouteHint } from './hints.js'
 import { EXIT, type Io, interruptible, UsageError } from './io.js'
 
@@ -87,38 +87,27 @@ conversion.updated, the same status nothing (as the service). An update keeps
 the amounts, program and channel it had unless you pass them. Prints the event
 id; with --wait, each delivery's first attempt as it is made.`,
   options: {
-    'conversion-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'the conversion (default: a new random id)',
-    },
-    status: {
-      type: 'string',
-      value: 'STATUS',
-      help: `${CONVERSION_STATUSES.join(', ')} (default pending)`,
-    },
-    'program-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'program earned on (default: one that exists)',
-    },
-    'channel-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'channel that sent the click (default: the first)',
-    },
-    commission: { type: 'string', value: 'AMOUNT', help: "the publisher's share, e.g. 4.20" },
-    'sale-amount': { type: 'string', value: 'AMOUNT', help: 'the order value, e.g. 60.00' },
-    currency: { type: 'string', value: 'CODE', help: 'ISO 4217 code of both amounts, e.g. EUR' },
-    wait: { type: 'boolean', help: "wait for each delivery's attempt and print its outcome" },
-    timeout: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'longest --wait (default 2m: deliveries go out in minute batches)',
-    },
+    'conversion-id': flag.number('ID', 'the conversion (default: a new random id)', {
+      min: 1,
+      integer: true,
+    }),
+    status: flag.text('STATUS', `${CONVERSION_STATUSES.join(', ')} (default pending)`),
+    'program-id': flag.number('ID', 'program earned on (default: one that exists)', {
+      min: 1,
+      integer: true,
+    }),
+    'channel-id': flag.number('ID', 'channel that sent the click (default: the first)', {
+      min: 1,
+      integer: true,
+    }),
+    commission: flag.text('AMOUNT', "the publisher's share, e.g. 4.20"),
+    'sale-amount': flag.text('AMOUNT', 'the order value, e.g. 60.00'),
+    currency: flag.text('CODE', 'ISO 4217 code of both amounts, e.g. EUR'),
+    wait: flag.bool("wait for each delivery's attempt and print its outcome"),
+    timeout: flag.text(
+      'DURATION',
+      'longest --wait (default 2m: deliveries go out in minute batches)',
+    ),
   },
   footer: `Examples:
   ${BIN} trigger conversion.created --commission 4.20 --currency EUR --wait

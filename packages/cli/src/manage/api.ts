@@ -1,5 +1,5 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
-import type { Command, OptionsConfig, Values } from '../commands/command.js'
+import { type Command, flag, type OptionsConfig, type Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
 import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../commands/io.js'
 
@@ -8,20 +8,12 @@ export const API_URL_ENV = 'AFFILIATE_API_URL'
 
 /** Flags every management command takes. */
 export const MANAGE_OPTIONS = {
-  'api-url': {
-    type: 'string',
-    value: 'URL',
-    help: `the service's address; default $${API_URL_ENV}`,
-  },
-  'api-key-file': {
-    type: 'string',
-    value: 'FILE',
-    help: `read the API key from FILE; default $${API_KEY_ENV}`,
-  },
+  'api-url': flag.text('URL', `the service's address; default $${API_URL_ENV}`),
+  'api-key-file': flag.text('FILE', `read the API key from FILE; default $${API_KEY_ENV}`),
   // Accepted only to refuse it with a reason: a key on the command line lands in shell history.
   'api-key': { type: 'string' },
-  json: { type: 'boolean', help: 'machine-readable output' },
-  debug: { type: 'boolean', help: 'print the stack of an unexpected error' },
+  json: flag.bool('machine-readable output'),
+  debug: flag.bool('print the stack of an unexpected error'),
 } as const satisfies OptionsConfig
 
 /** What every management command's help ends with. */
