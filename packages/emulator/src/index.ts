@@ -82,6 +82,7 @@ export {
   type EngineSnapshot,
   type WebhookEndpoint,
 } from './engine.js'
+export { errorHint, type HintTarget } from './error-hints.js'
 export { MAX_ALLOWLIST_ENTRIES } from './ip-allowlist.js'
 export {
   KEY_EXPIRY_DAYS,

@@ -1,5 +1,5 @@
 import { type Command, flag, str, type Values } from './command.js'
-import { EXIT, type Io, output, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, output, UsageError } from './io.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 
@@ -22,31 +22,17 @@ async function act(
   const { queue, admin } = opened
   if (action === 'stats') {
     const stats = await admin.queueStats(queue)
-    if (values.json) writeJson(io, stats)
-    else
-      for (const [state, n] of Object.entries(stats)) io.stdout.write(`${state.padEnd(12)}${n}\n`)
+    output(io, values, stats, admin.formatQueueStats(stats))
     return EXIT.ok
   }
   if (action === 'failed') {
     const jobs = await admin.failedJobs(queue, 1000)
-    if (values.json) writeJson(io, jobs)
-    else if (jobs.length === 0) io.stdout.write('no failed jobs\n')
-    else
-      for (const job of jobs) {
-        const conversion = job.conversionId === null ? '-' : String(job.conversionId)
-        io.stdout.write(
-          `${job.eventId ?? job.jobId}  conversion ${conversion}  tries ${job.attemptsMade}  ${job.error}\n`,
-        )
-      }
+    output(io, values, jobs, admin.formatFailedJobs(jobs))
     return EXIT.ok
   }
   const moved = await admin.retryFailed(queue, values.all ? 'all' : { jobId: target as string })
-  output(
-    io,
-    values,
-    { retried: moved },
-    `${moved} job${moved === 1 ? '' : 's'} moved back to waiting`,
-  )
+  const text = `${moved} job${moved === 1 ? '' : 's'} moved back to waiting`
+  output(io, values, { retried: moved }, text)
   // Naming one job that is not in the failed set is a "no".
   return moved === 0 && !values.all ? EXIT.failed : EXIT.ok
 }
