@@ -183,7 +183,7 @@ describe('formatDiagnosis', () => {
       verified: false,
       code: 'wrong_secret',
       message: 'No secret tried matches.',
-      causes: ['wrong_secret', 'body_changed'],
+      causes: ['wrong_secret', 'body_crlf'],
       hints: ['Check the secret.', 'Check the body.'],
       tolerance: 300,
     })
