@@ -191,7 +191,7 @@ describe('formatDiagnosis', () => {
       [
         'does not verify: wrong_secret',
         '  No secret tried matches.',
-        '  causes: wrong_secret, body_changed',
+        '  causes: wrong_secret, body_crlf',
         '  - Check the secret.',
         '  - Check the body.',
       ].join('\n'),
