@@ -5,7 +5,7 @@ import {
   terminalLog,
 } from '@affiliate-webhooks/emulator'
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
-import { type Command, flag, listenOptions, num, str, type Values } from './command.js'
+import { type Command, flag, listenOptions, num, str } from './command.js'
 import { writeCannotListen } from './hints.js'
 import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError, untilInterrupted } from './io.js'
 
@@ -18,11 +18,6 @@ function banner(emulator: Emulator, statePath: string | undefined): string {
     `export ${API_KEY_ENV}=${emulator.apiKeys[0]?.key ?? ''}`,
     'Ctrl-C stops it.',
   ].join('\n')
-}
-
-function apiKeys(values: Values): string[] {
-  const given = values['api-key']
-  return Array.isArray(given) ? given : typeof given === 'string' ? [given] : []
 }
 
 export const emulator: Command = {
@@ -78,7 +73,8 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     let running: Emulator
     try {
       running = createEmulator({
-        apiKeys: apiKeys(values),
+        // Declared `multiple`: parseArgs gives every --api-key in an array.
+        apiKeys: (values['api-key'] as string[] | undefined) ?? [],
         timeScale,
         strict: values.strict === true,
         ...(statePath ? { statePath } : {}),
