@@ -1,6 +1,8 @@
 export {
   type FailedJob,
   failedJobs,
+  formatFailedJobs,
+  formatQueueStats,
   JOB_STATES,
   openQueueForAdmin,
   type QueueStats,

@@ -24,6 +24,13 @@ export {
   followDelivery,
   waitForAttempt,
 } from './follow.js'
+export {
+  formatApplications,
+  formatApplied,
+  formatProgram,
+  formatPrograms,
+  payoutText,
+} from './program-text.js'
 export type { ProgramFilters, ProgramsResource } from './programs.js'
 export {
   type RecoveryReport,
@@ -32,6 +39,18 @@ export {
   replayAll,
   streakStart,
 } from './recovery.js'
+export {
+  answerOf,
+  formatDeliveries,
+  formatEndpoint,
+  formatEndpoints,
+  formatFollowEvent,
+  formatHealthFindings,
+  formatRecovery,
+  formatReplaySummary,
+  formatRows,
+  formatTable,
+} from './text.js'
 export type { RetryOptions } from './transport.js'
 export type {
   Application,

@@ -45,6 +45,7 @@ export {
   type Diagnosis,
   type DiagnosisCode,
   diagnoseSignature,
+  formatDiagnosis,
 } from './signature-diagnosis.js'
 export {
   formatSignatureHeader,

@@ -59,6 +59,13 @@ export {
   startReplay,
 } from './delivery-record.js'
 export {
+  emulatorBanner,
+  formatAttemptLine,
+  formatEndpointLine,
+  formatRelayed,
+  terminalLog,
+} from './emulator-text.js'
+export {
   activeEndpoint,
   disableEndpoint,
   type EndpointState,
@@ -75,6 +82,7 @@ export {
   type EngineSnapshot,
   type WebhookEndpoint,
 } from './engine.js'
+export { errorHint, type HintTarget } from './error-hints.js'
 export { MAX_ALLOWLIST_ENTRIES } from './ip-allowlist.js'
 export {
   KEY_EXPIRY_DAYS,
@@ -95,7 +103,7 @@ export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
-export { findWebhookRoute } from './route-probe.js'
+export { findWebhookRoute, routeHint } from './route-probe.js'
 export { type EndpointStatusChange, MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,
@@ -121,6 +129,13 @@ export {
   SPEC_RULES,
 } from './schedule.js'
 export {
+  afterFailedAttempt,
+  attemptOutcome,
+  SAMPLE_EVENT_TYPES,
+  type SampleEventOptions,
+  sampleEventBody,
+} from './send-one.js'
+export {
   type DeliveryHeadersOptions,
   deliveryHeaders,
   describeEvent,
@@ -138,7 +153,6 @@ export { simulationSummary } from './simulation-summary.js'
 export {
   formatCounts,
   formatDuration,
-  formatRows,
   formatSimulationProgress,
   formatSimulationSummary,
 } from './simulation-text.js'

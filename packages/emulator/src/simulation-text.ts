@@ -3,6 +3,7 @@
  * `affiliate-webhooks simulate` and the demo print them, and the small
  * formatters they are made of.
  */
+import { formatRows } from '@affiliate-webhooks/client'
 import type { SimulationProgress, SimulationReport } from './run-simulation.js'
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
@@ -43,12 +44,6 @@ export function formatSimulationProgress(progress: SimulationProgress): string {
     `endpoint ${endpoint.status}`,
     `service time ${formatDuration(progress.serviceElapsedMs)}`,
   ].join('  ')
-}
-
-/** Rows of two columns, the first padded. */
-export function formatRows(rows: readonly (readonly [string, string])[]): string {
-  const width = Math.max(...rows.map(([key]) => key.length))
-  return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`.trimEnd()).join('\n')
 }
 
 /** The summary table `simulate` prints, also what `npm start` shows. */

@@ -6,6 +6,12 @@ export {
   redisStore,
 } from './redis-store.js'
 export {
+  connectRedisNow,
+  describeHeldSecrets,
+  type KeepShownSecretOptions,
+  keepShownSecret,
+} from './secret-keeping.js'
+export {
   type RedisSecretSource,
   type RedisSecretSourceOptions,
   redisSecretSource,

@@ -1,43 +1,29 @@
 import type { ApplicationListEntry } from '@affiliate-webhooks/client'
-import { APPLICATION_STATUSES, isDuplicateApplicationError } from '@affiliate-webhooks/client'
 import {
-  clientFrom,
-  EXIT_MANAGE,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
-  positional,
-} from '../manage/api.js'
-import { formatApplications, formatApplied } from '../manage/format-programs.js'
-import { type Command, str } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+  APPLICATION_STATUSES,
+  formatApplications,
+  formatApplied,
+  isDuplicateApplicationError,
+} from '@affiliate-webhooks/client'
+import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
+import { flag, str } from './command.js'
+import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = 500
 
-export const apply: Command = {
+export const apply = manageCommand({
   name: 'apply',
   summary: 'apply to a program for one of your channels',
-  positionals: true,
   usage: ['apply <programId> --channel ID [--note TEXT]'],
   about: `Applies the channel to the program: an auto program is approved at once, a
 manual one is pending until the team reviews it. A channel that applied before
 (in any state) is refused with exit code 3 and the existing application; a
 rejection cannot be re-applied.`,
   options: {
-    channel: {
-      type: 'string',
-      value: 'ID',
-      help: 'one of your channels, approved and verified (required)',
-    },
-    note: {
-      type: 'string',
-      value: 'TEXT',
-      help: `up to ${MAX_NOTE} characters for the reviewer (not stored)`,
-    },
-    ...MANAGE_OPTIONS,
+    channel: flag.text('ID', 'one of your channels, approved and verified (required)'),
+    note: flag.text('TEXT', `up to ${MAX_NOTE} characters for the reviewer (not stored)`),
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const programId = idOf(positional(positionals, 0, 'program id'), 'program id') as number
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
@@ -48,16 +34,14 @@ rejection cannot be re-applied.`,
     if (note !== undefined && [...note].length > MAX_NOTE) {
       throw new UsageError(`--note must be at most ${MAX_NOTE} characters`)
     }
-    const api = await clientFrom(values, io)
-    return managed('apply', values, io, async () => {
+    return withClient('apply', values, io, async (api) => {
       try {
         const application = await api.applications.create({
           programId,
           channelId,
           ...(note === undefined ? {} : { note }),
         })
-        if (values.json) writeJson(io, application)
-        else io.stdout.write(`${formatApplied(application, programId, channelId)}\n`)
+        output(io, values, application, formatApplied(application, programId, channelId))
         return EXIT.ok
       } catch (error) {
         if (!isDuplicateApplicationError(error)) throw error
@@ -68,22 +52,19 @@ rejection cannot be re-applied.`,
       }
     })
   },
-}
+})
 
-export const applications: Command = {
+export const applications = manageCommand({
   name: 'applications',
   summary: 'your applications to programs, newest first',
-  positionals: true,
   usage: ['applications list [--status STATUS] [--program ID] [--channel ID]'],
   about: `Every application of the account across channels, newest first, across all
 pages, with the merchant's name.`,
   options: {
-    status: { type: 'string', value: 'STATUS', help: APPLICATION_STATUSES.join(', ') },
-    program: { type: 'string', value: 'ID', help: 'only this program' },
-    channel: { type: 'string', value: 'ID', help: 'only this channel' },
-    ...MANAGE_OPTIONS,
+    status: flag.text('STATUS', APPLICATION_STATUSES.join(', ')),
+    program: flag.text('ID', 'only this program'),
+    channel: flag.text('ID', 'only this channel'),
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list')
     if (action !== 'list') throw new UsageError(`unknown sub-command "${action}"; list`)
@@ -91,8 +72,7 @@ pages, with the merchant's name.`,
     const status = oneOf(values, 'status', APPLICATION_STATUSES)
     const programId = idOf(str(values, 'program'), '--program')
     const channelId = idOf(str(values, 'channel'), '--channel')
-    const api = await clientFrom(values, io)
-    return managed('applications list', values, io, async () => {
+    return withClient('applications list', values, io, async (api) => {
       const found: ApplicationListEntry[] = []
       for await (const row of api.applications.list({
         ...(status === undefined ? {} : { status }),
@@ -101,9 +81,8 @@ pages, with the merchant's name.`,
       })) {
         found.push(row)
       }
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatApplications(found)}\n`)
+      output(io, values, found, formatApplications(found))
       return EXIT.ok
     })
   },
-}
+})

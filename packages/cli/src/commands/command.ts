@@ -17,6 +17,21 @@ export interface OptionSpec {
   number?: { min?: number; max?: number; integer?: boolean }
 }
 export type OptionsConfig = Record<string, OptionSpec>
+
+/** Listed flags, declared in one line each: the placeholder, the help, a number's rule. */
+export const flag = {
+  /** `--name VALUE`: takes a value. */
+  text: (value: string, help: string): OptionSpec => ({ type: 'string', value, help }),
+  /** `--name N`: a number, checked against `rule` before the command runs. */
+  number: (value: string, help: string, rule: NonNullable<OptionSpec['number']>): OptionSpec => ({
+    type: 'string',
+    value,
+    help,
+    number: rule,
+  }),
+  /** `--name`: a switch. */
+  bool: (help: string): OptionSpec => ({ type: 'boolean', help }),
+}
 /** Parsed flags; a flag given with `multiple: true` is an array. */
 export type Values = Record<string, string | number | boolean | string[] | undefined>
 
@@ -72,11 +87,7 @@ export function parseOptions(options: OptionsConfig) {
 
 /** Flags several commands share, with the same meaning everywhere. */
 export const COMMON = {
-  secret: {
-    type: 'string',
-    value: 'SECRET',
-    help: 'endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET',
-  },
+  secret: flag.text('SECRET', 'endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET'),
 } as const satisfies OptionsConfig
 
 /** A number flag's value (see {@link OptionSpec.number}), or undefined when absent. */
@@ -88,13 +99,12 @@ export const num = (values: Values, name: string): number | undefined => {
 /** `--port` and `--host` of a command that listens, declared once. */
 export const listenOptions = (defaultPort: number) =>
   ({
-    port: {
-      type: 'string',
-      number: { min: 0, max: 65535, integer: true },
-      value: 'N',
-      help: `port to listen on (default ${defaultPort}; 0 picks a free one)`,
-    },
-    host: { type: 'string', value: 'HOST', help: 'address to listen on (default 127.0.0.1)' },
+    port: flag.number('N', `port to listen on (default ${defaultPort}; 0 picks a free one)`, {
+      min: 0,
+      max: 65535,
+      integer: true,
+    }),
+    host: flag.text('HOST', 'address to listen on (default 127.0.0.1)'),
   }) as const satisfies OptionsConfig
 
 export const str = (values: Values, name: string): string | undefined => {

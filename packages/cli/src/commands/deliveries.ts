@@ -5,20 +5,19 @@ import {
   type Delivery,
   type DeliveryStatus,
   followDeliveries,
+  formatDeliveries,
+  formatFollowEvent,
 } from '@affiliate-webhooks/client'
 import {
   clientFrom,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
+  manageCommand,
   managed,
   onlyArgument,
   sinceOf,
   sinceOption,
 } from '../manage/api.js'
-import { followLine, formatDeliveries } from '../manage/format.js'
-import { type Command, str } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
-import { interruptSignal } from './replay.js'
+import { flag, str } from './command.js'
+import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined
@@ -39,10 +38,9 @@ export async function collectDeliveries(
   return found
 }
 
-export const deliveries: Command = {
+export const deliveries = manageCommand({
   name: 'deliveries',
   summary: "an endpoint's delivery history, newest first",
-  positionals: true,
   usage: [
     'deliveries <endpointId> [--status STATUS] [--since TIME]',
     'deliveries <endpointId> --follow [--json]',
@@ -53,15 +51,10 @@ instead: one line per attempt as it is seen (time, event, type, attempt, HTTP
 status and the receiver's error code, ms) and one when the endpoint is disabled
 or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
   options: {
-    follow: {
-      type: 'boolean',
-      help: 'follow new attempts live (with --json, one object per line)',
-    },
-    status: { type: 'string', value: 'STATUS', help: DELIVERY_STATUSES.join(', ') },
+    follow: flag.bool('follow new attempts live (with --json, one object per line)'),
+    status: flag.text('STATUS', DELIVERY_STATUSES.join(', ')),
     since: sinceOption('only deliveries'),
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const status = parseStatus(str(values, 'status'))
@@ -74,27 +67,24 @@ or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
       return managed('deliveries', values, io, () => tail(api, id, io, values.json === true))
     return managed('deliveries', values, io, async () => {
       const found = await collectDeliveries(api, id, { status, since })
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatDeliveries(found)}\n`)
+      output(io, values, found, formatDeliveries(found))
       return EXIT.ok
     })
   },
-}
+})
 
 /** `--follow`: prints each event as it comes, until Ctrl-C. */
 async function tail(api: Client, id: string, io: Io, json: boolean): Promise<number> {
-  const { signal, stop } = interruptSignal(io)
-  try {
-    io.stderr.write(`following ${id}; Ctrl-C stops\n`)
-    for await (const event of followDeliveries(api, id, { signal })) {
-      io.stdout.write(`${json ? JSON.stringify(event) : followLine(event)}\n`)
+  io.stderr.write(`following ${id}; Ctrl-C stops\n`)
+  return interruptible(io, async (signal) => {
+    try {
+      for await (const event of followDeliveries(api, id, { signal })) {
+        io.stdout.write(`${json ? JSON.stringify(event) : formatFollowEvent(event)}\n`)
+      }
+    } catch (error) {
+      // Ctrl-C is how a tail ends: not a failure.
+      if (!signal.aborted) throw error
     }
     return EXIT.ok
-  } catch (error) {
-    // Ctrl-C is how a tail ends: not a failure.
-    if (signal.aborted) return EXIT.ok
-    throw error
-  } finally {
-    stop()
-  }
+  })
 }

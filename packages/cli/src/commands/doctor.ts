@@ -1,21 +1,18 @@
-import type { Delivery } from '@affiliate-webhooks/client'
 import {
   checkEndpointHealth,
-  type HealthFinding,
-  type WebhookEndpoint,
+  type Delivery,
+  formatHealthFindings,
 } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, onlyArgument } from '../manage/api.js'
-import type { Command } from './command.js'
-import { EXIT, writeJson } from './io.js'
+import { manageCommand, onlyArgument, withClient } from '../manage/api.js'
+import { EXIT, output } from './io.js'
 
 /** How many recent deliveries doctor reads. */
 const RECENT = 100
 
-export const doctor: Command = {
+export const doctor = manageCommand({
   name: 'doctor',
   summary: 'explain in words what is wrong with an endpoint, and the command that fixes it',
-  positionals: true,
   usage: ['doctor <endpointId>'],
   about: `Reads the endpoint and its ${RECENT} most recent deliveries and explains: disabled
 and why, the failure streak and how close it is to the service's limit of 20, what
@@ -23,12 +20,10 @@ the receiver's answers mean (401 signature_mismatch: the secret or the body
 changed; 409: still in flight; timeouts: a handler slower than 10 s; refused
 connections: URL or firewall), and which command fixes each. Exit code 1 when it
 found a problem.`,
-  options: MANAGE_OPTIONS,
-  footer: MANAGE_FOOTER,
+  options: {},
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
-    const api = await clientFrom(values, io)
-    return managed('doctor', values, io, async () => {
+    return withClient('doctor', values, io, async (api) => {
       const endpoint = await api.webhooks.get(id)
       const recent: Delivery[] = []
       for await (const delivery of api.webhooks.deliveries(id)) {
@@ -36,22 +31,8 @@ found a problem.`,
         if (recent.length >= RECENT) break
       }
       const findings = checkEndpointHealth(endpoint, recent, { maxAttempts: MAX_ATTEMPTS })
-      if (values.json) writeJson(io, { endpoint, findings })
-      else io.stdout.write(`${formatFindings(endpoint, findings)}\n`)
+      output(io, values, { endpoint, findings }, formatHealthFindings(endpoint, findings))
       return findings.some((f) => f.level === 'problem') ? EXIT.failed : EXIT.ok
     })
   },
-}
-
-/** The findings as a person reads them. */
-function formatFindings(endpoint: WebhookEndpoint, findings: readonly HealthFinding[]): string {
-  const mark = { ok: 'ok', warning: '!', problem: 'x' } as const
-  const lines = [`${endpoint.id}  ${endpoint.url}  (${endpoint.status})`, '']
-  for (const finding of findings) {
-    lines.push(`[${mark[finding.level]}] ${finding.title}`)
-    for (const line of finding.detail.split('\n')) lines.push(`    ${line}`)
-    if (finding.fix) lines.push(`    fix: ${finding.fix}`)
-    lines.push('')
-  }
-  return lines.join('\n').trimEnd()
-}
+})

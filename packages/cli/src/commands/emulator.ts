@@ -1,62 +1,23 @@
 import {
-  type AttemptLogEntry,
   createEmulator,
-  DISABLE_AFTER_FAILURES,
   type Emulator,
-  MAX_ATTEMPTS,
+  emulatorBanner,
+  terminalLog,
 } from '@affiliate-webhooks/emulator'
 import { API_KEY_ENV, API_URL_ENV } from '../manage/api.js'
-import { type Command, listenOptions, num, str, type Values } from './command.js'
-import { writeHint } from './hints.js'
-import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError } from './io.js'
+import { type Command, flag, listenOptions, num, str } from './command.js'
+import { writeCannotListen } from './hints.js'
+import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError, untilInterrupted } from './io.js'
 
-const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
-
-/** One terminal line per attempt: time, endpoint, event and its type, attempt n/8, result (and the receiver's code), ms. Never a secret. */
-export function attemptLine(entry: AttemptLogEntry): string {
-  const result = entry.ok
-    ? `${entry.result} ok`
-    : `${entry.result} failed${entry.errorCode ? ` ${entry.errorCode}` : ''}`
-  return `${clockTime(entry.at)}  ${entry.webhookId}  ${entry.eventId}  ${entry.eventType}  attempt ${entry.attempt}/${MAX_ATTEMPTS}  ${result}  ${entry.durationMs} ms`
-}
-
-/** The line when an endpoint is disabled (by its failure streak or a PATCH) or enabled again. */
-export const endpointLine = (at: number, webhookId: string, status: string, why: string) =>
-  `${clockTime(at)}  ${webhookId}  ${status === 'disabled' ? 'disabled' : 'enabled again'}: ${why}`
-
+/** The emulator's banner, then the lines to paste so the management commands use it. */
 function banner(emulator: Emulator, statePath: string | undefined): string {
-  const key = emulator.apiKeys[0]?.key ?? ''
-  const limited = emulator.apiKeys
-    .slice(1)
-    .map((k) => `...${k.key.slice(-4)} (${k.scopes.join(',')})`)
-  const scale = emulator.clock.timeScale
   return [
-    'affiliate-webhooks emulator',
-    `  URL         ${emulator.url}/v1`,
-    `  Console     ${emulator.consoleUrl}`,
-    `  API key     ${key}${emulator.generatedKey ? '  (generated; --api-key la_... to choose one)' : ''}`,
-    ...(limited.length > 0 ? [`  More keys   ${limited.join('  ')}`] : []),
-    `  Time scale  ${scale}${scale === 1 ? '  (real time; POST /emulator/clock advances it)' : `  (retry offsets and the rate-limit minute divided by ${scale})`}`,
-    emulator.allowLoopback
-      ? '  URLs        http and any port allowed on loopback hosts (localhost, 127.0.0.1, ::1); --strict for the service rules'
-      : '  URLs        strict: public https on port 443 only, as the service',
-    `  State       ${statePath ?? 'in memory'}`,
-    `  Catalogue   ${emulator.account.catalogue.list().length} programs; channels ${emulator.account.channels
-      .list()
-      .map((channel) => channel.id)
-      .join(', ')}`,
-    '  Control     POST /emulator/conversions, POST /emulator/clock, GET /emulator/log,',
-    '              /emulator/programs, /emulator/channels, /emulator/keys, /emulator/account',
+    ...emulatorBanner(emulator, statePath),
     `Paste to point the management commands (endpoints, trigger, deliveries...) at it:`,
     `export ${API_URL_ENV}=${emulator.url}`,
-    `export ${API_KEY_ENV}=${key}`,
+    `export ${API_KEY_ENV}=${emulator.apiKeys[0]?.key ?? ''}`,
     'Ctrl-C stops it.',
   ].join('\n')
-}
-
-function apiKeys(values: Values): string[] {
-  const given = values['api-key']
-  return Array.isArray(given) ? given : typeof given === 'string' ? [given] : []
 }
 
 export const emulator: Command = {
@@ -81,26 +42,19 @@ The banner's Console line is the web console's address (its token included).`,
       value: 'KEY',
       help: 'la_ + 32 letters or digits, every scope; KEY:scope,scope for a\nkey with only those scopes. Repeatable. Unless one key has\nevery scope, a key is generated and printed.',
     },
-    'time-scale': {
-      type: 'string',
-      number: { min: 0 },
-      value: 'N',
-      help: 'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
-    },
-    state: {
-      type: 'string',
-      value: 'FILE',
-      help: 'keep state in FILE (read at start, written on every change)',
-    },
-    strict: {
-      type: 'boolean',
-      help: "the service's URL rules unchanged (public https, port 443);\nby default http and any port are allowed on loopback hosts",
-    },
-    catalog: {
-      type: 'string',
-      value: 'FILE',
-      help: 'programs and channels to start with, as JSON:\n{"programs": [...], "channels": [...]}; default a small catalogue\n(programs 40 to 47) and channel 7',
-    },
+    'time-scale': flag.number(
+      'N',
+      'service time runs N times faster: retry offsets and the\nrate-limit minute are divided by N (default 1)',
+      { min: 0 },
+    ),
+    state: flag.text('FILE', 'keep state in FILE (read at start, written on every change)'),
+    strict: flag.bool(
+      "the service's URL rules unchanged (public https, port 443);\nby default http and any port are allowed on loopback hosts",
+    ),
+    catalog: flag.text(
+      'FILE',
+      'programs and channels to start with, as JSON:\n{"programs": [...], "channels": [...]}; default a small catalogue\n(programs 40 to 47) and channel 7',
+    ),
   },
   footer: `Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
@@ -119,20 +73,13 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     let running: Emulator
     try {
       running = createEmulator({
-        apiKeys: apiKeys(values),
+        // Declared `multiple`: parseArgs gives every --api-key in an array.
+        apiKeys: (values['api-key'] as string[] | undefined) ?? [],
         timeScale,
         strict: values.strict === true,
         ...(statePath ? { statePath } : {}),
         ...(catalogPath ? { catalogPath } : {}),
-        onAttempt(entry, { disabledEndpoint }) {
-          io.stdout.write(`${attemptLine(entry)}\n`)
-          if (disabledEndpoint) {
-            const why = `${DISABLE_AFTER_FAILURES} failed attempts in a row; "recover ${entry.webhookId}" enables it and replays what failed`
-            io.stdout.write(`${endpointLine(entry.at, entry.webhookId, 'disabled', why)}\n`)
-          }
-        },
-        onEndpointStatus: ({ at, webhookId, status }) =>
-          io.stdout.write(`${endpointLine(at, webhookId, status, 'PATCH /v1/webhooks')}\n`),
+        ...terminalLog((line) => io.stdout.write(`${line}\n`)),
       })
     } catch (error) {
       const message = (error as Error).message
@@ -147,21 +94,12 @@ result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
     try {
       await running.listen(port, host)
     } catch (error) {
-      const { code, message } = error as NodeJS.ErrnoException
-      io.stderr.write(
-        `affiliate-webhooks emulator: cannot listen on ${host}:${port}: ${code ?? message}\n`,
-      )
-      writeHint(io, 'service', code ?? message)
+      writeCannotListen(io, 'emulator', `${host}:${port}`, error, 'service')
       await running.close()
       return EXIT.failed
     }
     io.stdout.write(`${banner(running, statePath)}\n`)
-    await new Promise<void>((resolve) => {
-      const stop = io.onInterrupt?.(() => {
-        stop?.()
-        resolve()
-      })
-    })
+    await untilInterrupted(io)
     await running.close()
     return EXIT.ok
   },

@@ -1,15 +1,14 @@
-import { writeFile } from 'node:fs/promises'
-import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
 import {
-  type RedisSecretSource,
-  recommendedRedisOptions,
-  redisSecretSource,
-} from '@affiliate-webhooks/redis'
-import { Redis } from 'ioredis'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
-import { formatEndpoint, formatEndpoints } from '../manage/format.js'
-import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, SECRET_ENV, UsageError, writeJson } from './io.js'
+  type Client,
+  formatEndpoint,
+  formatEndpoints,
+  type UpdateWebhookInput,
+} from '@affiliate-webhooks/client'
+import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
+import type { Redis } from 'ioredis'
+import { manageCommand, positional, withClient } from '../manage/api.js'
+import { flag, str, type Values } from './command.js'
+import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
 
 const EVENTS = ['conversion.created', 'conversion.updated']
 
@@ -23,51 +22,21 @@ function parseEvents(text: string | undefined): string[] | undefined {
   return events
 }
 
-/**
- * Connects to the Redis where receivers read their secrets, before anything
- * irreversible happens: a secret the service shows once must have somewhere to go.
- */
+/** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
 export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
   const url = str(values, 'redis')
   if (url === undefined) return undefined
-  let host: string
   try {
-    host = new URL(url).host
-  } catch {
-    throw new UsageError(`--redis ${url} is not a redis:// URL`)
-  }
-  const client = new Redis(url, {
-    ...recommendedRedisOptions,
-    lazyConnect: true,
-    retryStrategy: () => null,
-  })
-  client.on('error', () => {}) // reported by connect() below, once
-  try {
-    await client.connect()
+    return await connectRedisNow(url)
   } catch (error) {
-    client.disconnect()
-    throw new Error(
-      `cannot reach Redis at ${host} (${(error as Error).message}); nothing was changed`,
-    )
+    if (error instanceof TypeError) throw new UsageError(`--redis ${error.message}`)
+    throw error
   }
-  return client
-}
-
-/** What the Redis key holds now, read back: each secret's last four characters and until when it verifies. */
-export async function heldNote(source: RedisSecretSource): Promise<string> {
-  const held = await source.entries()
-  const list = held.map(
-    ({ secret, expiresAt }) =>
-      `...${secret.slice(-4)} (${expiresAt === null ? 'current' : `verifies until ${new Date(expiresAt).toISOString()}`})`,
-  )
-  const only = held.length === 1 ? '; a delivery signed with any other secret will not verify' : ''
-  return `Redis key ${source.key} holds ${held.length} secret${held.length === 1 ? '' : 's'}: ${list.join(', ')}${only}`
 }
 
 /**
  * Puts a secret the service has just shown (once) where it must go: first in
- * Redis for redisSecretSource, and/or on stdout with --show-secret. If Redis
- * fails now, the secret goes to a file only its owner can read rather than be lost.
+ * Redis for redisSecretSource, and/or on stdout with --show-secret.
  */
 export async function keepSecret(
   endpointId: string,
@@ -76,32 +45,16 @@ export async function keepSecret(
   redis: Redis | undefined,
   graceMs?: number,
 ): Promise<string> {
-  const notes: string[] = []
-  if (redis !== undefined) {
-    const source = redisSecretSource({ client: redis, endpointId })
-    try {
-      if (graceMs === undefined) await source.set([secret])
-      else await source.rotate(secret, { graceMs })
-      notes.push(`secret stored first in Redis key ${source.key}`)
-      if (graceMs !== undefined) notes.push(await heldNote(source))
-    } catch (error) {
-      const file = `whsec-${endpointId}-${Date.now()}.txt`
-      await writeFile(file, `${secret}\n`, { mode: 0o600 })
-      throw new Error(
-        `the service has the new secret, but storing it in Redis failed (${(error as Error).message}); it is in ./${file} (mode 600): put it where your receivers read it, then delete the file`,
-      )
-    }
-  }
+  const notes = redis ? await keepShownSecret({ client: redis, endpointId, secret, graceMs }) : []
   if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
   return notes.join('\n')
 }
 
 const SUBCOMMANDS = ['list', 'get', 'create', 'update', 'delete', 'enable', 'disable'] as const
 
-export const endpoints: Command = {
+export const endpoints = manageCommand({
   name: 'endpoints',
   summary: 'list, create, change, enable, disable or delete webhook endpoints',
-  positionals: true,
   usage: [
     'endpoints list',
     'endpoints get <id>',
@@ -116,28 +69,14 @@ secret once: --redis stores it where receivers using redisSecretSource read it,
 turns a disabled endpoint back on and resets its failure count (to also replay
 what failed meanwhile, use recover).`,
   options: {
-    url: { type: 'string', value: 'URL', help: "the receiver's public https URL" },
-    events: {
-      type: 'string',
-      value: 'LIST',
-      help: `comma-separated (default ${EVENTS.join(',')})`,
-    },
-    description: {
-      type: 'string',
-      value: 'TEXT',
-      help: 'a label, up to 255 characters ("" clears it on update)',
-    },
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'store the new secret in this Redis (redisSecretSource)',
-    },
-    'show-secret': { type: 'boolean', help: 'print the new secret' },
+    url: flag.text('URL', "the receiver's public https URL"),
+    events: flag.text('LIST', `comma-separated (default ${EVENTS.join(',')})`),
+    description: flag.text('TEXT', 'a label, up to 255 characters ("" clears it on update)'),
+    redis: flag.text('URL', 'store the new secret in this Redis (redisSecretSource)'),
+    'show-secret': flag.bool('print the new secret'),
     // Not listed: `list --ids` prints one id a line, for the shell completion scripts.
     ids: { type: 'boolean' },
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const sub = positionals[0]
     if (!(SUBCOMMANDS as readonly string[]).includes(sub ?? '')) {
@@ -155,8 +94,7 @@ what failed meanwhile, use recover).`,
       )
     }
     if (sub === 'create' && !str(values, 'url')) throw new UsageError('--url is required')
-    const api = await clientFrom(values, io)
-    return managed('endpoints', values, io, async () => {
+    return withClient('endpoints', values, io, async (api) => {
       const redis = sub === 'create' ? await connectSecretRedis(values) : undefined
       try {
         return await run(api, sub as (typeof SUBCOMMANDS)[number], id, values, io, redis)
@@ -165,7 +103,7 @@ what failed meanwhile, use recover).`,
       }
     })
   },
-}
+})
 
 async function run(
   api: Client,
@@ -175,10 +113,7 @@ async function run(
   io: Io,
   redis: Redis | undefined,
 ) {
-  const show = (value: unknown, text: string) => {
-    if (values.json) writeJson(io, value)
-    else io.stdout.write(`${text}\n`)
-  }
+  const show = (value: unknown, text: string) => output(io, values, value, text)
   switch (sub) {
     case 'list': {
       const list = await api.webhooks.list()

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises'
+import { type CapturedDelivery, CaptureFileError, readCapture } from '@affiliate-webhooks/emulator'
+import type { Values } from './command.js'
 
 /** What a command may touch: streams and environment, so tests can run it in-process. */
 export interface Io {
@@ -116,6 +118,16 @@ export function parseNumber(
   return number
 }
 
+/** A delivery saved by listen --save (`--from FILE`); a file it cannot read is a usage error. */
+export async function readCaptureFile(path: string): Promise<CapturedDelivery> {
+  try {
+    return await readCapture(path)
+  } catch (error) {
+    if (error instanceof CaptureFileError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
 /** Reads `--body FILE`, or stdin for `-` or no flag. Exact bytes: nothing trimmed or decoded. */
 export async function readBody(path: string | undefined, io: Io): Promise<Uint8Array> {
   if (path !== undefined && path !== '-') {
@@ -140,4 +152,36 @@ export async function readBody(path: string | undefined, io: Io): Promise<Uint8A
 
 export const writeJson = (io: Io, value: unknown): void => {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+}
+
+/** What a command with `--json` prints: the value as JSON with the flag, else the text. */
+export function output(io: Io, values: Values, value: unknown, text: string): void {
+  if (values.json) writeJson(io, value)
+  else io.stdout.write(`${text}\n`)
+}
+
+/** A usage error when any of `flags` was given: `<why>; leave out --a, --b`. */
+export function refuseFlags(values: Values, flags: readonly string[], why: string): void {
+  const given = flags.filter((flag) => flag in values)
+  if (given.length > 0) throw new UsageError(`${why}; leave out --${given.join(', --')}`)
+}
+
+/** Resolves at Ctrl-C: how a command that serves (emulator, listen) ends. */
+export const untilInterrupted = (io: Io): Promise<void> =>
+  new Promise((resolve) => {
+    const stop = io.onInterrupt?.(() => {
+      stop?.()
+      resolve()
+    })
+  })
+
+/** Runs `run` with an AbortSignal that Ctrl-C fires, and stops listening for Ctrl-C after. */
+export async function interruptible<T>(io: Io, run: (signal: AbortSignal) => Promise<T>) {
+  const controller = new AbortController()
+  const off = io.onInterrupt?.(() => controller.abort(new Error('interrupted')))
+  try {
+    return await run(controller.signal)
+  } finally {
+    off?.()
+  }
 }

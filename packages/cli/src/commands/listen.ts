@@ -1,25 +1,8 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
-import { type RelayedDelivery, startRelay } from '@affiliate-webhooks/emulator'
-import { type Command, listenOptions, num, str } from './command.js'
-import { writeHint } from './hints.js'
-import { EXIT, requireUrl, UsageError } from './io.js'
-
-const time = (at: Date) => at.toISOString().slice(11, 19)
-
-/** One compact line per delivery: time, event, type, attempt, the app's status, ms. */
-export function formatRelayed(d: RelayedDelivery): string {
-  const parts = [
-    time(d.receivedAt),
-    d.eventId ?? '-',
-    d.eventType ?? '-',
-    `attempt ${d.attempt ?? '-'}`,
-    `-> ${d.status}`,
-    `${Math.round(d.durationMs)} ms`,
-  ]
-  if (d.error) parts.push(`(${d.error})`)
-  if (d.savedTo) parts.push(`saved ${d.savedTo}`)
-  return parts.join('  ')
-}
+import { formatRelayed, startRelay } from '@affiliate-webhooks/emulator'
+import { type Command, flag, listenOptions, num, str } from './command.js'
+import { writeCannotListen } from './hints.js'
+import { EXIT, requireUrl, UsageError, untilInterrupted } from './io.js'
 
 export const listen: Command = {
   name: 'listen',
@@ -35,16 +18,15 @@ diagnosed (verify --from FILE) and reproduced (send --from FILE URL).
 If the app does not answer, the sender gets 502 forward_failed (or 504 after
 10 s), never a 2xx: the service would retry, as it should.`,
   options: {
-    'forward-to': { type: 'string', value: 'URL', help: "your app's webhook URL (required)" },
+    'forward-to': flag.text('URL', "your app's webhook URL (required)"),
     ...listenOptions(4242),
-    save: { type: 'string', value: 'DIR', help: 'write each delivery to a file in DIR' },
-    'max-body': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'BYTES',
-      help: `larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})`,
-    },
-    json: { type: 'boolean', help: 'one JSON object per delivery instead of a line' },
+    save: flag.text('DIR', 'write each delivery to a file in DIR'),
+    'max-body': flag.number(
+      'BYTES',
+      `larger bodies get 413 and are not forwarded (default ${DEFAULT_MAX_BODY_BYTES})`,
+      { min: 1, integer: true },
+    ),
+    json: flag.bool('one JSON object per delivery instead of a line'),
   },
   footer: `Example:
   affiliate-webhooks listen --forward-to http://localhost:3000/hooks --save captures/
@@ -79,21 +61,12 @@ Ctrl-C stops it. Exit codes: 0 stopped, 1 could not listen, 2 wrong usage.`,
         },
       })
     } catch (error) {
-      const { code, message } = error as NodeJS.ErrnoException
-      io.stderr.write(
-        `affiliate-webhooks listen: cannot listen on ${host}:${port}: ${code ?? message}\n`,
-      )
-      writeHint(io, 'app', code ?? message)
+      writeCannotListen(io, 'listen', `${host}:${port}`, error, 'app')
       return EXIT.failed
     }
     const banner = `listening on ${relay.url}, forwarding to ${target}${saveDir ? `, saving to ${saveDir}` : ''} (Ctrl-C stops)`
     io.stderr.write(`${banner}\n`)
-    await new Promise<void>((resolve) => {
-      const stop = io.onInterrupt?.(() => {
-        stop?.()
-        resolve()
-      })
-    })
+    await untilInterrupted(io)
     relay.server.closeAllConnections()
     await new Promise((resolve) => relay.server.close(resolve))
     return EXIT.ok

@@ -1,13 +1,14 @@
 import {
   APPROVAL_TYPES,
+  formatProgram,
+  formatPrograms,
   PAYOUT_TYPES,
   PROGRAM_STATUSES,
   type ProgramSummary,
 } from '@affiliate-webhooks/client'
-import { clientFrom, MANAGE_FOOTER, MANAGE_OPTIONS, managed, positional } from '../manage/api.js'
-import { formatProgram, formatPrograms } from '../manage/format-programs.js'
-import { type Command, str, type Values } from './command.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { manageCommand, positional, withClient } from '../manage/api.js'
+import { flag, str, type Values } from './command.js'
+import { EXIT, output, UsageError } from './io.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
 export function oneOf(values: Values, flag: string, allowed: readonly string[]) {
@@ -26,10 +27,9 @@ export function idOf(text: string | undefined, what: string): number | undefined
   return Number(text)
 }
 
-export const programs: Command = {
+export const programs = manageCommand({
   name: 'programs',
   summary: 'browse the program catalogue: list with filters, get one',
-  positionals: true,
   usage: [
     `programs list [--search TEXT] [--category SLUG] [--payout-type cps|cpc]
                                        [--approval auto|manual] [--channel ID] [--status STATUS]`,
@@ -40,26 +40,22 @@ across all pages, each once. get: one program with its description, regions
 and logo. The status is your application state: for --channel, or the best
 across your channels without it.`,
   options: {
-    search: { type: 'string', value: 'TEXT', help: 'merchant name or domain contains TEXT' },
-    category: { type: 'string', value: 'SLUG', help: 'a category slug (home_garden)' },
-    'payout-type': { type: 'string', value: 'TYPE', help: PAYOUT_TYPES.join(' or ') },
-    approval: { type: 'string', value: 'TYPE', help: APPROVAL_TYPES.join(' or ') },
-    channel: { type: 'string', value: 'ID', help: 'report the status for this channel' },
-    status: { type: 'string', value: 'STATUS', help: PROGRAM_STATUSES.join(', ') },
-    ...MANAGE_OPTIONS,
+    search: flag.text('TEXT', 'merchant name or domain contains TEXT'),
+    category: flag.text('SLUG', 'a category slug (home_garden)'),
+    'payout-type': flag.text('TYPE', PAYOUT_TYPES.join(' or ')),
+    approval: flag.text('TYPE', APPROVAL_TYPES.join(' or ')),
+    channel: flag.text('ID', 'report the status for this channel'),
+    status: flag.text('STATUS', PROGRAM_STATUSES.join(', ')),
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const action = positional(positionals, 0, 'sub-command: list or get')
     const channelId = idOf(str(values, 'channel'), '--channel')
     if (action === 'get') {
       const id = idOf(positional(positionals, 1, 'program id'), 'program id') as number
       if (positionals.length > 2) throw new UsageError(`unexpected argument ${positionals[2]}`)
-      const api = await clientFrom(values, io)
-      return managed('programs get', values, io, async () => {
+      return withClient('programs get', values, io, async (api) => {
         const program = await api.programs.get(id, { channelId })
-        if (values.json) writeJson(io, program)
-        else io.stdout.write(`${formatProgram(program)}\n`)
+        output(io, values, program, formatProgram(program))
         return EXIT.ok
       })
     }
@@ -73,13 +69,11 @@ across your channels without it.`,
       status: oneOf(values, 'status', PROGRAM_STATUSES),
       channelId,
     }
-    const api = await clientFrom(values, io)
-    return managed('programs list', values, io, async () => {
+    return withClient('programs list', values, io, async (api) => {
       const found: ProgramSummary[] = []
       for await (const program of api.programs.list(filters)) found.push(program)
-      if (values.json) writeJson(io, found)
-      else io.stdout.write(`${formatPrograms(found)}\n`)
+      output(io, values, found, formatPrograms(found))
       return EXIT.ok
     })
   },
-}
+})

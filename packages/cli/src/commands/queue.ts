@@ -1,5 +1,5 @@
-import { type Command, str, type Values } from './command.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { type Command, flag, str, type Values } from './command.js'
+import { EXIT, type Io, output, UsageError } from './io.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 
@@ -22,27 +22,17 @@ async function act(
   const { queue, admin } = opened
   if (action === 'stats') {
     const stats = await admin.queueStats(queue)
-    if (values.json) writeJson(io, stats)
-    else
-      for (const [state, n] of Object.entries(stats)) io.stdout.write(`${state.padEnd(12)}${n}\n`)
+    output(io, values, stats, admin.formatQueueStats(stats))
     return EXIT.ok
   }
   if (action === 'failed') {
     const jobs = await admin.failedJobs(queue, 1000)
-    if (values.json) writeJson(io, jobs)
-    else if (jobs.length === 0) io.stdout.write('no failed jobs\n')
-    else
-      for (const job of jobs) {
-        const conversion = job.conversionId === null ? '-' : String(job.conversionId)
-        io.stdout.write(
-          `${job.eventId ?? job.jobId}  conversion ${conversion}  tries ${job.attemptsMade}  ${job.error}\n`,
-        )
-      }
+    output(io, values, jobs, admin.formatFailedJobs(jobs))
     return EXIT.ok
   }
   const moved = await admin.retryFailed(queue, values.all ? 'all' : { jobId: target as string })
-  if (values.json) writeJson(io, { retried: moved })
-  else io.stdout.write(`${moved} job${moved === 1 ? '' : 's'} moved back to waiting\n`)
+  const text = `${moved} job${moved === 1 ? '' : 's'} moved back to waiting`
+  output(io, values, { retried: moved }, text)
   // Naming one job that is not in the failed set is a "no".
   return moved === 0 && !values.all ? EXIT.failed : EXIT.ok
 }
@@ -58,15 +48,11 @@ export const queue: Command = {
   retry <event id>   move that failed job back to waiting, with its tries reset
   retry --all        move every failed job back to waiting`,
   options: {
-    all: { type: 'boolean', help: 'with retry: every failed job' },
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'Redis of the queue (redis://...); default $REDIS_URL',
-    },
-    queue: { type: 'string', value: 'NAME', help: 'queue name; default affiliate-webhooks' },
-    prefix: { type: 'string', value: 'PREFIX', help: 'BullMQ key prefix; default bull' },
-    json: { type: 'boolean', help: 'machine-readable output' },
+    all: flag.bool('with retry: every failed job'),
+    redis: flag.text('URL', 'Redis of the queue (redis://...); default $REDIS_URL'),
+    queue: flag.text('NAME', 'queue name; default affiliate-webhooks'),
+    prefix: flag.text('PREFIX', 'BullMQ key prefix; default bull'),
+    json: flag.bool('machine-readable output'),
   },
   footer: `Examples:
   affiliate-webhooks queue stats --redis redis://127.0.0.1:6379

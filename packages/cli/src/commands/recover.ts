@@ -1,22 +1,11 @@
-import { recoverEndpoint } from '@affiliate-webhooks/client'
-import {
-  clientFrom,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
-  onlyArgument,
-  sinceOf,
-  sinceOption,
-} from '../manage/api.js'
-import { formatRecovery } from '../manage/format.js'
-import type { Command } from './command.js'
-import { EXIT, writeJson } from './io.js'
-import { interruptSignal, progressLine } from './replay.js'
+import { formatRecovery, recoverEndpoint } from '@affiliate-webhooks/client'
+import { manageCommand, onlyArgument, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { interruptible, output } from './io.js'
+import { progressLine, replayExit } from './replay.js'
 
-export const recover: Command = {
+export const recover = manageCommand({
   name: 'recover',
   summary: 're-enable a disabled endpoint and replay what failed meanwhile',
-  positionals: true,
   usage: ['recover <endpointId> [--since TIME]'],
   about: `The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
 doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
@@ -26,32 +15,17 @@ which the service queued nothing: conversions from that window must be reconcile
 from the service's reports.`,
   options: {
     since: sinceOption('replay the failed deliveries'),
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const since = sinceOf(values)
-    const api = await clientFrom(values, io)
-    return managed('recover', values, io, async () => {
-      const { signal, stop } = interruptSignal(io)
-      try {
-        const onProgress = progressLine(io, 'replaying')
-        const report = await recoverEndpoint(api, id, {
-          since,
-          signal,
-          ...(onProgress ? { onProgress } : {}),
-        })
-        if (values.json) writeJson(io, report)
-        else io.stdout.write(`${formatRecovery(report)}\n`)
-        return report.replay.interrupted
-          ? EXIT.interrupted
-          : report.replay.failed.length
-            ? EXIT.failed
-            : EXIT.ok
-      } finally {
-        stop()
-      }
+    return withClient('recover', values, io, async (api) => {
+      const onProgress = progressLine(io, 'replaying')
+      const report = await interruptible(io, (signal) =>
+        recoverEndpoint(api, id, { since, signal, ...(onProgress ? { onProgress } : {}) }),
+      )
+      output(io, values, report, formatRecovery(report))
+      return replayExit(report.replay)
     })
   },
-}
+})

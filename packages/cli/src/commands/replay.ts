@@ -1,24 +1,12 @@
-import { replayAll } from '@affiliate-webhooks/client'
-import {
-  clientFrom,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
-  positional,
-  sinceOf,
-  sinceOption,
-} from '../manage/api.js'
-import { formatReplaySummary } from '../manage/format.js'
-import type { Command } from './command.js'
+import { formatReplaySummary, type ReplaySummary, replayAll } from '@affiliate-webhooks/client'
+import { manageCommand, positional, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { flag } from './command.js'
 import { collectDeliveries } from './deliveries.js'
-import { EXIT, type Io, UsageError, writeJson } from './io.js'
+import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
-/** An AbortSignal that Ctrl-C fires, and its clean-up. */
-export function interruptSignal(io: Io): { signal: AbortSignal; stop: () => void } {
-  const controller = new AbortController()
-  const off = io.onInterrupt?.(() => controller.abort(new Error('interrupted'))) ?? (() => {})
-  return { signal: controller.signal, stop: off }
-}
+/** The exit code of a replay of many: interrupted, some refused, or every one queued. */
+export const replayExit = (summary: ReplaySummary): number =>
+  summary.interrupted ? EXIT.interrupted : summary.failed.length ? EXIT.failed : EXIT.ok
 
 /** A progress line on a terminal's stderr; nothing when stderr is not a terminal. */
 export const progressLine = (io: Io, label: string) =>
@@ -33,21 +21,18 @@ export const progressLine = (io: Io, label: string) =>
       }
     : undefined
 
-export const replay: Command = {
+export const replay = manageCommand({
   name: 'replay',
   summary: 'replay one delivery, or every failed one, under the rate limit',
-  positionals: true,
   usage: ['replay <endpointId> <deliveryId>', 'replay <endpointId> --failed [--since TIME]'],
   about: `Starts a fresh set of eight attempts for a succeeded or failed delivery, with the
 same event id (your receiver de-duplicates it). With --failed, every failed
 delivery of the endpoint, one after another, paced under the service's 120 calls
 a minute, with a progress bar and a summary. Ctrl-C stops after the current one.`,
   options: {
-    failed: { type: 'boolean', help: 'every delivery whose status is failed' },
+    failed: flag.bool('every delivery whose status is failed'),
     since: sinceOption('with --failed: only those'),
-    ...MANAGE_OPTIONS,
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = positional(positionals, 0, 'endpoint id')
     const deliveryId = positionals[1]
@@ -59,35 +44,26 @@ a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
       throw new UsageError('--since goes with --failed')
     }
     const since = sinceOf(values)
-    const api = await clientFrom(values, io)
-    return managed('replay', values, io, async () => {
+    return withClient('replay', values, io, async (api) => {
       if (deliveryId !== undefined) {
         const result = await api.webhooks.replay(id, deliveryId)
-        if (values.json) writeJson(io, result)
-        else
-          io.stdout.write(
-            `${deliveryId}: ${result.outcome === 'accepted' ? 'replay queued (eight fresh attempts)' : 'already being replayed'}\n`,
-          )
+        const queued = result.outcome === 'accepted'
+        const text = queued ? 'replay queued (eight fresh attempts)' : 'already being replayed'
+        output(io, values, result, `${deliveryId}: ${text}`)
         return EXIT.ok
       }
-      const { signal, stop } = interruptSignal(io)
-      try {
+      const onProgress = progressLine(io, 'replaying')
+      const { failed, summary } = await interruptible(io, async (signal) => {
         const failed = await collectDeliveries(api, id, { status: 'failed', since, signal })
-        const onProgress = progressLine(io, 'replaying')
         const summary = await replayAll(api, id, failed, {
           signal,
           ...(onProgress ? { onProgress } : {}),
         })
-        if (values.json) writeJson(io, { total: failed.length, ...summary })
-        else io.stdout.write(`${formatReplaySummary(summary, failed.length)}\n`)
-        return summary.interrupted
-          ? EXIT.interrupted
-          : summary.failed.length
-            ? EXIT.failed
-            : EXIT.ok
-      } finally {
-        stop()
-      }
+        return { failed, summary }
+      })
+      const text = formatReplaySummary(summary, failed.length)
+      output(io, values, { total: failed.length, ...summary }, text)
+      return replayExit(summary)
     })
   },
-}
+})

@@ -1,20 +1,12 @@
-import {
-  clientFrom,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
-  onlyArgument,
-  parseDuration,
-} from '../manage/api.js'
-import { type Command, str } from './command.js'
+import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
+import { flag, str } from './command.js'
 import { connectSecretRedis, keepSecret } from './endpoints.js'
 import { EXIT, UsageError, writeJson } from './io.js'
 
-export const rotate: Command = {
+export const rotate = manageCommand({
   name: 'rotate',
   summary:
     "rotate an endpoint's secret with no downtime (new secret first in Redis, old kept for a grace period)",
-  positionals: true,
   usage: ['rotate <endpointId> --redis URL [--grace 10m] [--show-secret]'],
   about: `Calls rotate-secret, then puts the new secret first in Redis, where every receiver
 using redisSecretSource({ url, endpointId }) finds it at its next delivery, with
@@ -22,20 +14,13 @@ no restart; the old secret stays valid there for the grace period, for
 deliveries the service signed before it switched. The service itself stops using
 the old secret at once. The secret is never printed unless --show-secret.`,
   options: {
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'the Redis your receivers read their secrets from (required\nunless --show-secret, when you distribute it yourself)',
-    },
-    grace: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'how long the old secret still verifies (default 10m)',
-    },
-    'show-secret': { type: 'boolean', help: 'print the new secret' },
-    ...MANAGE_OPTIONS,
+    redis: flag.text(
+      'URL',
+      'the Redis your receivers read their secrets from (required\nunless --show-secret, when you distribute it yourself)',
+    ),
+    grace: flag.text('DURATION', 'how long the old secret still verifies (default 10m)'),
+    'show-secret': flag.bool('print the new secret'),
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     if (str(values, 'redis') === undefined && !values['show-secret']) {
@@ -44,8 +29,7 @@ the old secret at once. The secret is never printed unless --show-secret.`,
       )
     }
     const graceMs = parseDuration('grace', str(values, 'grace') ?? '10m')
-    const api = await clientFrom(values, io)
-    return managed('rotate', values, io, async () => {
+    return withClient('rotate', values, io, async (api) => {
       const redis = await connectSecretRedis(values)
       let kept: string
       try {
@@ -64,4 +48,4 @@ the old secret at once. The secret is never printed unless --show-secret.`,
       return EXIT.ok
     })
   },
-}
+})

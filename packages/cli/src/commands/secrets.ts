@@ -1,9 +1,9 @@
-import { redisSecretSource } from '@affiliate-webhooks/redis'
+import { describeHeldSecrets, redisSecretSource } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { managed, positional } from '../manage/api.js'
-import { type Command, str } from './command.js'
-import { connectSecretRedis, heldNote } from './endpoints.js'
-import { EXIT, KEY_AS_SECRET_HINT, readFlagFile, SECRET_ENV, UsageError, writeJson } from './io.js'
+import { type Command, flag, str } from './command.js'
+import { connectSecretRedis } from './endpoints.js'
+import { EXIT, KEY_AS_SECRET_HINT, output, readFlagFile, SECRET_ENV, UsageError } from './io.js'
 
 export const secrets: Command = {
   name: 'secrets',
@@ -17,20 +17,12 @@ $${SECRET_ENV} or --secret-file, never from a flag (it would land in shell
 history). Prints what the key holds afterwards, each secret by its last four
 characters. (rotate and endpoints create --redis write the same key.)`,
   options: {
-    redis: {
-      type: 'string',
-      value: 'URL',
-      help: 'the Redis your receivers read their secrets from',
-    },
-    'secret-file': {
-      type: 'string',
-      value: 'FILE',
-      help: `read the secret from FILE; default $${SECRET_ENV}`,
-    },
+    redis: flag.text('URL', 'the Redis your receivers read their secrets from'),
+    'secret-file': flag.text('FILE', `read the secret from FILE; default $${SECRET_ENV}`),
     // Accepted only to refuse it with a reason.
     secret: { type: 'string' },
-    json: { type: 'boolean', help: 'machine-readable output' },
-    debug: { type: 'boolean', help: 'print the stack of an unexpected error' },
+    json: flag.bool('machine-readable output'),
+    debug: flag.bool('print the stack of an unexpected error'),
   },
   footer: `Example:
   AFFILIATE_WEBHOOK_SECRET=whsec_... affiliate-webhooks secrets put wh_123 --redis redis://127.0.0.1:6379
@@ -61,9 +53,13 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
       try {
         const source = redisSecretSource({ client: redis, endpointId: id })
         await source.set([secret])
-        const held = await heldNote(source)
-        if (values.json) writeJson(io, { endpointId: id, key: source.key, stored: true })
-        else io.stdout.write(`secret stored in Redis key ${source.key}\n${held}\n`)
+        const held = await describeHeldSecrets(source)
+        output(
+          io,
+          values,
+          { endpointId: id, key: source.key, stored: true },
+          `secret stored in Redis key ${source.key}\n${held}`,
+        )
         return EXIT.ok
       } finally {
         redis.disconnect()

@@ -1,33 +1,32 @@
-import { buildConversionEvent, buildTestEvent, signPayload } from '@affiliate-webhooks/core/testing'
+import { signPayload } from '@affiliate-webhooks/core/testing'
 import {
   ANSWER_TIMEOUT_MS,
+  attemptOutcome,
   bodyOf,
-  type CapturedDelivery,
-  CaptureFileError,
+  CONVERSION_STATUSES,
   deliveryHeaders,
   describeEvent,
-  formatDuration,
   MAX_ATTEMPTS,
-  RETRY_SCHEDULE_MS,
-  readCapture,
   resendHeaders,
+  SAMPLE_EVENT_TYPES,
+  type SampleEventOptions,
+  sampleEventBody,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, num, str, type Values, VERSION } from './command.js'
+import { COMMON, type Command, flag, num, str, type Values, VERSION } from './command.js'
 import { writeHint, writeRouteHint } from './hints.js'
 import {
   checkSecretShape,
   EXIT,
   type Io,
   readBody,
+  readCaptureFile,
+  refuseFlags,
   requireSecret,
   requireUrl,
   UsageError,
   writeJson,
 } from './io.js'
-
-const TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
-const STATUSES = ['pending', 'approved', 'available', 'ready_for_payout', 'rejected']
 
 /** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
 function parseCreatedAt(text: string | undefined): string | undefined {
@@ -43,56 +42,31 @@ function parseCreatedAt(text: string | undefined): string | undefined {
   return new Date(text).toISOString()
 }
 
+/** The sample event the flags describe; a wrong --type or flag mix is a usage error. */
 function buildBody(values: Values, io: Io): string {
   const type = str(values, 'type')
   const status = str(values, 'status')
-  const conversionId = num(values, 'conversion-id')
-  const createdAt = parseCreatedAt(str(values, 'created-at'))
-  if (type !== undefined && !(TYPES as readonly string[]).includes(type)) {
-    throw new UsageError(`--type must be one of ${TYPES.join(', ')}, not "${type}"`)
+  if (type !== undefined && !(SAMPLE_EVENT_TYPES as readonly string[]).includes(type)) {
+    throw new UsageError(`--type must be one of ${SAMPLE_EVENT_TYPES.join(', ')}, not "${type}"`)
   }
-  if (status !== undefined && !STATUSES.includes(status)) {
+  if (status !== undefined && !(CONVERSION_STATUSES as readonly string[]).includes(status)) {
     // The receiver accepts statuses the spec may add later, so this is a note, not an error.
-    io.stderr.write(`note: "${status}" is not one of ${STATUSES.join(', ')}\n`)
+    io.stderr.write(`note: "${status}" is not one of ${CONVERSION_STATUSES.join(', ')}\n`)
   }
-  const resolvedType =
-    type ??
-    (status === undefined || status === 'pending' ? 'conversion.created' : 'conversion.updated')
-  if (resolvedType === 'webhook.test') {
-    if (status !== undefined || conversionId !== undefined) {
-      throw new UsageError(
-        '--status and --conversion-id apply to conversion events, not webhook.test',
-      )
-    }
-    return JSON.stringify(buildTestEvent(createdAt ? { createdAt } : {}))
+  try {
+    return sampleEventBody({
+      type: type as SampleEventOptions['type'],
+      status,
+      conversionId: num(values, 'conversion-id'),
+      createdAt: parseCreatedAt(str(values, 'created-at')),
+    })
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error
+    throw new UsageError(
+      '--status and --conversion-id apply to conversion events, not webhook.test',
+    )
   }
-  const id = conversionId ?? 100_000 + Math.floor(Math.random() * 9e8)
-  return JSON.stringify(
-    buildConversionEvent({
-      type: resolvedType as 'conversion.created' | 'conversion.updated',
-      ...(createdAt ? { createdAt } : {}),
-      conversion: {
-        id,
-        status: status ?? (resolvedType === 'conversion.created' ? 'pending' : 'approved'),
-      },
-    }),
-  )
 }
-
-/** What the service would do after this failed attempt: the next one's offset, or give up. */
-const retryNote = (attempt: number | string) => {
-  const n = Number(attempt)
-  if (!Number.isInteger(n) || n < 1) return 'the service would retry'
-  const offset = RETRY_SCHEDULE_MS[n - 1]
-  return offset === undefined
-    ? `this was attempt ${n} of ${MAX_ATTEMPTS}: the service would mark the delivery failed`
-    : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
-}
-
-const verdict = (status: number, attempt: number | string) =>
-  status >= 300 && status < 400
-    ? `redirect, not followed: a failure, ${retryNote(attempt)}`
-    : `not acknowledged: ${retryNote(attempt)}`
 
 export const send: Command = {
   name: 'send',
@@ -107,62 +81,46 @@ Service-Delivery-Attempt and a fresh Service-Signature. Prints the status and an
 A 2xx within the timeout is a success; anything else (non-2xx, redirect, timeout,
 connection error) is a failure, as the service counts it.`,
   options: {
-    url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
-    type: {
-      type: 'string',
-      value: 'TYPE',
-      help: 'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
-    },
-    status: {
-      type: 'string',
-      value: 'STATUS',
-      help: "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
-    },
-    'conversion-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'N',
-      help: "the conversion's id (default random)",
-    },
-    body: {
-      type: 'string',
-      value: 'FILE',
-      help: 'send this exact body instead ("-" reads stdin)',
-    },
+    url: flag.text('URL', "the receiver's webhook URL (required)"),
+    type: flag.text(
+      'TYPE',
+      'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
+    ),
+    status: flag.text(
+      'STATUS',
+      "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
+    ),
+    'conversion-id': flag.number('N', "the conversion's id (default random)", {
+      min: 1,
+      integer: true,
+    }),
+    body: flag.text('FILE', 'send this exact body instead ("-" reads stdin)'),
     ...COMMON,
-    attempt: {
-      type: 'string',
-      number: { min: 1, max: MAX_ATTEMPTS, integer: true },
-      value: 'N',
-      help: 'Service-Delivery-Attempt, 1 to 8 (default 1)',
-    },
-    timestamp: {
-      type: 'string',
-      number: { min: 0, integer: true },
-      value: 'UNIX',
-      help: 'sign as of this Unix time (default now), to test clock checks',
-    },
-    'created-at': {
-      type: 'string',
-      value: 'ISO',
-      help: "the event's createdAt (default now), to reproduce out-of-order\narrivals: an update created earlier than one handled is stale",
-    },
-    timeout: {
-      type: 'string',
-      number: { min: 1 },
-      value: 'MS',
-      help: `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
-    },
-    from: {
-      type: 'string',
-      value: 'FILE',
-      help: 're-send a delivery saved by listen --save: its headers and\nexact body, original signature included (a receiver refuses\nit once the signature is over 5 minutes old: add --resign)',
-    },
-    resign: {
-      type: 'boolean',
-      help: 'with --from: sign again now with --secret (same body and event id)',
-    },
-    json: { type: 'boolean', help: 'print the attempt as JSON' },
+    attempt: flag.number('N', 'Service-Delivery-Attempt, 1 to 8 (default 1)', {
+      min: 1,
+      max: MAX_ATTEMPTS,
+      integer: true,
+    }),
+    timestamp: flag.number(
+      'UNIX',
+      'sign as of this Unix time (default now), to test clock checks',
+      { min: 0, integer: true },
+    ),
+    'created-at': flag.text(
+      'ISO',
+      "the event's createdAt (default now), to reproduce out-of-order\narrivals: an update created earlier than one handled is stale",
+    ),
+    timeout: flag.number(
+      'MS',
+      `how long to wait for the answer (default ${ANSWER_TIMEOUT_MS}, the service's limit)`,
+      { min: 1 },
+    ),
+    from: flag.text(
+      'FILE',
+      're-send a delivery saved by listen --save: its headers and\nexact body, original signature included (a receiver refuses\nit once the signature is over 5 minutes old: add --resign)',
+    ),
+    resign: flag.bool('with --from: sign again now with --secret (same body and event id)'),
+    json: flag.bool('print the attempt as JSON'),
   },
   footer: `Examples:
   affiliate-webhooks send --url http://localhost:3000/hooks --status approved --conversion-id 1001
@@ -233,13 +191,7 @@ async function deliver(
       ? `${event.eventType} ${event.eventId}${event.conversionId === undefined ? '' : ` (conversion ${event.conversionId})`}`
       : 'body'
     io.stdout.write(`POST ${url}  ${what}, attempt ${attempt}\n`)
-    io.stdout.write(
-      result.responseStatus !== undefined && result.errorMessage === undefined
-        ? result.ok
-          ? `${result.responseStatus} acknowledged in ${Math.round(result.durationMs)} ms\n`
-          : `${result.responseStatus} ${verdict(result.responseStatus, attempt)} (answered in ${Math.round(result.durationMs)} ms)\n`
-        : `no answer: ${result.errorMessage} (after ${Math.round(result.durationMs)} ms); ${retryNote(attempt)}\n`,
-    )
+    io.stdout.write(`${attemptOutcome(result, attempt)}\n`)
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }
   if (result.responseStatus === 404 || result.responseStatus === 405) {
@@ -251,27 +203,9 @@ async function deliver(
 
 /** `send --from FILE`: a saved delivery again, byte for byte, with its own headers. */
 async function resend(path: string, url: string, timeoutMs: number, values: Values, io: Io) {
-  const clash = [
-    'type',
-    'status',
-    'conversion-id',
-    'body',
-    'created-at',
-    'attempt',
-    'timestamp',
-  ].filter((flag) => flag in values)
-  if (clash.length > 0) {
-    throw new UsageError(
-      `--from re-sends the saved delivery as it was; leave out --${clash.join(', --')}`,
-    )
-  }
-  let capture: CapturedDelivery
-  try {
-    capture = await readCapture(path)
-  } catch (error) {
-    if (error instanceof CaptureFileError) throw new UsageError(error.message)
-    throw error
-  }
+  const saved = ['type', 'status', 'conversion-id', 'body', 'created-at', 'attempt', 'timestamp']
+  refuseFlags(values, saved, '--from re-sends the saved delivery as it was')
+  const capture = await readCaptureFile(path)
   const body = bodyOf(capture)
   const headers = resendHeaders(capture)
   if (values.resign) {

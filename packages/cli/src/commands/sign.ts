@@ -1,6 +1,6 @@
 import { parseSignatureHeader } from '@affiliate-webhooks/core'
 import { signPayload } from '@affiliate-webhooks/core/testing'
-import { COMMON, type Command, num, str } from './command.js'
+import { COMMON, type Command, flag, num, str } from './command.js'
 import { checkSecretShape, EXIT, readBody, requireSecret, writeJson } from './io.js'
 
 export const sign: Command = {
@@ -10,19 +10,13 @@ export const sign: Command = {
   about: `Prints the Service-Signature header value the service would send with this body:
 t=<unix time>,v1=<hex HMAC-SHA256 of "t.body", keyed with the whole secret>.`,
   options: {
-    body: {
-      type: 'string',
-      value: 'FILE',
-      help: 'the exact body to sign; "-" or no flag reads stdin',
-    },
+    body: flag.text('FILE', 'the exact body to sign; "-" or no flag reads stdin'),
     ...COMMON,
-    timestamp: {
-      type: 'string',
-      number: { min: 0, integer: true },
-      value: 'UNIX',
-      help: 'sign as of this Unix time in seconds (default now)',
-    },
-    json: { type: 'boolean', help: 'print {"header", "timestamp", "signature"}' },
+    timestamp: flag.number('UNIX', 'sign as of this Unix time in seconds (default now)', {
+      min: 0,
+      integer: true,
+    }),
+    json: flag.bool('print {"header", "timestamp", "signature"}'),
   },
   footer: `The bytes are signed exactly as read: a trailing newline is part of the body.
 

@@ -4,11 +4,18 @@ import {
   formatSimulationSummary,
   runSimulation,
   SIMULATION_DEFAULTS,
-  type SimulationReport,
   simulationSummary,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, num, str } from './command.js'
-import { checkSecretShape, EXIT, type Io, requireSecret, requireUrl, writeJson } from './io.js'
+import { COMMON, type Command, flag, num, str } from './command.js'
+import {
+  checkSecretShape,
+  EXIT,
+  type Io,
+  interruptible,
+  output,
+  requireSecret,
+  requireUrl,
+} from './io.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {
@@ -48,64 +55,55 @@ signed afresh, anything but a 2xx within 10 s is retried at +1 min, +5 min,
 failed attempts in a row disable the endpoint. Some events arrive twice
 (replays) and some after a newer event of their conversion (reordered).`,
   options: {
-    url: { type: 'string', value: 'URL', help: "the receiver's webhook URL (required)" },
-    conversions: {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'N',
-      help: `conversion lifecycles to run (default ${DEFAULTS.conversions})`,
-    },
-    duplicates: {
-      type: 'string',
-      number: { min: 0, max: 1 },
-      value: 'RATE',
-      help: `share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})`,
-    },
-    reorder: {
-      type: 'string',
-      number: { min: 0, max: 1 },
-      value: 'RATE',
-      help: `share of events held back until after the next event of\ntheir conversion, 0 to 1 (default ${DEFAULTS.reorder})`,
-    },
-    concurrency: {
-      type: 'string',
-      number: { min: 1, max: 1000, integer: true },
-      value: 'C',
-      help: `attempts in flight at once (default ${DEFAULTS.concurrency})`,
-    },
-    'time-scale': {
-      type: 'string',
-      number: { min: Number.MIN_VALUE },
-      value: 'S',
-      help: `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
-    },
-    timeout: {
-      type: 'string',
-      number: { min: 1 },
-      value: 'MS',
-      help: `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
-    },
-    'reject-rate': {
-      type: 'string',
-      number: { min: 0, max: 1 },
-      value: 'RATE',
-      help: `share of conversions rejected on the way (default ${DEFAULTS.rejectRate})`,
-    },
-    window: {
-      type: 'string',
-      number: { min: 0 },
-      value: 'MIN',
-      help: 'conversions start spread over MIN minutes of service time\n(default half a minute per conversion, at least 10)',
-    },
-    seed: {
-      type: 'string',
-      number: { min: 0, max: 2 ** 32 - 1, integer: true },
-      value: 'N',
-      help: "repeat a run exactly (the summary prints each run's seed)",
-    },
+    url: flag.text('URL', "the receiver's webhook URL (required)"),
+    conversions: flag.number(
+      'N',
+      `conversion lifecycles to run (default ${DEFAULTS.conversions})`,
+      { min: 1, integer: true },
+    ),
+    duplicates: flag.number(
+      'RATE',
+      `share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})`,
+      { min: 0, max: 1 },
+    ),
+    reorder: flag.number(
+      'RATE',
+      `share of events held back until after the next event of\ntheir conversion, 0 to 1 (default ${DEFAULTS.reorder})`,
+      { min: 0, max: 1 },
+    ),
+    concurrency: flag.number('C', `attempts in flight at once (default ${DEFAULTS.concurrency})`, {
+      min: 1,
+      max: 1000,
+      integer: true,
+    }),
+    'time-scale': flag.number(
+      'S',
+      `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
+      { min: Number.MIN_VALUE },
+    ),
+    timeout: flag.number(
+      'MS',
+      `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
+      { min: 1 },
+    ),
+    'reject-rate': flag.number(
+      'RATE',
+      `share of conversions rejected on the way (default ${DEFAULTS.rejectRate})`,
+      { min: 0, max: 1 },
+    ),
+    window: flag.number(
+      'MIN',
+      'conversions start spread over MIN minutes of service time\n(default half a minute per conversion, at least 10)',
+      { min: 0 },
+    ),
+    seed: flag.number('N', "repeat a run exactly (the summary prints each run's seed)", {
+      min: 0,
+      max: 2 ** 32 - 1,
+      integer: true,
+    }),
     ...COMMON,
-    quiet: { type: 'boolean', help: 'no progress line' },
-    json: { type: 'boolean', help: 'print the summary as JSON' },
+    quiet: flag.bool('no progress line'),
+    json: flag.bool('print the summary as JSON'),
   },
   footer: `While it runs a progress line is written to stderr; the summary table goes to stdout.
 
@@ -118,34 +116,22 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
   async run(values, io) {
     const url = requireUrl(str(values, 'url'))
     const secret = requireSecret(str(values, 'secret'), io)
-    const _rate = { min: 0, max: 1 }
-    const conversions = num(values, 'conversions') ?? DEFAULTS.conversions
-    const duplicates = num(values, 'duplicates') ?? DEFAULTS.duplicates
-    const reorder = num(values, 'reorder') ?? DEFAULTS.reorder
-    const rejectRate = num(values, 'reject-rate') ?? DEFAULTS.rejectRate
-    const concurrency = num(values, 'concurrency') ?? DEFAULTS.concurrency
-    const timeScale = num(values, 'time-scale') ?? DEFAULTS.timeScale
-    const timeoutMs = num(values, 'timeout') ?? ANSWER_TIMEOUT_MS
     const windowMinutes = num(values, 'window')
     const seed = num(values, 'seed')
     checkSecretShape(secret, io)
-
-    const controller = new AbortController()
-    const stopListening = io.onInterrupt?.(() => controller.abort())
     const progress = values.quiet ? undefined : progressWriter(io)
-    let report: SimulationReport
-    try {
-      report = await runSimulation({
+    const report = await interruptible(io, (signal) =>
+      runSimulation({
         url,
         secret,
-        conversions,
-        duplicates,
-        reorder,
-        rejectRate,
-        concurrency,
-        timeScale,
-        timeoutMs,
-        signal: controller.signal,
+        conversions: num(values, 'conversions') ?? DEFAULTS.conversions,
+        duplicates: num(values, 'duplicates') ?? DEFAULTS.duplicates,
+        reorder: num(values, 'reorder') ?? DEFAULTS.reorder,
+        rejectRate: num(values, 'reject-rate') ?? DEFAULTS.rejectRate,
+        concurrency: num(values, 'concurrency') ?? DEFAULTS.concurrency,
+        timeScale: num(values, 'time-scale') ?? DEFAULTS.timeScale,
+        timeoutMs: num(values, 'timeout') ?? ANSWER_TIMEOUT_MS,
+        signal,
         ...(windowMinutes === undefined ? {} : { windowMs: windowMinutes * 60_000 }),
         ...(seed === undefined ? {} : { seed }),
         ...(progress
@@ -154,13 +140,10 @@ disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
               onProgress: (p) => progress.write(formatSimulationProgress(p)),
             }
           : {}),
-      })
-    } finally {
-      stopListening?.()
-    }
+      }),
+    )
     progress?.end()
-    if (values.json) writeJson(io, simulationSummary(report))
-    else io.stdout.write(`${formatSimulationSummary(report)}\n`)
+    output(io, values, simulationSummary(report), formatSimulationSummary(report))
     return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
   },
 }

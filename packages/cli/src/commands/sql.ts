@@ -1,6 +1,6 @@
 import { mysqlSchema } from '@affiliate-webhooks/mysql'
 import { postgresSchema } from '@affiliate-webhooks/postgres'
-import { type Command, str } from './command.js'
+import { type Command, flag, str } from './command.js'
 import { EXIT, UsageError } from './io.js'
 
 /** The DDL of each SQL store, by the flag that names its database. */
@@ -19,17 +19,10 @@ text uses DELIMITER lines: feed it to the mysql or mariadb client), and the
 store finds the tables ready and runs no DDL itself (the app's role then needs
 no CREATE). Running it twice changes nothing.`,
   options: {
-    postgres: { type: 'boolean', help: 'the DDL of @affiliate-webhooks/postgres' },
-    mysql: {
-      type: 'boolean',
-      help: 'the DDL of @affiliate-webhooks/mysql (MySQL 8.0.29+, MariaDB 10.5+)',
-    },
-    'table-prefix': {
-      type: 'string',
-      value: 'PREFIX',
-      help: "the store's tablePrefix (default aw_)",
-    },
-    schema: { type: 'string', value: 'NAME', help: 'Postgres only: the schema holding the tables' },
+    postgres: flag.bool('the DDL of @affiliate-webhooks/postgres'),
+    mysql: flag.bool('the DDL of @affiliate-webhooks/mysql (MySQL 8.0.29+, MariaDB 10.5+)'),
+    'table-prefix': flag.text('PREFIX', "the store's tablePrefix (default aw_)"),
+    schema: flag.text('NAME', 'Postgres only: the schema holding the tables'),
   },
   footer: `Examples:
   affiliate-webhooks sql schema --postgres > migrations/0007_affiliate_webhooks.sql

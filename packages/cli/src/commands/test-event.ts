@@ -1,16 +1,7 @@
-import { type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
-import {
-  clientFrom,
-  MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
-  onlyArgument,
-  parseDuration,
-} from '../manage/api.js'
-import { answerOf } from '../manage/format.js'
-import { type Command, str } from './command.js'
-import { EXIT, type Io, writeJson } from './io.js'
-import { interruptSignal } from './replay.js'
+import { answerOf, type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
+import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
+import { flag, str } from './command.js'
+import { EXIT, type Io, interruptible, writeJson } from './io.js'
 
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
 async function follow(
@@ -21,56 +12,50 @@ async function follow(
   pollMs: number,
   timeoutMs: number | undefined,
 ) {
-  const { signal, stop } = interruptSignal(io)
-  const limit =
-    timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-  let last: Delivery | undefined
-  try {
-    for await (last of followDelivery(api, id, deliveryId, { signal: limit, intervalMs: pollMs })) {
-      io.stdout.write(`attempt ${last.attempts ?? '?'}: ${last.status}  ${answerOf(last)}\n`)
+  return interruptible(io, async (signal) => {
+    const limit =
+      timeoutMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+    const following = { signal: limit, intervalMs: pollMs }
+    let last: Delivery | undefined
+    try {
+      for await (last of followDelivery(api, id, deliveryId, following)) {
+        io.stdout.write(`attempt ${last.attempts ?? '?'}: ${last.status}  ${answerOf(last)}\n`)
+      }
+      return last?.status === 'succeeded' ? EXIT.ok : EXIT.failed
+    } catch (error) {
+      if (signal.aborted) return EXIT.interrupted
+      if (!limit.aborted) throw error
+      io.stdout.write(
+        `still ${last?.status ?? 'queued'} after --timeout; the service keeps trying\n`,
+      )
+      return EXIT.failed
     }
-    return last?.status === 'succeeded' ? EXIT.ok : EXIT.failed
-  } catch (error) {
-    if (signal.aborted) return EXIT.interrupted
-    if (!limit.aborted) throw error
-    io.stdout.write(`still ${last?.status ?? 'queued'} after --timeout; the service keeps trying\n`)
-    return EXIT.failed
-  } finally {
-    stop()
-  }
+  })
 }
 
-export const test: Command = {
+export const test = manageCommand({
   name: 'test',
   summary: 'send the test event to an endpoint; --wait follows its delivery',
-  positionals: true,
   usage: ['test <endpointId> [--wait] [--timeout DURATION] [--poll DURATION]'],
   about: `Queues a webhook.test event for the endpoint (whatever it subscribes to). With
 --wait, follows the delivery until it succeeds or fails, printing each attempt's
 status and the receiver's answer. The service retries a failed attempt after 1
 minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
   options: {
-    wait: { type: 'boolean', help: 'follow the delivery' },
-    timeout: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'stop following after this long (default: until it settles)',
-    },
-    poll: { type: 'string', value: 'DURATION', help: 'how often to look (default 1s)' },
-    ...MANAGE_OPTIONS,
+    wait: flag.bool('follow the delivery'),
+    timeout: flag.text('DURATION', 'stop following after this long (default: until it settles)'),
+    poll: flag.text('DURATION', 'how often to look (default 1s)'),
   },
-  footer: MANAGE_FOOTER,
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const timeoutText = str(values, 'timeout')
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration('timeout', timeoutText)
     const pollMs = parseDuration('poll', str(values, 'poll') ?? '1s')
-    const api = await clientFrom(values, io)
-    return managed('test', values, io, async () => {
+    return withClient('test', values, io, async (api) => {
       const { eventId, deliveryId } = await api.webhooks.sendTest(id)
       if (values.json && !values.wait) writeJson(io, { eventId, deliveryId })
       else io.stdout.write(`queued webhook.test ${eventId} as delivery ${deliveryId}\n`)
       return values.wait ? follow(api, id, deliveryId, io, pollMs, timeoutMs) : EXIT.ok
     })
   },
-}
+})

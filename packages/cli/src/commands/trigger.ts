@@ -1,19 +1,22 @@
 import { randomInt } from 'node:crypto'
-import { type ConversionInput, waitForAttempt } from '@affiliate-webhooks/client'
+import {
+  type Client,
+  type ConversionInput,
+  type EmitResult,
+  formatFollowEvent,
+  waitForAttempt,
+} from '@affiliate-webhooks/client'
 import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
 import {
-  clientFrom,
   MANAGE_FOOTER,
-  MANAGE_OPTIONS,
-  managed,
+  manageCommand,
   onlyArgument,
   parseDuration,
+  withClient,
 } from '../manage/api.js'
-import { followLine } from '../manage/format.js'
-import { BIN, type Command, num, str, type Values } from './command.js'
+import { BIN, flag, num, str, type Values } from './command.js'
 import { writeRouteHint } from './hints.js'
-import { EXIT, UsageError } from './io.js'
-import { interruptSignal } from './replay.js'
+import { EXIT, type Io, interruptible, UsageError } from './io.js'
 
 const TYPES = ['conversion.created', 'conversion.updated'] as const
 const FIELDS = [
@@ -47,10 +50,31 @@ function conversionOf(type: string, values: Values): ConversionInput {
   return input
 }
 
-export const trigger: Command = {
+/** `--wait`: each delivery's attempt as it is made, and the route hint after a 404 or 405. */
+async function printAttempts(
+  api: Client,
+  deliveries: EmitResult['deliveries'],
+  values: Values,
+  io: Io,
+  signal: AbortSignal,
+): Promise<number> {
+  let code: number = EXIT.ok
+  for (const { webhookId, id } of deliveries) {
+    const seen = await waitForAttempt(api, webhookId, id, { signal })
+    io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
+    if (seen.status !== 'succeeded') code = EXIT.failed
+    // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
+    if (seen.responseStatus === 404 || seen.responseStatus === 405) {
+      const { url } = await api.webhooks.get(webhookId, { signal })
+      await writeRouteHint(io, url, seen.responseStatus)
+    }
+  }
+  return code
+}
+
+export const trigger = manageCommand({
   name: 'trigger',
   summary: 'make the emulator emit a conversion event; --wait shows its delivery',
-  positionals: true,
   usage: [
     `trigger conversion.created [--conversion-id ID] [--status STATUS] [--program-id ID]
                  [--channel-id ID] [--commission AMOUNT] [--sale-amount AMOUNT] [--currency CODE] [--wait]`,
@@ -63,39 +87,27 @@ conversion.updated, the same status nothing (as the service). An update keeps
 the amounts, program and channel it had unless you pass them. Prints the event
 id; with --wait, each delivery's first attempt as it is made.`,
   options: {
-    'conversion-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'the conversion (default: a new random id)',
-    },
-    status: {
-      type: 'string',
-      value: 'STATUS',
-      help: `${CONVERSION_STATUSES.join(', ')} (default pending)`,
-    },
-    'program-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'program earned on (default: one that exists)',
-    },
-    'channel-id': {
-      type: 'string',
-      number: { min: 1, integer: true },
-      value: 'ID',
-      help: 'channel that sent the click (default: the first)',
-    },
-    commission: { type: 'string', value: 'AMOUNT', help: "the publisher's share, e.g. 4.20" },
-    'sale-amount': { type: 'string', value: 'AMOUNT', help: 'the order value, e.g. 60.00' },
-    currency: { type: 'string', value: 'CODE', help: 'ISO 4217 code of both amounts, e.g. EUR' },
-    wait: { type: 'boolean', help: "wait for each delivery's attempt and print its outcome" },
-    timeout: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'longest --wait (default 2m: deliveries go out in minute batches)',
-    },
-    ...MANAGE_OPTIONS,
+    'conversion-id': flag.number('ID', 'the conversion (default: a new random id)', {
+      min: 1,
+      integer: true,
+    }),
+    status: flag.text('STATUS', `${CONVERSION_STATUSES.join(', ')} (default pending)`),
+    'program-id': flag.number('ID', 'program earned on (default: one that exists)', {
+      min: 1,
+      integer: true,
+    }),
+    'channel-id': flag.number('ID', 'channel that sent the click (default: the first)', {
+      min: 1,
+      integer: true,
+    }),
+    commission: flag.text('AMOUNT', "the publisher's share, e.g. 4.20"),
+    'sale-amount': flag.text('AMOUNT', 'the order value, e.g. 60.00'),
+    currency: flag.text('CODE', 'ISO 4217 code of both amounts, e.g. EUR'),
+    wait: flag.bool("wait for each delivery's attempt and print its outcome"),
+    timeout: flag.text(
+      'DURATION',
+      'longest --wait (default 2m: deliveries go out in minute batches)',
+    ),
   },
   footer: `Examples:
   ${BIN} trigger conversion.created --commission 4.20 --currency EUR --wait
@@ -109,8 +121,7 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
     }
     const input = conversionOf(type, values)
     const timeoutMs = parseDuration('timeout', str(values, 'timeout') ?? '2m')
-    const api = await clientFrom(values, io)
-    return managed('trigger', values, io, async () => {
+    return withClient('trigger', values, io, async (api) => {
       const result = await api.emulator.emitConversion(input)
       const { event, deliveries } = result
       // With --json every line is one JSON object: this one, then (--wait) each attempt.
@@ -131,29 +142,15 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
         return EXIT.failed
       }
       if (!values.wait) return EXIT.ok
-      const { signal, stop } = interruptSignal(io)
-      const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-      try {
-        let code: number = EXIT.ok
-        for (const { webhookId, id } of deliveries) {
-          const seen = await waitForAttempt(api, webhookId, id, { signal: waiting })
-          io.stdout.write(`${values.json ? JSON.stringify(seen) : followLine(seen)}\n`)
-          if (seen.status !== 'succeeded') code = EXIT.failed
-          // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
-          if (seen.responseStatus === 404 || seen.responseStatus === 405) {
-            const { url } = await api.webhooks.get(webhookId, { signal: waiting })
-            await writeRouteHint(io, url, seen.responseStatus)
-          }
-        }
-        return code
-      } catch (error) {
-        if (!waiting.aborted) throw error
-        if (signal.aborted) return EXIT.interrupted
-        io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
-        return EXIT.failed
-      } finally {
-        stop()
-      }
+      return interruptible(io, (signal) => {
+        const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        return printAttempts(api, deliveries, values, io, waiting).catch((error) => {
+          if (!waiting.aborted) throw error
+          if (signal.aborted) return EXIT.interrupted
+          io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
+          return EXIT.failed
+        })
+      })
     })
   },
-}
+})

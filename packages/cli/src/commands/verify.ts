@@ -1,12 +1,19 @@
-import { DEFAULT_TOLERANCE_SECONDS, diagnoseSignature } from '@affiliate-webhooks/core'
 import {
-  bodyOf,
-  type CapturedDelivery,
-  CaptureFileError,
-  readCapture,
-} from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, num, str } from './command.js'
-import { EXIT, readBody, requireSecret, UsageError, writeJson } from './io.js'
+  DEFAULT_TOLERANCE_SECONDS,
+  diagnoseSignature,
+  formatDiagnosis,
+} from '@affiliate-webhooks/core'
+import { bodyOf } from '@affiliate-webhooks/emulator'
+import { COMMON, type Command, flag, num, str } from './command.js'
+import {
+  EXIT,
+  output,
+  readBody,
+  readCaptureFile,
+  refuseFlags,
+  requireSecret,
+  UsageError,
+} from './io.js'
 
 export const verify: Command = {
   name: 'verify',
@@ -20,43 +27,24 @@ when it fails, finds the likely reason: wrong secret, secret used without its
 whsec_ prefix, body changed (re-serialised JSON, trailing newline, CRLF, BOM,
 encoding), timestamp outside the tolerance (and by how much), malformed header.`,
   options: {
-    header: {
-      type: 'string',
-      value: 'VALUE',
-      help: 'the Service-Signature value, e.g. "t=1763719200,v1=5f2c..." (required)',
-    },
-    body: {
-      type: 'string',
-      value: 'FILE',
-      help: 'the body exactly as received; "-" or no flag reads stdin',
-    },
+    header: flag.text(
+      'VALUE',
+      'the Service-Signature value, e.g. "t=1763719200,v1=5f2c..." (required)',
+    ),
+    body: flag.text('FILE', 'the body exactly as received; "-" or no flag reads stdin'),
     ...COMMON,
-    'event-id': {
-      type: 'string',
-      value: 'ID',
-      help: 'the Service-Event-Id header, to check it against the body',
-    },
-    from: {
-      type: 'string',
-      value: 'FILE',
-      help: 'a delivery saved by listen --save: its header, event id and\nexact body (instead of --header, --body, --event-id)',
-    },
-    tolerance: {
-      type: 'string',
-      number: { min: 0 },
-      value: 'S',
-      help: `seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})`,
-    },
-    now: {
-      type: 'string',
-      number: { min: 0 },
-      value: 'UNIX',
-      help: 'check the timestamp as of this Unix time (default now)',
-    },
-    json: {
-      type: 'boolean',
-      help: 'print {"verified", "code", "message", "causes", "hints", ...}',
-    },
+    'event-id': flag.text('ID', 'the Service-Event-Id header, to check it against the body'),
+    from: flag.text(
+      'FILE',
+      'a delivery saved by listen --save: its header, event id and\nexact body (instead of --header, --body, --event-id)',
+    ),
+    tolerance: flag.number(
+      'S',
+      `seconds of clock difference accepted (default ${DEFAULT_TOLERANCE_SECONDS})`,
+      { min: 0 },
+    ),
+    now: flag.number('UNIX', 'check the timestamp as of this Unix time (default now)', { min: 0 }),
+    json: flag.bool('print {"verified", "code", "message", "causes", "hints", ...}'),
   },
   footer: `Examples:
   affiliate-webhooks verify --header "$SIG" --body captured.json
@@ -68,16 +56,8 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
     const from = str(values, 'from')
     let captured: { header: string; body: Uint8Array; eventId: string | undefined } | undefined
     if (from !== undefined) {
-      const clash = ['header', 'body', 'event-id'].filter((flag) => flag in values)
-      if (clash.length > 0)
-        throw new UsageError(`--from brings its own; leave out --${clash.join(', --')}`)
-      let capture: CapturedDelivery
-      try {
-        capture = await readCapture(from)
-      } catch (error) {
-        if (error instanceof CaptureFileError) throw new UsageError(error.message)
-        throw error
-      }
+      refuseFlags(values, ['header', 'body', 'event-id'], '--from brings its own')
+      const capture = await readCaptureFile(from)
       const header = capture.headers['service-signature']
       if (header === undefined) {
         throw new UsageError(`${from} has no Service-Signature header: that request was not signed`)
@@ -104,17 +84,7 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
       now,
       ...(eventId === undefined ? {} : { eventId }),
     })
-    if (values.json) {
-      writeJson(io, diagnosis)
-    } else {
-      const lines = diagnosis.verified
-        ? [`verified: ${diagnosis.event?.type} ${diagnosis.event?.id}`]
-        : [`does not verify: ${diagnosis.code}`]
-      lines.push(`  ${diagnosis.message}`)
-      if (diagnosis.causes.length > 1) lines.push(`  causes: ${diagnosis.causes.join(', ')}`)
-      for (const hint of diagnosis.hints) lines.push(`  - ${hint}`)
-      io.stdout.write(`${lines.join('\n')}\n`)
-    }
+    output(io, values, diagnosis, formatDiagnosis(diagnosis))
     return diagnosis.verified ? EXIT.ok : EXIT.failed
   },
 }

@@ -1,5 +1,5 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
-import type { OptionsConfig, Values } from '../commands/command.js'
+import { type Command, flag, type OptionsConfig, type Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
 import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../commands/io.js'
 
@@ -8,26 +8,29 @@ export const API_URL_ENV = 'AFFILIATE_API_URL'
 
 /** Flags every management command takes. */
 export const MANAGE_OPTIONS = {
-  'api-url': {
-    type: 'string',
-    value: 'URL',
-    help: `the service's address; default $${API_URL_ENV}`,
-  },
-  'api-key-file': {
-    type: 'string',
-    value: 'FILE',
-    help: `read the API key from FILE; default $${API_KEY_ENV}`,
-  },
+  'api-url': flag.text('URL', `the service's address; default $${API_URL_ENV}`),
+  'api-key-file': flag.text('FILE', `read the API key from FILE; default $${API_KEY_ENV}`),
   // Accepted only to refuse it with a reason: a key on the command line lands in shell history.
   'api-key': { type: 'string' },
-  json: { type: 'boolean', help: 'machine-readable output' },
-  debug: { type: 'boolean', help: 'print the stack of an unexpected error' },
+  json: flag.bool('machine-readable output'),
+  debug: flag.bool('print the stack of an unexpected error'),
 } as const satisfies OptionsConfig
 
 /** What every management command's help ends with. */
 export const MANAGE_FOOTER = `Exit codes: 0 success, 1 the endpoint or delivery is not healthy, 2 wrong usage,
 3 the service refused the call (4xx: key, scope, not found, validation),
 4 the service failed or could not be reached (5xx, network, not the API), 130 interrupted.`
+
+/**
+ * A management command: it takes arguments, the {@link MANAGE_OPTIONS} after
+ * its own, and its help ends with {@link MANAGE_FOOTER} unless it has a footer.
+ */
+export const manageCommand = (command: Command): Command => ({
+  positionals: true,
+  footer: MANAGE_FOOTER,
+  ...command,
+  options: { ...command.options, ...MANAGE_OPTIONS },
+})
 
 export const EXIT_MANAGE = { refused: 3, unavailable: 4 } as const
 
@@ -85,6 +88,17 @@ export async function managed(
   }
 }
 
+/** A client from the flags ({@link clientFrom}), then `run` with it under {@link managed}. */
+export async function withClient(
+  name: string,
+  values: Values,
+  io: Io,
+  run: (api: Client) => Promise<number>,
+): Promise<number> {
+  const api = await clientFrom(values, io)
+  return managed(name, values, io, () => run(api))
+}
+
 /** The arguments a command expects, or a usage error naming the missing one. */
 export function positional(positionals: readonly string[], index: number, what: string): string {
   const value = positionals[index]
@@ -132,17 +146,4 @@ export function parseSince(text: string, now = Date.now()): Date {
     )
   }
   return new Date(time)
-}
-
-/** Rows as aligned columns, the header first. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
-  )
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd()
-  return [line(header), ...rows.map(line)].join('\n')
 }

@@ -1,11 +1,9 @@
-import type {
-  Application,
-  ApplicationListEntry,
-  Program,
-  ProgramSummary,
-} from '@affiliate-webhooks/client'
-import { formatRows } from '@affiliate-webhooks/emulator'
-import { table } from './api.js'
+/**
+ * Programs and applications as people read them on a terminal: what
+ * `affiliate-webhooks programs`, `apply` and `applications` print.
+ */
+import { formatRows, formatTable } from './text.js'
+import type { Application, ApplicationListEntry, Program, ProgramSummary } from './types.js'
 
 /** The payout as people read it: `7.00%`, `31.50 EUR`, or `-` when the network gives none. */
 export function payoutText(program: ProgramSummary): string {
@@ -17,9 +15,10 @@ export function payoutText(program: ProgramSummary): string {
 const dash = (value: string | number | null | undefined) =>
   value === null || value === undefined || value === '' ? '-' : String(value)
 
+/** Programs as a table: merchant, category, payout, cookie, approval, your status. */
 export function formatPrograms(programs: readonly ProgramSummary[]): string {
   if (programs.length === 0) return 'no programs match'
-  return table(
+  return formatTable(
     ['ID', 'MERCHANT', 'CATEGORY', 'TYPE', 'PAYOUT', 'COOKIE', 'APPROVAL', 'STATUS'],
     programs.map((p) => [
       String(p.id),
@@ -52,10 +51,11 @@ export function formatProgram(program: Program): string {
   ])
 }
 
+/** Applications as a table, or how to make the first. */
 export function formatApplications(applications: readonly ApplicationListEntry[]): string {
   if (applications.length === 0)
     return 'no applications (affiliate-webhooks apply <programId> --channel <id>)'
-  return table(
+  return formatTable(
     ['APPLICATION', 'PROGRAM', 'MERCHANT', 'CHANNEL', 'STATUS', 'APPLIED', 'DECIDED'],
     applications.map((a) => [
       String(a.applicationId),

@@ -1,12 +1,34 @@
-import type {
-  Delivery,
-  FollowEvent,
-  RecoveryReport,
-  ReplaySummary,
-  WebhookEndpoint,
-} from '@affiliate-webhooks/client'
-import { formatRows } from '@affiliate-webhooks/emulator'
-import { table } from './api.js'
+/**
+ * The management API's objects as people read them on a terminal: endpoints,
+ * deliveries, the live tail, replay and recovery summaries, health findings.
+ * What `affiliate-webhooks` prints; `--json` prints the objects themselves.
+ */
+import type { HealthFinding } from './endpoint-health.js'
+import type { FollowEvent } from './follow.js'
+import type { RecoveryReport, ReplaySummary } from './recovery.js'
+import type { Delivery, WebhookEndpoint } from './types.js'
+
+/** Rows of two columns, the first padded. */
+export function formatRows(rows: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...rows.map(([key]) => key.length))
+  return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`.trimEnd()).join('\n')
+}
+
+/** Rows as aligned columns, the header first. */
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
+  )
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd()
+  return [line(header), ...rows.map(line)].join('\n')
+}
 
 /** One endpoint as rows of name and value, for people. */
 export function formatEndpoint(endpoint: WebhookEndpoint): string {
@@ -22,10 +44,11 @@ export function formatEndpoint(endpoint: WebhookEndpoint): string {
   ])
 }
 
+/** Endpoints as a table, or how to create the first. */
 export function formatEndpoints(endpoints: readonly WebhookEndpoint[]): string {
   if (endpoints.length === 0)
     return 'no endpoints (affiliate-webhooks endpoints create --url URL ...)'
-  return table(
+  return formatTable(
     ['ID', 'STATUS', 'FAILURES', 'URL', 'EVENTS'],
     endpoints.map((e) => [
       e.id,
@@ -44,7 +67,7 @@ export const answerOf = (delivery: Delivery): string =>
     : (delivery.errorMessage ?? '-')
 
 /** One line of `deliveries --follow`: time, event, type, attempt, status (and the receiver's code), ms. */
-export function followLine(event: FollowEvent): string {
+export function formatFollowEvent(event: FollowEvent): string {
   const time = event.at.slice(11, 19)
   if (event.type === 'endpoint') {
     return `${time}  ${event.endpointId} ${event.status === 'disabled' ? 'disabled: deliveries stopped' : `is ${event.status} again`}`
@@ -62,9 +85,10 @@ export function followLine(event: FollowEvent): string {
   ].join('  ')
 }
 
+/** Deliveries as a table: event, type, status, attempts, created, the answer. */
 export function formatDeliveries(deliveries: readonly Delivery[]): string {
   if (deliveries.length === 0) return 'no deliveries'
-  return table(
+  return formatTable(
     ['DELIVERY', 'EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'CREATED', 'ANSWER'],
     deliveries.map((d) => [
       d.id,
@@ -114,4 +138,20 @@ export function formatRecovery(report: RecoveryReport): string {
     )
   }
   return lines.join('\n')
+}
+
+/** {@link checkEndpointHealth}'s findings under the endpoint's line, each marked ok, ! or x, with its fix. */
+export function formatHealthFindings(
+  endpoint: WebhookEndpoint,
+  findings: readonly HealthFinding[],
+): string {
+  const mark = { ok: 'ok', warning: '!', problem: 'x' } as const
+  const lines = [`${endpoint.id}  ${endpoint.url}  (${endpoint.status})`, '']
+  for (const finding of findings) {
+    lines.push(`[${mark[finding.level]}] ${finding.title}`)
+    for (const line of finding.detail.split('\n')) lines.push(`    ${line}`)
+    if (finding.fix) lines.push(`    fix: ${finding.fix}`)
+    lines.push('')
+  }
+  return lines.join('\n').trimEnd()
 }

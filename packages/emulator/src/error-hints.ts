@@ -1,0 +1,50 @@
+/**
+ * The usual cause of an error and what to do about it, read off the error's
+ * text: for the management API (the emulator or the service not reached, not
+ * answering, a web page instead of the API) and for the user's app (not
+ * listening, too slow, a proxy's page). What the CLI prints after `hint:`.
+ */
+
+/** What failed: the management API (`service`) or the user's app (`app`). */
+export type HintTarget = 'service' | 'app'
+
+/** The usual cause of an error and what to do, by what the error says; the first match wins. */
+const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
+  [
+    /ECONNREFUSED/,
+    {
+      service: `nothing listens there: start the emulator ("affiliate-webhooks emulator") or set AFFILIATE_API_URL to where the service runs`,
+      app: 'nothing listens there: is your app running, on this host and port?',
+    },
+  ],
+  [
+    /\/emulator\/\S+: 404 route_not_found/,
+    'that address is not the emulator: trigger and the /emulator routes exist only there ("affiliate-webhooks emulator")',
+  ],
+  [
+    /EADDRINUSE/,
+    'another process already listens on that port: stop it, or pick another with --port (0 picks a free one)',
+  ],
+  [
+    /no (complete )?answer within/,
+    {
+      service:
+        'the service did not answer in time: check AFFILIATE_API_URL and the network path to it',
+      app: 'your app answered too slowly: the service fails an attempt after 10 s; answer first and do slow work after (the queue option), or check it is not stopped in a debugger',
+    },
+  ],
+  [
+    /text\/html|^\s*<(!doctype|html|head|body|pre)/i,
+    {
+      service:
+        "an HTML page answered, not the API: AFFILIATE_API_URL points at a website or proxy (the emulator's banner prints the right export)",
+      app: "an HTML page answered, not the webhook route: a proxy or tunnel in front of the app, or the framework's own error page; check the URL",
+    },
+  ],
+]
+
+/** The hint for an error's text (its message, or the answer's body), or undefined when none fits. */
+export function errorHint(target: HintTarget, text: string): string | undefined {
+  const said = HINTS.find(([pattern]) => pattern.test(text))?.[1]
+  return typeof said === 'string' ? said : said?.[target]
+}

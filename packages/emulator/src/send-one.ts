@@ -1,0 +1,81 @@
+/**
+ * One delivery sent by hand, as `affiliate-webhooks send` does: the sample event
+ * it builds when given no body, and what the service would make of the answer.
+ */
+import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
+import type { AttemptResult } from './attempt.js'
+import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from './schedule.js'
+import { formatDuration } from './simulation-text.js'
+
+/** The event types {@link sampleEventBody} builds. */
+export const SAMPLE_EVENT_TYPES = [
+  'conversion.created',
+  'conversion.updated',
+  'webhook.test',
+] as const
+
+/** What {@link sampleEventBody} builds; every field may be left out. */
+export interface SampleEventOptions {
+  /** Default conversion.created when `status` is absent or pending, else conversion.updated. */
+  type?: (typeof SAMPLE_EVENT_TYPES)[number] | undefined
+  /** The conversion's status. Default pending for a created event, approved for an update. */
+  status?: string | undefined
+  /** The conversion's id. Default a random one. */
+  conversionId?: number | undefined
+  /** The event's createdAt, ISO 8601. Default now. */
+  createdAt?: string | undefined
+}
+
+/**
+ * The JSON body of an event as the service would send it, with the defaults
+ * `send` uses. Throws a TypeError when a webhook.test is given a status or a
+ * conversion id (it has no conversion).
+ */
+export function sampleEventBody(options: SampleEventOptions = {}): string {
+  const { type, status, conversionId, createdAt } = options
+  const at = createdAt ? { createdAt } : {}
+  if (type === 'webhook.test') {
+    if (status !== undefined || conversionId !== undefined) {
+      throw new TypeError('status and conversionId apply to conversion events, not webhook.test')
+    }
+    return JSON.stringify(buildTestEvent(at))
+  }
+  const resolved =
+    type ??
+    (status === undefined || status === 'pending' ? 'conversion.created' : 'conversion.updated')
+  const conversion = {
+    id: conversionId ?? 100_000 + Math.floor(Math.random() * 9e8),
+    status: status ?? (resolved === 'conversion.created' ? 'pending' : 'approved'),
+  }
+  return JSON.stringify(buildConversionEvent({ type: resolved, ...at, conversion }))
+}
+
+/**
+ * What the service would do after attempt `attempt` failed: the next attempt
+ * and its offset from the first, or, after the last, mark the delivery failed.
+ */
+export function afterFailedAttempt(attempt: number | string): string {
+  const n = Number(attempt)
+  if (!Number.isInteger(n) || n < 1) return 'the service would retry'
+  const offset = RETRY_SCHEDULE_MS[n - 1]
+  return offset === undefined
+    ? `this was attempt ${n} of ${MAX_ATTEMPTS}: the service would mark the delivery failed`
+    : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
+}
+
+/**
+ * One line on an attempt's outcome as the service counts it: acknowledged, not
+ * acknowledged (a redirect is not followed), or no answer; a failure says what
+ * the service would do next (see {@link afterFailedAttempt}).
+ */
+export function attemptOutcome(result: AttemptResult, attempt: number | string): string {
+  const ms = `${Math.round(result.durationMs)} ms`
+  const status = result.responseStatus
+  if (status === undefined || result.errorMessage !== undefined) {
+    return `no answer: ${result.errorMessage} (after ${ms}); ${afterFailedAttempt(attempt)}`
+  }
+  if (result.ok) return `${status} acknowledged in ${ms}`
+  const verdict =
+    status >= 300 && status < 400 ? 'redirect, not followed: a failure,' : 'not acknowledged:'
+  return `${status} ${verdict} ${afterFailedAttempt(attempt)} (answered in ${ms})`
+}
