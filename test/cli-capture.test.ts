@@ -215,6 +215,21 @@ describe('listen --save, verify --from, send --from', () => {
       ['send', '--url', 'http://127.0.0.1:1/', '--created-at', 'yesterday', '--secret', SECRET],
       /--created-at must be an ISO 8601 time/,
     ],
+    // A bad --created-at is named first, whatever else is wrong.
+    [
+      [
+        'send',
+        '--url',
+        'http://127.0.0.1:1/',
+        '--created-at',
+        'yesterday',
+        '--type',
+        'bogus',
+        '--secret',
+        SECRET,
+      ],
+      /--created-at must be an ISO 8601 time/,
+    ],
   ])('bad input %j: one line, exit 2', async (args, message) => {
     const result = await cli(args)
     expect(result.code).toBe(2)

@@ -44,6 +44,8 @@ function parseCreatedAt(text: string | undefined): string | undefined {
 
 /** The sample event the flags describe; a wrong --type or flag mix is a usage error. */
 function buildBody(values: Values, io: Io): string {
+  // A wrong --created-at is reported first, before --type and the --status note.
+  const createdAt = parseCreatedAt(str(values, 'created-at'))
   const type = str(values, 'type')
   const status = str(values, 'status')
   if (type !== undefined && !(SAMPLE_EVENT_TYPES as readonly string[]).includes(type)) {
@@ -58,7 +60,7 @@ function buildBody(values: Values, io: Io): string {
       type: type as SampleEventOptions['type'],
       status,
       conversionId: num(values, 'conversion-id'),
-      createdAt: parseCreatedAt(str(values, 'created-at')),
+      createdAt,
     })
   } catch (error) {
     if (!(error instanceof TypeError)) throw error
