@@ -277,7 +277,10 @@ describe('doctor and recover: "my endpoint got disabled"', () => {
     const recovered = await run('recover', id)
     expect(recovered.code, recovered.stderr).toBe(0)
     expect(recovered.stdout).toMatch(
-      new RegExp(`^${id} re-enabled at \\S+ \\(disabled since ${endpoint.disabledAt}\\)$`, 'm'),
+      new RegExp(
+        `^${id} re-enabled; the service had disabled it at ${endpoint.disabledAt} \\(the service's clock\\)$`,
+        'm',
+      ),
     )
     expect(recovered.stdout).toMatch(/^replayed 3 of 3 failed deliveries since /m)
     expect(recovered.stdout).toMatch(

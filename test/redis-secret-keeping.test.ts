@@ -37,6 +37,10 @@ describe('connectRedisNow', () => {
     expect(await client.ping()).toBe('PONG')
     client.disconnect()
     await expect(connectRedisNow('not a url')).rejects.toThrow(TypeError)
+    // A URL that does not parse is never echoed: it may carry a password.
+    const refused = await connectRedisNow('redis//:hunter2-secret@host:6379').catch((e) => e)
+    expect(refused).toBeInstanceOf(TypeError)
+    expect(String(refused.message)).not.toContain('hunter2')
     await expect(connectRedisNow('redis://127.0.0.1:1')).rejects.toThrow(
       /^cannot reach Redis at 127\.0\.0\.1:1 \(.+\); nothing was changed$/,
     )

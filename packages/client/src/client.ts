@@ -5,6 +5,11 @@ import { type RetryOptions, Transport } from './transport.js'
 import type { KeyInfo, RateLimitState } from './types.js'
 import { type CallOptions, WebhooksResource } from './webhooks.js'
 
+/** The environment variable that holds the API key, by convention (the CLI reads it). */
+export const API_KEY_ENV = 'AFFILIATE_API_KEY'
+/** The environment variable that holds the service's address, by convention (the CLI reads it). */
+export const API_URL_ENV = 'AFFILIATE_API_URL'
+
 /** Options of {@link createClient}. */
 export interface ClientOptions {
   /** `la_` followed by 32 characters. `process.env.AFFILIATE_API_KEY` type-checks as it is. */
@@ -93,7 +98,7 @@ export function createClient(options: ClientOptions): Client {
 function checkKey(apiKey: unknown): string {
   if (typeof apiKey !== 'string' || apiKey === '') {
     throw new TypeError(
-      'affiliate-webhooks client: apiKey is missing; set AFFILIATE_API_KEY to a key from the publisher dashboard (la_ followed by 32 characters)',
+      `affiliate-webhooks client: apiKey is missing; set ${API_KEY_ENV} to a key from the publisher dashboard (la_ followed by 32 characters)`,
     )
   }
   if (!KEY.test(apiKey)) {
@@ -111,7 +116,7 @@ function checkKey(apiKey: unknown): string {
 function checkBaseUrl(baseUrl: unknown): string {
   if (typeof baseUrl !== 'string' || baseUrl === '') {
     throw new TypeError(
-      'affiliate-webhooks client: baseUrl is missing; set AFFILIATE_API_URL to the service address (the spec names no default host)',
+      `affiliate-webhooks client: baseUrl is missing; set ${API_URL_ENV} to the service address (the spec names no default host)`,
     )
   }
   let url: URL

@@ -1,5 +1,11 @@
 export type { ApplicationFilters, ApplicationsResource } from './applications.js'
-export { type Client, type ClientOptions, createClient } from './client.js'
+export {
+  API_KEY_ENV,
+  API_URL_ENV,
+  type Client,
+  type ClientOptions,
+  createClient,
+} from './client.js'
 export {
   DuplicateApplicationError,
   isDuplicateApplicationError,

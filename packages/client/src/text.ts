@@ -118,7 +118,8 @@ export function formatRecovery(report: RecoveryReport): string {
   const lines: string[] = []
   if (report.reenabledAt) {
     lines.push(
-      `${report.endpointId} re-enabled at ${report.reenabledAt} (disabled since ${report.disabledAt ?? 'unknown'})`,
+      // The service's clock only: this machine's time of re-enabling stays in --json.
+      `${report.endpointId} re-enabled; the service had disabled it at ${report.disabledAt ?? 'a time it did not say'} (the service's clock)`,
     )
   } else {
     lines.push(`${report.endpointId} was active; nothing to re-enable`)

@@ -4,6 +4,7 @@
  * answering, a web page instead of the API) and for the user's app (not
  * listening, too slow, a proxy's page). What the CLI prints after `hint:`.
  */
+import { API_URL_ENV } from '@affiliate-webhooks/client'
 
 /** What failed: the management API (`service`) or the user's app (`app`). */
 export type HintTarget = 'service' | 'app'
@@ -13,7 +14,7 @@ const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
   [
     /ECONNREFUSED/,
     {
-      service: `nothing listens there: start the emulator ("affiliate-webhooks emulator") or set AFFILIATE_API_URL to where the service runs`,
+      service: `nothing listens there: start the emulator ("affiliate-webhooks emulator") or set ${API_URL_ENV} to where the service runs`,
       app: 'nothing listens there: is your app running, on this host and port?',
     },
   ],
@@ -28,16 +29,14 @@ const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
   [
     /no (complete )?answer within/,
     {
-      service:
-        'the service did not answer in time: check AFFILIATE_API_URL and the network path to it',
+      service: `the service did not answer in time: check ${API_URL_ENV} and the network path to it`,
       app: 'your app answered too slowly: the service fails an attempt after 10 s; answer first and do slow work after (the queue option), or check it is not stopped in a debugger',
     },
   ],
   [
     /text\/html|^\s*<(!doctype|html|head|body|pre)/i,
     {
-      service:
-        "an HTML page answered, not the API: AFFILIATE_API_URL points at a website or proxy (the emulator's banner prints the right export)",
+      service: `an HTML page answered, not the API: ${API_URL_ENV} points at a website or proxy (the emulator's banner prints the right export)`,
       app: "an HTML page answered, not the webhook route: a proxy or tunnel in front of the app, or the framework's own error page; check the URL",
     },
   ],

@@ -19,7 +19,8 @@ export async function connectRedisNow(url: string): Promise<Redis> {
   try {
     host = new URL(url).host
   } catch {
-    throw new TypeError(`${url} is not a redis:// URL`)
+    // Not echoed: a Redis URL may carry a password.
+    throw new TypeError('the Redis URL given is not a URL (expected redis://host:port)')
   }
   const client = new Redis(url, {
     ...recommendedRedisOptions,

@@ -1,10 +1,13 @@
-import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
+import {
+  API_KEY_ENV,
+  API_URL_ENV,
+  type Client,
+  createClient,
+  isServiceError,
+} from '@affiliate-webhooks/client'
 import { type Command, flag, type OptionsConfig, type Values } from '../commands/command.js'
 import { writeHint } from '../commands/hints.js'
 import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../commands/io.js'
-
-export const API_KEY_ENV = 'AFFILIATE_API_KEY'
-export const API_URL_ENV = 'AFFILIATE_API_URL'
 
 /** Flags every management command takes. */
 export const MANAGE_OPTIONS = {
