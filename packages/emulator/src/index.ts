@@ -103,7 +103,7 @@ export { Pump, type PumpOptions, type Queued } from './pump.js'
 export { randomSeed, seededRandom } from './random.js'
 export { MONTHLY_QUOTA, RATE_LIMIT } from './rate-limit.js'
 export { createRelay, type RelayedDelivery, type RelayOptions, startRelay } from './relay.js'
-export { findWebhookRoute, routeHint } from './route-probe.js'
+export { findWebhookRoute, isWrongRoute, routeHint } from './route-probe.js'
 export { type EndpointStatusChange, MAX_ENDPOINTS } from './routes.js'
 export {
   type ExpectedConversion,
@@ -131,6 +131,7 @@ export {
 export {
   afterFailedAttempt,
   attemptOutcome,
+  randomConversionId,
   SAMPLE_EVENT_TYPES,
   type SampleEventOptions,
   sampleEventBody,

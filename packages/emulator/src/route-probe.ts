@@ -45,6 +45,10 @@ export async function findWebhookRoute(
   return candidates[found]
 }
 
+/** 404 or 405 to a delivery: the app's route (its path or method) is not the endpoint's. */
+export const isWrongRoute = (status: number | null | undefined): boolean =>
+  status === 404 || status === 405
+
 /**
  * What to tell someone whose app answered a delivery (a POST) to `url` with 404
  * or 405: the path or method is wrong, and, for a 404, the path its webhook

@@ -2,6 +2,7 @@ import type { ConversionEvent } from '@affiliate-webhooks/core'
 import { DEFAULT_REJECT_RATE, type PlannedEvent, planLifecycles } from './lifecycles.js'
 import { randomSeed, seededRandom } from './random.js'
 import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './schedule.js'
+import { randomConversionId } from './send-one.js'
 import {
   createSimulation,
   DEFAULT_CONCURRENCY,
@@ -219,7 +220,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     startAt: simulation.now(),
     windowMs: options.windowMs ?? Math.max(10 * 60_000, conversions * 30_000),
     ...(rejectRate === undefined ? {} : { rejectRate }),
-    firstConversionId: options.firstConversionId ?? 100_000 + Math.floor(Math.random() * 8e8),
+    firstConversionId: options.firstConversionId ?? randomConversionId(),
     minStepGapMs: batchInterval,
   })
   const { stream, heldBack, replayAfterSuccess } = planStream(

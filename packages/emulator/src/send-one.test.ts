@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
+import { isWrongRoute } from './route-probe.js'
 import { RETRY_SCHEDULE_MS } from './schedule.js'
-import { afterFailedAttempt, attemptOutcome, sampleEventBody } from './send-one.js'
+import {
+  afterFailedAttempt,
+  attemptOutcome,
+  randomConversionId,
+  sampleEventBody,
+} from './send-one.js'
 
 const parse = (body: string) =>
   JSON.parse(body) as {
@@ -62,6 +68,27 @@ describe('attemptOutcome', () => {
     const timeout = { ok: false, errorMessage: 'no answer within 10000 ms', durationMs: 10_000 }
     expect(attemptOutcome(timeout, 8)).toBe(
       'no answer: no answer within 10000 ms (after 10000 ms); this was attempt 8 of 8: the service would mark the delivery failed',
+    )
+  })
+})
+
+describe('randomConversionId', () => {
+  it('gives six- to nine-digit integers that leave a 32-bit run after them', () => {
+    const ids = Array.from({ length: 2000 }, randomConversionId)
+    for (const id of ids) {
+      expect(Number.isInteger(id)).toBe(true)
+      expect(id).toBeGreaterThanOrEqual(100_000)
+      expect(id + 1_000_000).toBeLessThan(2 ** 31)
+    }
+    expect(new Set(ids).size).toBeGreaterThan(1990)
+  })
+})
+
+describe('isWrongRoute', () => {
+  it('is true for 404 and 405 only', () => {
+    expect([404, 405].map(isWrongRoute)).toEqual([true, true])
+    expect([200, 400, 401, 410, 500, null, undefined].map(isWrongRoute)).toEqual(
+      Array(7).fill(false),
     )
   })
 })

@@ -2,6 +2,7 @@
  * One delivery sent by hand, as `affiliate-webhooks send` does: the sample event
  * it builds when given no body, and what the service would make of the answer.
  */
+import { randomInt } from 'node:crypto'
 import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
 import type { AttemptResult } from './attempt.js'
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from './schedule.js'
@@ -13,6 +14,15 @@ export const SAMPLE_EVENT_TYPES = [
   'conversion.updated',
   'webhook.test',
 ] as const
+
+/**
+ * A conversion id for an event made up here (send, trigger, simulate): six to
+ * nine digits, so it reads as an id and stays a 32-bit integer with room for a
+ * run of consecutive ids after it.
+ */
+export function randomConversionId(): number {
+  return randomInt(100_000, 1_000_000_000)
+}
 
 /** What {@link sampleEventBody} builds; every field may be left out. */
 export interface SampleEventOptions {
@@ -44,7 +54,7 @@ export function sampleEventBody(options: SampleEventOptions = {}): string {
     type ??
     (status === undefined || status === 'pending' ? 'conversion.created' : 'conversion.updated')
   const conversion = {
-    id: conversionId ?? 100_000 + Math.floor(Math.random() * 9e8),
+    id: conversionId ?? randomConversionId(),
     status: status ?? (resolved === 'conversion.created' ? 'pending' : 'approved'),
   }
   return JSON.stringify(buildConversionEvent({ type: resolved, ...at, conversion }))

@@ -6,6 +6,7 @@ import {
   CONVERSION_STATUSES,
   deliveryHeaders,
   describeEvent,
+  isWrongRoute,
   MAX_ATTEMPTS,
   resendHeaders,
   SAMPLE_EVENT_TYPES,
@@ -196,8 +197,8 @@ async function deliver(
     io.stdout.write(`${attemptOutcome(result, attempt)}\n`)
     if (result.responseBody) io.stdout.write(`${result.responseBody}\n`)
   }
-  if (result.responseStatus === 404 || result.responseStatus === 405) {
-    await writeRouteHint(io, url, result.responseStatus)
+  if (isWrongRoute(result.responseStatus)) {
+    await writeRouteHint(io, url, result.responseStatus as number)
   } else if (!result.ok)
     writeHint(io, 'app', `${result.errorMessage ?? ''} ${result.responseBody ?? ''}`)
   return result.ok ? EXIT.ok : EXIT.failed

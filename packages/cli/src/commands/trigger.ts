@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto'
 import {
   type Client,
   type ConversionInput,
@@ -6,7 +5,7 @@ import {
   formatFollowEvent,
   waitForAttempt,
 } from '@affiliate-webhooks/client'
-import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
+import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
 import {
   MANAGE_FOOTER,
   manageCommand,
@@ -35,7 +34,7 @@ function conversionOf(type: string, values: Values): ConversionInput {
     throw new UsageError('an update is a change of status: pass --status STATUS')
   }
   const input: ConversionInput = {
-    id: given ?? randomInt(1, 2 ** 31),
+    id: given ?? randomConversionId(),
     status: str(values, 'status') ?? 'pending',
   }
   const programId = num(values, 'program-id')
@@ -63,10 +62,9 @@ async function printAttempts(
     const seen = await waitForAttempt(api, webhookId, id, { signal })
     io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
     if (seen.status !== 'succeeded') code = EXIT.failed
-    // A 404 or 405 from the app: the path (or method) it routes is not the endpoint's.
-    if (seen.responseStatus === 404 || seen.responseStatus === 405) {
+    if (isWrongRoute(seen.responseStatus)) {
       const { url } = await api.webhooks.get(webhookId, { signal })
-      await writeRouteHint(io, url, seen.responseStatus)
+      await writeRouteHint(io, url, seen.responseStatus as number)
     }
   }
   return code
