@@ -87,11 +87,11 @@ connection error) is a failure, as the service counts it.`,
     url: flag.text('URL', "the receiver's webhook URL (required)"),
     type: flag.text(
       'TYPE',
-      'conversion.created, conversion.updated or webhook.test\n(default: conversion.created, or .updated when --status is not pending)',
+      `${SAMPLE_EVENT_TYPES.join(', ').replace(/, (?=[^,]*$)/, ' or ')}\n(default: conversion.created, or .updated when --status is not pending)`,
     ),
     status: flag.text(
       'STATUS',
-      "the conversion's status: pending, approved, available,\nready_for_payout, rejected",
+      `the conversion's status, one of\n${CONVERSION_STATUSES.join(', ')}`,
     ),
     'conversion-id': flag.number('N', "the conversion's id (default random)", {
       min: 1,
