@@ -5,6 +5,7 @@ import {
   type ConversionCreatedEvent,
   type ConversionEvent,
   type ConversionUpdatedEvent,
+  EVENT_TYPES,
   type EventStore,
   type HandlerContext,
   handlerTable,
@@ -278,7 +279,7 @@ export function createWorker<Tx = undefined>(
   const firstLeaseMs =
     typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
   const deferMs = options.deferMs ?? 200
-  const known = new Set(['conversion.created', 'conversion.updated', 'webhook.test'])
+  const known = new Set<string>(EVENT_TYPES)
   const { client, owned } = clientFor(options.connection, 'worker')
   // For job states only; it never adds.
   const queue = new Queue(queueName, { connection: client, prefix })

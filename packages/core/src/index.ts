@@ -83,12 +83,14 @@ export {
 export { TELEMETRY_NAMES } from './telemetry.js'
 export {
   type AnyWebhookEvent,
+  CONVERSION_EVENT_TYPES,
   type Conversion,
   type ConversionCreatedEvent,
   type ConversionEvent,
   type ConversionEventData,
   type ConversionStatus,
   type ConversionUpdatedEvent,
+  EVENT_TYPES,
   type EventType,
   isConversionEvent,
   isKnownEvent,

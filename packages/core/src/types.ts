@@ -60,11 +60,12 @@ export type UnknownWebhookEvent = EventEnvelope<string & {}, Record<string, unkn
 /** Whatever a verified delivery can carry. Narrow it with {@link isKnownEvent}. */
 export type AnyWebhookEvent = WebhookEvent | UnknownWebhookEvent
 
-const KNOWN_TYPES: ReadonlySet<string> = new Set([
-  'conversion.created',
-  'conversion.updated',
-  'webhook.test',
-])
+/** The event types an endpoint subscribes to: the spec's conversion events. */
+export const CONVERSION_EVENT_TYPES = ['conversion.created', 'conversion.updated'] as const
+/** Every event type of the spec: the conversion events and `webhook.test` (sent by the test route only). */
+export const EVENT_TYPES = [...CONVERSION_EVENT_TYPES, 'webhook.test'] as const
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
 
 /** Narrows to the discriminated {@link WebhookEvent} union. */
 export function isKnownEvent(event: AnyWebhookEvent): event is WebhookEvent {

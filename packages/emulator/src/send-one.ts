@@ -3,17 +3,14 @@
  * it builds when given no body, and what the service would make of the answer.
  */
 import { randomInt } from 'node:crypto'
+import { EVENT_TYPES } from '@affiliate-webhooks/core'
 import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
 import type { AttemptResult } from './attempt.js'
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from './schedule.js'
 import { formatDuration } from './simulation-text.js'
 
 /** The event types {@link sampleEventBody} builds. */
-export const SAMPLE_EVENT_TYPES = [
-  'conversion.created',
-  'conversion.updated',
-  'webhook.test',
-] as const
+export const SAMPLE_EVENT_TYPES = EVENT_TYPES
 
 /**
  * A conversion id for an event made up here (send, trigger, simulate): six to

@@ -1,9 +1,10 @@
+import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { ApiError, type FieldError, validationError } from './api-error.js'
 import type { DeliveryStatus } from './schedule.js'
 import { checkWebhookUrl } from './webhook-url.js'
 
 /** Event types an endpoint can subscribe to. `webhook.test` is sent only by the test route. */
-export const SUBSCRIBABLE_EVENTS = ['conversion.created', 'conversion.updated'] as const
+export const SUBSCRIBABLE_EVENTS = CONVERSION_EVENT_TYPES
 /** Statuses of a conversion. */
 export const CONVERSION_STATUSES = [
   'pending',

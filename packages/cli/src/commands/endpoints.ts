@@ -4,13 +4,12 @@ import {
   formatEndpoints,
   type UpdateWebhookInput,
 } from '@affiliate-webhooks/client'
+import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { manageCommand, positional, withClient } from '../manage/api.js'
 import { flag, str, type Values } from './command.js'
 import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
-
-const EVENTS = ['conversion.created', 'conversion.updated']
 
 function parseEvents(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined
@@ -70,7 +69,7 @@ turns a disabled endpoint back on and resets its failure count (to also replay
 what failed meanwhile, use recover).`,
   options: {
     url: flag.text('URL', "the receiver's public https URL"),
-    events: flag.text('LIST', `comma-separated (default ${EVENTS.join(',')})`),
+    events: flag.text('LIST', `comma-separated (default ${CONVERSION_EVENT_TYPES.join(',')})`),
     description: flag.text('TEXT', 'a label, up to 255 characters ("" clears it on update)'),
     redis: flag.text('URL', 'store the new secret in this Redis (redisSecretSource)'),
     'show-secret': flag.bool('print the new secret'),
@@ -130,7 +129,7 @@ async function run(
       const description = str(values, 'description')
       const made = await api.webhooks.create({
         url: str(values, 'url') as string,
-        events: parseEvents(str(values, 'events')) ?? EVENTS,
+        events: parseEvents(str(values, 'events')) ?? [...CONVERSION_EVENT_TYPES],
         ...(description ? { description } : {}),
       })
       const { secret, ...endpoint } = made

@@ -5,6 +5,7 @@ import {
   formatFollowEvent,
   waitForAttempt,
 } from '@affiliate-webhooks/client'
+import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
 import {
   MANAGE_FOOTER,
@@ -17,7 +18,7 @@ import { BIN, flag, num, str, type Values } from './command.js'
 import { writeRouteHint } from './hints.js'
 import { EXIT, type Io, interruptible, UsageError } from './io.js'
 
-const TYPES = ['conversion.created', 'conversion.updated'] as const
+const TYPES = CONVERSION_EVENT_TYPES
 const FIELDS = [
   ['commission', 'commission'],
   ['sale-amount', 'saleAmount'],
