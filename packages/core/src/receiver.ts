@@ -521,11 +521,14 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
     let trace: DeliveryTrace | undefined
     try {
       trace = telemetry.current?.start()
+      // Both steps return their own native promises or plain answers: `instanceof`
+      // tells them apart without looking for a `then` on every answer.
       const delivery = verifyDelivery(input, settings)
-      const result = isPromiseLike(delivery)
-        ? delivery.then((verified) => afterVerify(verified, trace))
-        : afterVerify(delivery, trace)
-      return isPromiseLike(result)
+      const result =
+        delivery instanceof Promise
+          ? delivery.then((verified) => afterVerify(verified, trace))
+          : afterVerify(delivery, trace)
+      return result instanceof Promise
         ? result.then(
             (answer) => settle(answer, input, trace),
             (error) => settle(unexpected(error), input, trace),

@@ -42,11 +42,22 @@ function hexKind(text: string, from: number, to: number): Hex {
 }
 
 function allDigits(text: string, from: number, to: number): boolean {
+  return wholeNumber(text, from, to) >= 0
+}
+
+/**
+ * The number written in decimal digits from `from` to `to` (at most 15, so it is
+ * exact), or -1 if any character is not a digit. Read here rather than by
+ * `Number(text)`, which first checks whether the string is an array index.
+ */
+function wholeNumber(text: string, from: number, to: number): number {
+  let value = 0
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i)
-    if (c < 48 || c > 57) return false
+    if (c < 48 || c > 57) return -1
+    value = value * 10 + (c - 48)
   }
-  return true
+  return value
 }
 
 /**
@@ -76,13 +87,13 @@ function canonical(value: string): SignatureHeader | undefined {
     value.charCodeAt(comma + 1) !== 118 /* v */ ||
     value.charCodeAt(comma + 2) !== 49 /* 1 */ ||
     value.charCodeAt(comma + 3) !== 61 /* = */ ||
-    !allDigits(value, 2, comma) ||
     hexKind(value, comma + 4, length) !== Hex.Lower
   ) {
     return undefined
   }
-  const timestampText = value.slice(2, comma)
-  return { timestamp: Number(timestampText), timestampText, signatures: [value.slice(comma + 4)] }
+  const timestamp = wholeNumber(value, 2, comma)
+  if (timestamp < 0) return undefined
+  return { timestamp, timestampText: value.slice(2, comma), signatures: [value.slice(comma + 4)] }
 }
 
 function parseAnyOrder(value: string): SignatureHeader {
