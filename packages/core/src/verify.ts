@@ -3,7 +3,7 @@ import { getHeader, type HeadersInput } from './headers.js'
 import { parseEvent } from './parse-event.js'
 import { platform } from './platform/index.js'
 import { isSecretSource, SecretKeeper, type SecretSource } from './secret-source.js'
-import { parseSignatureHeader } from './signature-header.js'
+import { canonicalHeader, parseSignatureHeader } from './signature-header.js'
 import type { AnyWebhookEvent } from './types.js'
 
 /** Name of the signature header, lowercase. */
@@ -146,6 +146,36 @@ function parseAttempt(value: string | undefined): number | null {
   return ATTEMPT.test(value) ? Number(value) : null
 }
 
+/** The signature header's `t` and its `v1` values as bytes (those that can match). */
+interface SignatureInput {
+  timestamp: number
+  timestampText: string
+  signatures: Uint8Array[]
+}
+
+/**
+ * Reads the signature header: the service's own shape at once, its hex checked
+ * by the platform's decoding; anything else through the general parser, which
+ * throws `malformed_signature` when no `t` or no hex `v1` is usable.
+ */
+function readSignature(header: string): SignatureInput {
+  const shape = canonicalHeader(header)
+  if (shape !== undefined) {
+    const bytes = platform.signatureBytes(shape.v1)
+    if (bytes !== undefined) {
+      return { timestamp: shape.timestamp, timestampText: shape.timestampText, signatures: [bytes] }
+    }
+  }
+  const { timestamp, timestampText, signatures: hex } = parseSignatureHeader(header)
+  const signatures: Uint8Array[] = []
+  for (const value of hex) {
+    // A value of the wrong length cannot match; skipping it leaks only its length.
+    const bytes = platform.signatureBytes(value)
+    if (bytes !== undefined) signatures.push(bytes)
+  }
+  return { timestamp, timestampText, signatures }
+}
+
 function checkTimestamp(signedAt: number, settings: VerifySettings): void {
   const skew = settings.now() / 1000 - signedAt
   // Compared unrounded: 300.4 s is outside a 300 s tolerance. Rounded for the message only.
@@ -213,7 +243,7 @@ export function verifyDelivery(
   if (header === undefined || (!isCanonicalStart(header) && header.trim() === '')) {
     throw new WebhookError('missing_signature', 'The Service-Signature header is missing.')
   }
-  const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
+  const { timestamp, timestampText, signatures } = readSignature(header)
   const prefix = `${timestampText}.`
   const { source } = settings
   if (source === undefined) {
