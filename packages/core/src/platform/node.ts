@@ -50,7 +50,8 @@ export const platform: Platform = {
     const buffer = Buffer.isBuffer(bytes)
       ? bytes
       : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return buffer.toString('utf8')
+    // UTF-8 is toString's default; without arguments it skips the encoding lookup.
+    return buffer.toString()
   },
   utf8Encode(text) {
     return Buffer.from(text, 'utf8')
