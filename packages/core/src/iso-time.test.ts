@@ -55,6 +55,9 @@ describe('isoTimeMicros', () => {
     '2026-11-20X10:00:00Z',
     '2026-11-20T10:00:00Zjunk',
     '0999-11-20T10:00:00Z',
+    '20x6-11-20T10:00:00Z',
+    '2x26-11-20T10:00:00Z',
+    '2026-1x-20T10:00:00Z',
     'yesterday at noon, roughly',
   ])('refuses %s', (text) => {
     expect(isoTimeMicros(text)).toBeNaN()

@@ -11,7 +11,8 @@ export function isoTimeMicros(text: unknown): number {
   const length = text.length
   if (length < 17 || length > 40) return Number.NaN
   const century = twoDigits(text, 0)
-  const year = century < 0 ? -1 : century * 100 + twoDigits(text, 2)
+  const yearOfCentury = twoDigits(text, 2)
+  const year = century < 0 || yearOfCentury < 0 ? -1 : century * 100 + yearOfCentury
   const month = twoDigits(text, 5)
   const day = twoDigits(text, 8)
   const hour = twoDigits(text, 11)
