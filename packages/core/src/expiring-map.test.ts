@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ExpiringMap } from './expiring-map.js'
+import { ExpiringMap, ExpiringSet } from './expiring-map.js'
 import { memoryStore } from './memory-store.js'
 
 describe('ExpiringMap', () => {
@@ -72,5 +72,34 @@ describe('ExpiringMap under steady use', () => {
     expect(map.has('k2', 20_001)).toBe(false)
     expect(map.get('k0', 20_001)).toBe(19_998)
     expect(map.get('k1', 20_001)).toBe(19_999)
+  })
+})
+
+describe('ExpiringSet', () => {
+  it('keeps a key until ttl after it was added, bounded by max, oldest out first', () => {
+    const set = new ExpiringSet<string>(2, 1000)
+    set.add('a', 5000)
+    set.add('b', 5500)
+    expect(set.has('a', 6000)).toBe(true)
+    expect(set.has('a', 6001)).toBe(false)
+    set.add('c', 6002)
+    expect(set.size).toBe(2)
+    expect(set.has('b', 6002)).toBe(true)
+    set.add('b', 6100) // refreshed: now the newest, and alive for another ttl
+    set.add('d', 6200)
+    expect(['b', 'c', 'd'].filter((key) => set.has(key, 6300))).toEqual(['b', 'd'])
+    expect(set.has('b', 7100)).toBe(true)
+    expect(set.has('b', 7101)).toBe(false)
+  })
+
+  it('counts a key added twice in the same ms once, and still forgets it on time', () => {
+    const set = new ExpiringSet<number>(10, 100)
+    for (let i = 0; i < 1000; i++) set.add(7, 50)
+    set.add(8, 60)
+    expect(set.size).toBe(2)
+    set.add(9, 151)
+    expect(set.has(7, 151)).toBe(false)
+    expect(set.has(8, 151)).toBe(true)
+    expect(set.size).toBe(2)
   })
 })

@@ -10,18 +10,20 @@ export function isoTimeMicros(text: unknown): number {
   if (typeof text !== 'string') return Number.NaN
   const length = text.length
   if (length < 17 || length > 40) return Number.NaN
-  const year = digits(text, 0, 4)
-  const month = digits(text, 5, 2)
-  const day = digits(text, 8, 2)
-  const hour = digits(text, 11, 2)
-  const minute = digits(text, 14, 2)
+  const century = twoDigits(text, 0)
+  const yearOfCentury = twoDigits(text, 2)
+  const year = century < 0 || yearOfCentury < 0 ? -1 : century * 100 + yearOfCentury
+  const month = twoDigits(text, 5)
+  const day = twoDigits(text, 8)
+  const hour = twoDigits(text, 11)
+  const minute = twoDigits(text, 14)
   const separator = text.charCodeAt(10)
   if (
     text.charCodeAt(4) !== 45 ||
     text.charCodeAt(7) !== 45 ||
     (separator !== 84 /* T */ && separator !== 116 /* t */ && separator !== 32) ||
     text.charCodeAt(13) !== 58 ||
-    year < 1000 ||
+    !(year >= 1000) ||
     month < 1 ||
     month > 12 ||
     day < 1 ||
@@ -37,7 +39,7 @@ export function isoTimeMicros(text: unknown): number {
   let second = 0
   let micros = 0
   if (text.charCodeAt(at) === 58 /* : */) {
-    second = digits(text, 17, 2)
+    second = twoDigits(text, 17)
     if (second < 0 || second > 59) return Number.NaN
     at = 19
     if (text.charCodeAt(at) === 46 /* . */) {
@@ -46,7 +48,7 @@ export function isoTimeMicros(text: unknown): number {
       const count = at - from
       if (count === 0 || count > 9) return Number.NaN
       const kept = Math.min(count, 6)
-      micros = digits(text, from, kept) * 10 ** (6 - kept)
+      micros = digits(text, from, kept) * (MICROS_PER_UNIT[kept] as number)
     }
   }
   let offsetMinutes = 0
@@ -54,10 +56,10 @@ export function isoTimeMicros(text: unknown): number {
   if ((zone === 90 /* Z */ || zone === 122) /* z */ && at + 1 === length) {
     offsetMinutes = 0
   } else if (zone === 43 /* + */ || zone === 45 /* - */) {
-    const zoneHours = digits(text, at + 1, 2)
+    const zoneHours = twoDigits(text, at + 1)
     const rest = length - (at + 3)
     const colon = text.charCodeAt(at + 3) === 58 ? 1 : 0
-    const zoneMinutes = rest === 0 ? 0 : digits(text, at + 3 + colon, 2)
+    const zoneMinutes = rest === 0 ? 0 : twoDigits(text, at + 3 + colon)
     if (
       (rest !== 0 && rest !== 2 + colon) ||
       zoneHours < 0 ||
@@ -81,16 +83,28 @@ export function isoTimeMicros(text: unknown): number {
  * from March, so the leap day ends the year, in 400-year eras of 146,097 days.
  */
 function daysSinceEpoch(year: number, month: number, day: number): number {
+  // Every quantity here is a whole number >= 0 (years from 1000 on), so `| 0`
+  // is the floor of the division, in integer arithmetic.
   const y = month <= 2 ? year - 1 : year
-  const era = Math.floor(y / 400)
+  const era = (y / 400) | 0
   const yearOfEra = y - era * 400
-  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
-  const dayOfEra =
-    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear
+  const dayOfYear = (((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) | 0) + day - 1
+  const dayOfEra = yearOfEra * 365 + ((yearOfEra / 4) | 0) - ((yearOfEra / 100) | 0) + dayOfYear
   return era * 146_097 + dayOfEra - 719_468
 }
 
+/** Microseconds in one unit of the last of `n` fraction digits (a table: `10 ** x` is a slow call here). */
+const MICROS_PER_UNIT = [0, 100_000, 10_000, 1000, 100, 10, 1] as const
+
 const isDigit = (code: number) => code >= 48 && code <= 57
+
+/** The number written by the two digits at `at`, or -1; straight-line, no loop. */
+function twoDigits(text: string, at: number): number {
+  const tens = text.charCodeAt(at) - 48
+  const ones = text.charCodeAt(at + 1) - 48
+  // Past the end charCodeAt gives NaN, which fails these tests too.
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1
+}
 
 /** The number written by `count` digits at `at`, or -1. */
 function digits(text: string, at: number, count: number): number {

@@ -1,4 +1,4 @@
-import { ExpiringMap } from './expiring-map.js'
+import { ExpiringMap, ExpiringSet } from './expiring-map.js'
 import {
   type BeginInput,
   type BeginResult,
@@ -24,8 +24,12 @@ export interface MemoryStoreOptions extends StoreTimings {
   now?: (() => number) | undefined
 }
 
-interface Hold {
-  token: string
+/**
+ * A running attempt's hold on its event (the lease) and its conversion (the
+ * lock): one object for both, so renewing it renews both. It is also the claim
+ * handed to the receiver, which spares an object per delivery.
+ */
+interface Hold extends Claim {
   expiresAt: number
 }
 
@@ -40,13 +44,13 @@ type Timings = ReturnType<typeof resolveStoreTimings>
  * order handled). Both start empty and grow with use, up to their bounds.
  */
 interface Settled {
-  done: ExpiringMap<string, true>
+  done: ExpiringSet<string>
   watermarks: ExpiringMap<number, number>
 }
 
 function settledState(options: MemoryStoreOptions, timings: Timings): Settled {
   return {
-    done: new ExpiringMap(options.maxEvents ?? 100_000, timings.dedupeTtl),
+    done: new ExpiringSet(options.maxEvents ?? 100_000, timings.dedupeTtl),
     watermarks: new ExpiringMap(options.maxConversions ?? 100_000, timings.orderingTtl),
   }
 }
@@ -58,13 +62,28 @@ function isStale(settled: Settled, conversionId: number, order: number, at: numb
 }
 
 /**
+ * A Map that never empties: it holds one entry under a key of its own. V8 gives
+ * a Map that a delete leaves empty a new table, and the next set grows it again:
+ * two allocations and a runtime call per delivery for the leases and the locks,
+ * which are empty between deliveries. Only `get`, `set` and `delete` by real
+ * keys are used, so the extra entry is never seen.
+ */
+function keptMap<K>(): Map<K, Hold> {
+  const map = new Map<K | typeof KEEP, Hold>()
+  map.set(KEEP, NO_HOLD)
+  return map as Map<K, Hold>
+}
+const KEEP = Symbol('kept')
+const NO_HOLD: Hold = { eventId: '', order: 0, token: '', expiresAt: 0 }
+
+/**
  * Leases (per event) and locks (per conversion) held by running attempts, and
  * the attempts waiting for a lock. They live only as long as an attempt runs, so
  * their count is bounded by the requests in flight; expired ones are dropped when met.
  */
 class Holds {
-  readonly leases = new Map<string, Hold>()
-  readonly locks = new Map<number, Hold>()
+  readonly leases = keptMap<string>()
+  readonly locks = keptMap<number>()
   readonly #waiters = new Map<number, Set<() => void>>()
   #counter = 0
 
@@ -128,16 +147,22 @@ function attempt(
   if (holds.live(holds.leases, eventId, at)) return IN_PROGRESS
   if (conversionId !== undefined) {
     if (isStale(settled, conversionId, order, at)) {
-      settled.done.set(eventId, true, at)
+      settled.done.add(eventId, at)
       return STALE
     }
     const lock = holds.live(holds.locks, conversionId, at)
     if (lock !== undefined) return lock
   }
-  const hold = { token: holds.nextToken(), expiresAt: at + leaseMs }
+  const hold: Hold = {
+    eventId,
+    conversionId,
+    order,
+    token: holds.nextToken(),
+    expiresAt: at + leaseMs,
+  }
   holds.leases.set(eventId, hold)
   if (conversionId !== undefined) holds.locks.set(conversionId, hold)
-  return { status: 'claimed', claim: { eventId, conversionId, order, token: hold.token } }
+  return { status: 'claimed', claim: hold }
 }
 
 /** `begin`: synchronous unless the conversion is locked, then it waits for the lock. */
@@ -177,7 +202,7 @@ function commitClaim(settled: Settled, holds: Holds, claim: Claim, at: number): 
     return false
   }
   holds.leases.delete(claim.eventId)
-  settled.done.set(claim.eventId, true, at)
+  settled.done.add(claim.eventId, at)
   const { conversionId } = claim
   if (conversionId !== undefined) {
     if (!isStale(settled, conversionId, claim.order, at)) {

@@ -133,7 +133,6 @@ export interface Receiver {
 export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext<unknown>) => unknown
 
 const KNOWN_TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
-const KNOWN = new Set<string>(KNOWN_TYPES)
 
 /**
  * Which handler runs for each known event type, from `onConversion` and `on`
@@ -469,6 +468,22 @@ function createDispatch(setup: Setup, fail: Fail) {
 }
 
 /**
+ * The handler for an event type, from {@link handlerTable} and `onUnknownEvent`.
+ * The spec's types are compared as strings rather than looked up in the Map: the
+ * type is a new string in every parsed body, which a Map lookup would hash first.
+ */
+function handlerLookup(setup: Setup): (type: string) => AnyHandler | undefined {
+  const { handlers, onUnknownEvent } = setup
+  const known = KNOWN_TYPES.map((type) => handlers.get(type))
+  return (type) => {
+    for (let i = 0; i < KNOWN_TYPES.length; i++) {
+      if (type === KNOWN_TYPES[i]) return known[i]
+    }
+    return onUnknownEvent
+  }
+}
+
+/**
  * The framework-neutral receiver: verify, parse, de-duplicate, order, dispatch,
  * and decide the HTTP answer. Adapters only move bytes in and the answer out.
  */
@@ -477,7 +492,8 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
   const setup = resolveSetup(options)
   const telemetry = setupTelemetry(options)
   const { settle, countAnswer } = createSettle(setup, telemetry)
-  const { settings, queue, handlers, onUnknownEvent } = setup
+  const { settings, queue } = setup
+  const handlerOf = handlerLookup(setup)
   const { onError, onDuplicate, onStale } = options
 
   const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
@@ -503,7 +519,7 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
     if (trace !== undefined) trace.verified(delivery)
     if (queue !== undefined) return queued(queue, delivery)
     const { event } = delivery
-    const handler = handlers.get(event.type) ?? (KNOWN.has(event.type) ? undefined : onUnknownEvent)
+    const handler = handlerOf(event.type)
     if (handler === undefined) return acknowledge('ignored', event)
     return dispatch(delivery, handler, trace)
   }
@@ -521,11 +537,14 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
     let trace: DeliveryTrace | undefined
     try {
       trace = telemetry.current?.start()
+      // Both steps return their own native promises or plain answers: `instanceof`
+      // tells them apart without looking for a `then` on every answer.
       const delivery = verifyDelivery(input, settings)
-      const result = isPromiseLike(delivery)
-        ? delivery.then((verified) => afterVerify(verified, trace))
-        : afterVerify(delivery, trace)
-      return isPromiseLike(result)
+      const result =
+        delivery instanceof Promise
+          ? delivery.then((verified) => afterVerify(verified, trace))
+          : afterVerify(delivery, trace)
+      return result instanceof Promise
         ? result.then(
             (answer) => settle(answer, input, trace),
             (error) => settle(unexpected(error), input, trace),

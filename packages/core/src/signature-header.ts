@@ -42,11 +42,22 @@ function hexKind(text: string, from: number, to: number): Hex {
 }
 
 function allDigits(text: string, from: number, to: number): boolean {
+  return wholeNumber(text, from, to) >= 0
+}
+
+/**
+ * The number written in decimal digits from `from` to `to` (at most 15, so it is
+ * exact), or -1 if any character is not a digit. Read here rather than by
+ * `Number(text)`, which first checks whether the string is an array index.
+ */
+function wholeNumber(text: string, from: number, to: number): number {
+  let value = 0
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i)
-    if (c < 48 || c > 57) return false
+    if (c < 48 || c > 57) return -1
+    value = value * 10 + (c - 48)
   }
-  return true
+  return value
 }
 
 /**
@@ -60,11 +71,21 @@ export function parseSignatureHeader(value: string): SignatureHeader {
   return canonical(value) ?? parseAnyOrder(value)
 }
 
+/** A header as the service sends it, its `v1` not yet checked to be hex. */
+export interface CanonicalHeader {
+  timestamp: number
+  timestampText: string
+  /** The 64 characters after `v1=`: hex only if the sender made it so. */
+  v1: string
+}
+
 /**
- * The header exactly as the service sends it, `t=<digits>,v1=<64 lowercase hex>`,
- * read without the general loop; anything else returns undefined.
+ * The header in the shape the service sends, `t=<digits>,v1=<64 characters>`,
+ * read without the general loop; anything else returns undefined. Whether the
+ * 64 characters are hex is left to the caller: the receiver's platform finds out
+ * while decoding them, which it must do anyway (in native code on Node).
  */
-function canonical(value: string): SignatureHeader | undefined {
+export function canonicalHeader(value: string): CanonicalHeader | undefined {
   const comma = value.indexOf(',')
   const length = value.length
   if (
@@ -75,14 +96,20 @@ function canonical(value: string): SignatureHeader | undefined {
     value.charCodeAt(1) !== 61 /* = */ ||
     value.charCodeAt(comma + 1) !== 118 /* v */ ||
     value.charCodeAt(comma + 2) !== 49 /* 1 */ ||
-    value.charCodeAt(comma + 3) !== 61 /* = */ ||
-    !allDigits(value, 2, comma) ||
-    hexKind(value, comma + 4, length) !== Hex.Lower
+    value.charCodeAt(comma + 3) !== 61 /* = */
   ) {
     return undefined
   }
-  const timestampText = value.slice(2, comma)
-  return { timestamp: Number(timestampText), timestampText, signatures: [value.slice(comma + 4)] }
+  const timestamp = wholeNumber(value, 2, comma)
+  if (timestamp < 0) return undefined
+  return { timestamp, timestampText: value.slice(2, comma), v1: value.slice(comma + 4) }
+}
+
+/** The canonical header with its `v1` in lowercase hex; anything else returns undefined. */
+function canonical(value: string): SignatureHeader | undefined {
+  const shape = canonicalHeader(value)
+  if (shape === undefined || hexKind(shape.v1, 0, 64) !== Hex.Lower) return undefined
+  return { timestamp: shape.timestamp, timestampText: shape.timestampText, signatures: [shape.v1] }
 }
 
 function parseAnyOrder(value: string): SignatureHeader {

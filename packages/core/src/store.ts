@@ -87,10 +87,11 @@ export type MaybePromise<T> = T | Promise<T>
  * on `Promise.resolve(value)`, which is the value itself when it is native.
  */
 export const isPromiseLike = <T>(value: MaybePromise<T>): value is Promise<T> =>
-  value instanceof Promise ||
-  (typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function')
+  // A boolean or undefined (a commit's answer, most handlers' return) is told at
+  // the first test; a native promise has its `then` like any thenable.
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { then?: unknown }).then === 'function'
 
 /** What {@link EventStore.begin} needs to know about a verified event. */
 export interface BeginInput {

@@ -3,8 +3,7 @@ import { getHeader, type HeadersInput } from './headers.js'
 import { parseEvent } from './parse-event.js'
 import { platform } from './platform/index.js'
 import { isSecretSource, SecretKeeper, type SecretSource } from './secret-source.js'
-import { parseSignatureHeader } from './signature-header.js'
-import { isPromiseLike } from './store.js'
+import { canonicalHeader, parseSignatureHeader } from './signature-header.js'
 import type { AnyWebhookEvent } from './types.js'
 
 /** Name of the signature header, lowercase. */
@@ -127,6 +126,10 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? 'an empty string' : typeof value
 }
 
+/** Starts with `t=`, as every header the service sends does: so not blank. */
+const isCanonicalStart = (header: string) =>
+  header.charCodeAt(0) === 116 /* t */ && header.charCodeAt(1) === 61 /* = */
+
 /** A Uint8Array or Buffer from any realm (instanceof fails across vm contexts). */
 const isBytes = (value: unknown): value is Uint8Array =>
   ArrayBuffer.isView(value) && (value as Uint8Array).BYTES_PER_ELEMENT === 1
@@ -134,7 +137,43 @@ const isBytes = (value: unknown): value is Uint8Array =>
 const ATTEMPT = /^[1-9]\d{0,5}$/
 
 function parseAttempt(value: string | undefined): number | null {
-  return value !== undefined && ATTEMPT.test(value) ? Number(value) : null
+  if (value === undefined) return null
+  // The service sends 1 to 8: one digit, read without the regex.
+  if (value.length === 1) {
+    const digit = value.charCodeAt(0) - 48
+    return digit >= 1 && digit <= 9 ? digit : null
+  }
+  return ATTEMPT.test(value) ? Number(value) : null
+}
+
+/** The signature header's `t` and its `v1` values as bytes (those that can match). */
+interface SignatureInput {
+  timestamp: number
+  timestampText: string
+  signatures: Uint8Array[]
+}
+
+/**
+ * Reads the signature header: the service's own shape at once, its hex checked
+ * by the platform's decoding; anything else through the general parser, which
+ * throws `malformed_signature` when no `t` or no hex `v1` is usable.
+ */
+function readSignature(header: string): SignatureInput {
+  const shape = canonicalHeader(header)
+  if (shape !== undefined) {
+    const bytes = platform.signatureBytes(shape.v1)
+    if (bytes !== undefined) {
+      return { timestamp: shape.timestamp, timestampText: shape.timestampText, signatures: [bytes] }
+    }
+  }
+  const { timestamp, timestampText, signatures: hex } = parseSignatureHeader(header)
+  const signatures: Uint8Array[] = []
+  for (const value of hex) {
+    // A value of the wrong length cannot match; skipping it leaks only its length.
+    const bytes = platform.signatureBytes(value)
+    if (bytes !== undefined) signatures.push(bytes)
+  }
+  return { timestamp, timestampText, signatures }
 }
 
 function checkTimestamp(signedAt: number, settings: VerifySettings): void {
@@ -166,7 +205,7 @@ function finish(
   const { event, order, conversionId } = parseEvent(platform.utf8Decode(input.rawBody))
   const headerId = getHeader(input.headers, EVENT_ID_HEADER)
   // The body is signed and the header is not, so the body's id is the one we trust.
-  if (headerId !== undefined && headerId.trim() !== event.id) {
+  if (headerId !== undefined && headerId !== event.id && headerId.trim() !== event.id) {
     throw new WebhookError(
       'event_id_mismatch',
       'Service-Event-Id differs from the id in the signed body.',
@@ -199,16 +238,18 @@ export function verifyDelivery(
     )
   }
   const header = getHeader(input.headers, SIGNATURE_HEADER)
-  if (header === undefined || header.trim() === '') {
+  // Blank counts as missing; a header as the service sends it is never blank, so
+  // the trim waits for one that is not.
+  if (header === undefined || (!isCanonicalStart(header) && header.trim() === '')) {
     throw new WebhookError('missing_signature', 'The Service-Signature header is missing.')
   }
-  const { timestamp, timestampText, signatures } = parseSignatureHeader(header)
+  const { timestamp, timestampText, signatures } = readSignature(header)
   const prefix = `${timestampText}.`
   const { source } = settings
   if (source === undefined) {
     const matched = platform.verify(settings.secrets, prefix, input.rawBody, signatures)
     // node:crypto answers synchronously; only Web Crypto pays for a promise (and closures) here.
-    return !isPromiseLike(matched)
+    return !(matched instanceof Promise)
       ? finish(matched, input, settings, timestamp)
       : matched.then((result) => finish(result, input, settings, timestamp))
   }
@@ -281,7 +322,10 @@ export function verifyEvent(options: VerifyOptions & DeliveryInput): Promise<Any
   // is the one handed back.
   try {
     const delivery = verifyDelivery(options, settingsFor(options))
-    return isPromiseLike(delivery) ? delivery.then((d) => d.event) : Promise.resolve(delivery.event)
+    // verifyDelivery's promises are its own, native ones: no thenable test needed.
+    return delivery instanceof Promise
+      ? delivery.then((d) => d.event)
+      : Promise.resolve(delivery.event)
   } catch (error) {
     return Promise.reject(error)
   }

@@ -21,28 +21,27 @@ export const platform: Platform = {
     return otelApi
   },
   verify(secrets, signedPrefix, body, candidates) {
-    // What the service sends: one secret, one v1. No array, one comparison.
+    // What the service sends: one secret, one v1. No loop, one comparison.
     if (secrets.length === 1 && candidates.length === 1) {
-      const hex = candidates[0] as string
-      if (hex.length !== 64) return false
       return timingSafeEqual(
         digest(secrets[0] as string, signedPrefix, body),
-        Buffer.from(hex, 'hex'),
+        candidates[0] as Uint8Array,
       )
-    }
-    const wanted: Buffer[] = []
-    for (const hex of candidates) {
-      // A value of the wrong length cannot match; skipping it leaks only its length.
-      if (hex.length === 64) wanted.push(Buffer.from(hex, 'hex'))
     }
     let matched = false
     for (const secret of secrets) {
       const actual = digest(secret, signedPrefix, body)
-      for (const candidate of wanted) {
+      for (const candidate of candidates) {
         if (timingSafeEqual(actual, candidate)) matched = true
       }
     }
     return matched
+  },
+  signatureBytes(hex) {
+    if (hex.length !== 64) return undefined
+    // Node's decoder stops at the first pair that is not hex: 32 bytes means all were.
+    const bytes = Buffer.from(hex, 'hex')
+    return bytes.byteLength === 32 ? bytes : undefined
   },
   async sign(secret, signedPrefix, body) {
     return digest(secret, signedPrefix, body).toString('hex')
@@ -51,7 +50,8 @@ export const platform: Platform = {
     const buffer = Buffer.isBuffer(bytes)
       ? bytes
       : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return buffer.toString('utf8')
+    // UTF-8 is toString's default; without arguments it skips the encoding lookup.
+    return buffer.toString()
   },
   utf8Encode(text) {
     return Buffer.from(text, 'utf8')

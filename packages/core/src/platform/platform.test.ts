@@ -38,8 +38,31 @@ describe('node:crypto and Web Crypto platforms', () => {
       [['whsec_a'], [`${good}00`], false],
     ]
     for (const [secrets, candidates, expected] of cases) {
-      expect(await nodePlatform.verify(secrets, '1.', body, candidates)).toBe(expected)
-      expect(await webPlatform.verify(secrets, '1.', body, candidates)).toBe(expected)
+      for (const platform of [nodePlatform, webPlatform]) {
+        const bytes = candidates.flatMap((hex) => platform.signatureBytes(hex) ?? [])
+        expect(await platform.verify(secrets, '1.', body, bytes)).toBe(expected)
+      }
+    }
+  })
+
+  it('decode a v1 of 64 hex digits in either case, and nothing else', () => {
+    const hex = reference('whsec_a', '1.', new Uint8Array([1, 2, 3]))
+    const not = [
+      hex.slice(0, 62),
+      `${hex}00`,
+      `${hex.slice(0, 10)}g${hex.slice(11)}`,
+      `${hex.slice(0, 63)}x`,
+      `zz${hex.slice(2)}`,
+      ' '.repeat(64),
+      `${hex.slice(0, 62)}:;`,
+      `${hex.slice(0, 62)}@G`,
+    ]
+    for (const platform of [nodePlatform, webPlatform]) {
+      expect(Buffer.from(platform.signatureBytes(hex) as Uint8Array).toString('hex')).toBe(hex)
+      expect(
+        Buffer.from(platform.signatureBytes(hex.toUpperCase()) as Uint8Array).toString('hex'),
+      ).toBe(hex)
+      for (const value of not) expect(platform.signatureBytes(value)).toBeUndefined()
     }
   })
 

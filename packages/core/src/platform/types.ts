@@ -5,15 +5,21 @@
 export interface Platform {
   /**
    * True when HMAC-SHA256 over `signedPrefix` followed by `body`, keyed with any
-   * of `secrets`, equals one of `candidates` (lowercase hex), compared in constant
-   * time. Synchronous where the runtime allows it, so the hot path stays cheap.
+   * of `secrets`, equals one of `candidates` (32 bytes each, from
+   * {@link Platform.signatureBytes}), compared in constant time. Synchronous
+   * where the runtime allows it, so the hot path stays cheap.
    */
   verify(
     secrets: readonly string[],
     signedPrefix: string,
     body: Uint8Array,
-    candidates: readonly string[],
+    candidates: readonly Uint8Array[],
   ): boolean | Promise<boolean>
+  /**
+   * The 32 bytes a `v1` value of 64 hex digits (either case) stands for, or
+   * undefined for anything else: a value that is not that cannot match.
+   */
+  signatureBytes(hex: string): Uint8Array | undefined
   /** Lowercase hex HMAC-SHA256 over `signedPrefix` followed by `body`. */
   sign(secret: string, signedPrefix: string, body: Uint8Array): Promise<string>
   utf8Decode(bytes: Uint8Array): string
