@@ -15,14 +15,15 @@ import {
   resolveStoreTimings,
 } from './store.js'
 import { type DeliveryTrace, otelApiOf, ReceiverTelemetry } from './telemetry.js'
-import type {
-  AnyWebhookEvent,
-  Conversion,
-  ConversionCreatedEvent,
-  ConversionEvent,
-  ConversionUpdatedEvent,
-  UnknownWebhookEvent,
-  WebhookTestEvent,
+import {
+  type AnyWebhookEvent,
+  type Conversion,
+  type ConversionCreatedEvent,
+  type ConversionEvent,
+  type ConversionUpdatedEvent,
+  EVENT_TYPES,
+  type UnknownWebhookEvent,
+  type WebhookTestEvent,
 } from './types.js'
 import {
   type DeliveryInput,
@@ -132,8 +133,6 @@ export interface Receiver {
 /** A handler of any event type, as {@link handlerTable} holds them. */
 export type AnyHandler = (event: AnyWebhookEvent, ctx: HandlerContext<unknown>) => unknown
 
-const KNOWN_TYPES = ['conversion.created', 'conversion.updated', 'webhook.test'] as const
-
 /**
  * Which handler runs for each known event type, from `onConversion` and `on`
  * (`on` wins for its type). Shared with queue workers, so both decide alike.
@@ -151,7 +150,7 @@ export function handlerTable<Tx>(options: ReceiverOptions<Tx>): Map<string, AnyH
         )
       }
     : undefined
-  for (const type of KNOWN_TYPES) {
+  for (const type of EVENT_TYPES) {
     const handler =
       (on[type] as AnyHandler | undefined) ?? (type === 'webhook.test' ? undefined : viaConversion)
     if (handler) table.set(type, handler)
@@ -474,10 +473,10 @@ function createDispatch(setup: Setup, fail: Fail) {
  */
 function handlerLookup(setup: Setup): (type: string) => AnyHandler | undefined {
   const { handlers, onUnknownEvent } = setup
-  const known = KNOWN_TYPES.map((type) => handlers.get(type))
+  const known = EVENT_TYPES.map((type) => handlers.get(type))
   return (type) => {
-    for (let i = 0; i < KNOWN_TYPES.length; i++) {
-      if (type === KNOWN_TYPES[i]) return known[i]
+    for (let i = 0; i < EVENT_TYPES.length; i++) {
+      if (type === EVENT_TYPES[i]) return known[i]
     }
     return onUnknownEvent
   }
