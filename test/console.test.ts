@@ -5,7 +5,6 @@
  * control route, live updates without reloading, and nothing loaded from
  * anywhere but the emulator. Without Chromium the test fails, it never skips.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
@@ -15,9 +14,9 @@ import { join } from 'node:path'
 import { verifyEvent } from '@affiliate-webhooks/core'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Live, live } from './cli-live.js'
 
 const root = new URL('..', import.meta.url).pathname
-const BIN = join(root, 'packages/cli/dist/cli.js')
 const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = join(root, 'test/artifacts')
 const MINUTE = 60_000
@@ -85,7 +84,7 @@ function getWithHost(url: string, host: string, headers: Record<string, string> 
   })
 }
 
-let child: ChildProcessWithoutNullStreams
+let emulator: Live | undefined
 let receiver: Awaited<ReturnType<typeof startReceiver>>
 let context: BrowserContext
 let profile: string
@@ -95,20 +94,10 @@ let key = ''
 let banner = ''
 
 /** Starts `affiliate-webhooks emulator` and resolves with its banner. */
-function startCli(): Promise<string> {
-  child = spawn(process.execPath, [BIN, 'emulator', '--port', '0'], { cwd: root })
-  let stdout = ''
-  let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text
-  })
-  return new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      stdout += text
-      if (/Ctrl-C/.test(stdout)) resolve(stdout)
-    })
-    child.on('exit', (code) => reject(new Error(`emulator exited ${code}: ${stderr}`)))
-  })
+async function startCli(): Promise<string> {
+  emulator = live(['emulator', '--port', '0'])
+  await emulator.waitFor(/Ctrl-C/)
+  return emulator.stdout()
 }
 
 const api = async (method: string, path: string, body?: unknown) => {
@@ -149,11 +138,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close()
-  if (child && child.exitCode === null) {
-    const exited = once(child, 'exit')
-    child.kill('SIGINT')
-    await exited
-  }
+  await emulator?.stop()
   await receiver?.close()
   if (profile) rmSync(profile, { recursive: true, force: true })
 })

@@ -2,17 +2,14 @@
  * `affiliate-webhooks emulator` as users run it: the built binary in a real
  * process, its banner, its API, one line per attempt, Ctrl-C, and bad flags.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { CLI, killLive, type Live, live } from './cli-live.js'
 import { answer, conversion, startReceiver } from './emulator-harness.js'
 import { run } from './run-process.js'
 
-const root = new URL('..', import.meta.url).pathname
-const BIN = join(root, 'packages/cli/dist/cli.js')
 const KEY = `la_${'k'.repeat(32)}`
 
 let work: string
@@ -21,48 +18,24 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-interface Started {
-  child: ChildProcessWithoutNullStreams
+/** The emulator, once its banner names its URL. */
+interface Started extends Live {
   url: string
-  stdout: () => string
-  stderr: () => string
 }
 
-const children: ChildProcessWithoutNullStreams[] = []
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
-})
+afterEach(killLive)
 
-/** Starts the emulator and resolves once its banner names the URL. */
-function startCli(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', ...args], { cwd: root })
-  children.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text
-  })
-  return new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      stdout += text
-      const match = /URL\s+(http:\/\/\S+)\/v1\n/.exec(stdout)
-      if (match && /Ctrl-C/.test(stdout)) {
-        resolve({ child, url: match[1] as string, stdout: () => stdout, stderr: () => stderr })
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`exited ${code} before its banner: ${stderr}`)))
-  })
+async function startCli(args: string[]): Promise<Started> {
+  const emulator = live(['emulator', '--port', '0', ...args])
+  await emulator.waitFor(/Ctrl-C/)
+  const match = await emulator.waitFor(/URL\s+(http:\/\/\S+)\/v1\n/)
+  return Object.assign(emulator, { url: match[1] as string })
 }
 
-async function stop(started: Started) {
-  const exited = once(started.child, 'exit')
-  started.child.kill('SIGINT')
-  const [code] = await exited
-  return code as number | null
-}
+const stop = (started: Started) => started.stop()
 
 /** Runs the emulator with bad flags: it must exit on its own. */
-const runCli = (args: string[]) => run(process.execPath, [BIN, 'emulator', ...args])
+const runCli = (args: string[]) => run(process.execPath, [CLI, 'emulator', ...args])
 
 describe('affiliate-webhooks emulator', () => {
   it('prints a banner with URL, generated key, time scale and the loopback rule, serves /v1/health, and stops on SIGINT with exit 0', async () => {
