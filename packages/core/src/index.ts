@@ -78,6 +78,10 @@ export {
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
+  PRUNE_ROUND_BATCHES,
+  PRUNE_ROUND_BUDGET_MS,
+  pruneRound,
+  STORE_STATEMENT_TIMEOUT_MS,
   STREAK_RESET_EVERY_MS,
 } from './store-kit.js'
 export { TELEMETRY_NAMES } from './telemetry.js'

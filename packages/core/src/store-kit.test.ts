@@ -5,6 +5,10 @@ import {
   checkAcquireTimeout,
   checkoutWithin,
   gatedStreak,
+  PRUNE_BATCH,
+  PRUNE_ROUND_BATCHES,
+  PRUNE_ROUND_BUDGET_MS,
+  pruneRound,
   STREAK_RESET_EVERY_MS,
 } from './store-kit.js'
 
@@ -97,5 +101,41 @@ describe('checkAcquireTimeout', () => {
     for (const bad of [0, 1.5, -1, 2 ** 31, Number.NaN]) {
       expect(() => checkAcquireTimeout('someStore', bad)).toThrow(/someStore: `acquireTimeoutMs`/)
     }
+  })
+})
+
+describe('pruneRound', () => {
+  it('runs batches while they come back full, and stops at the first that is not', async () => {
+    const backlog = [PRUNE_BATCH, PRUNE_BATCH, 120, PRUNE_BATCH]
+    const limits: number[] = []
+    const deleted = await pruneRound(async (limit) => {
+      limits.push(limit)
+      return backlog.shift() ?? 0
+    })
+    expect(deleted).toBe(2 * PRUNE_BATCH + 120)
+    expect(limits).toEqual([PRUNE_BATCH, PRUNE_BATCH, PRUNE_BATCH])
+  })
+
+  it('stops at its batch limit when every batch is full', async () => {
+    let calls = 0
+    await pruneRound(async () => {
+      calls++
+      return PRUNE_BATCH
+    })
+    expect(calls).toBe(PRUNE_ROUND_BATCHES)
+  })
+
+  it('stops once its time budget is spent', async () => {
+    let clock = 0
+    let calls = 0
+    await pruneRound(
+      async () => {
+        calls++
+        clock += PRUNE_ROUND_BUDGET_MS / 2
+        return PRUNE_BATCH
+      },
+      () => clock,
+    )
+    expect(calls).toBe(2)
   })
 })
