@@ -366,19 +366,26 @@ function claimEndings(store: Setup['store'], fail: Fail) {
       ? acknowledge('processed', event)
       : storeFailed(new Error(TX_ENDED), event)
 
+  // Handled but not recorded answers 503: a retry may run the handler again,
+  // which beats telling the service to stop for an event we could not mark. A
+  // store that finds the handler to blame (it left the transaction unusable)
+  // throws `handler_failed`, answered 500 like a handler that threw.
+  const commitFailed = (cause: unknown, event: AnyWebhookEvent) =>
+    cause instanceof WebhookError && cause.code === 'handler_failed'
+      ? fail(cause, event)
+      : storeFailed(cause, event)
+
   const commit = (claim: Claim<unknown>, event: AnyWebhookEvent): MaybePromise<ReceiveResult> => {
-    // Handled but not recorded answers 503: a retry may run the handler again,
-    // which beats telling the service to stop for an event we could not mark.
     try {
       const committed = store.commit(claim)
       return isPromiseLike(committed)
         ? Promise.resolve(committed).then(
             (done) => committedAnswer(claim, done, event),
-            (cause) => storeFailed(cause, event),
+            (cause) => commitFailed(cause, event),
           )
         : committedAnswer(claim, committed, event)
     } catch (cause) {
-      return storeFailed(cause, event)
+      return commitFailed(cause, event)
     }
   }
 

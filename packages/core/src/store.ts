@@ -14,6 +14,9 @@ export interface EventStore<Tx = undefined> {
    * watermark are written in that transaction, which then commits: the
    * handler's writes and the mark land together or not at all. False then means
    * the transaction was ended before its commit (the handler's writes are gone).
+   * A store that finds the handler to blame (it caught a failed statement and
+   * returned, leaving a transaction that can only roll back) rejects with a
+   * `handler_failed` WebhookError: answered 500, as if the handler had thrown.
    */
   commit(claim: Claim<Tx>): MaybePromise<boolean>
   /**
