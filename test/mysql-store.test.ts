@@ -106,6 +106,8 @@ sqlReceiverCases('mysqlStore', {
     run: async (tx) => {
       await tx.query('ROLLBACK')
     },
+    status: 503,
+    code: 'store_unavailable',
   },
 })
 

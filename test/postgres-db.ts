@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -67,6 +67,11 @@ export interface PostgresServer {
   /** pg_ctl stop -m immediate: as a crash, every session gone. */
   stop(): Promise<void>
   start(): Promise<void>
+  /**
+   * SIGSTOP (true) or SIGCONT (false) to the postmaster and every one of its
+   * processes: a database that stops answering without closing a connection.
+   */
+  freeze(frozen: boolean): void
   /** Stops it for good and removes its files. */
   destroy(): Promise<void>
 }
@@ -75,6 +80,28 @@ const asPostgres = (command: string, args: string[]) =>
   process.getuid?.() === 0
     ? run('runuser', ['-u', 'postgres', '--', command, ...args])
     : run(command, args)
+
+/** The processes whose parent is `pid`, from /proc. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (parent === pid) children.push(Number(entry))
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return children
+}
+
+/** Sends `signal` to a running server's postmaster and every process it started. */
+function signalServer(data: string, signal: NodeJS.Signals): void {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+  for (const pid of [postmaster, ...childrenOf(postmaster)]) process.kill(pid, signal)
+}
 
 /** A private server on a spare loopback port, in a temp directory. */
 export async function startPrivatePostgres(): Promise<PostgresServer> {
@@ -105,7 +132,16 @@ export async function startPrivatePostgres(): Promise<PostgresServer> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop,
     start,
+    freeze(frozen) {
+      signalServer(data, frozen ? 'SIGSTOP' : 'SIGCONT')
+    },
     async destroy() {
+      // A stopped postmaster cannot shut down: woken first, if it was frozen.
+      try {
+        signalServer(data, 'SIGCONT')
+      } catch {
+        // Not running.
+      }
       await stop()
       rmSync(dir, { recursive: true, force: true })
     },

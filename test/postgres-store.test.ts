@@ -46,6 +46,9 @@ sqlReceiverCases('postgresStore', {
     run: async (tx) => {
       await tx.query('SELECT no_such_column FROM pg_class').catch(() => {})
     },
+    // The handler's doing: answered as if it had thrown.
+    status: 500,
+    code: 'handler_failed',
   },
 })
 
@@ -101,6 +104,78 @@ describe('postgresStore tables', () => {
     expect(rows[0].n).toBe(0)
   })
 
+  it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {
+    const tablePrefix = `aw_pre_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id text PRIMARY KEY, done_at timestamptz)`,
+    )
+    const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
+    await expect(store.ready()).rejects.toThrow(
+      new RegExp(`${tablePrefix}events exists.*lacks the column\\(s\\) expires_at.*older version`),
+    )
+    // Nothing stamped (the setup's transaction rolled back): the next start refuses again.
+    const { rows } = await db.pool.query('SELECT to_regclass($1) IS NULL AS gone', [
+      `${tablePrefix}schema`,
+    ])
+    expect(rows[0].gone).toBe(true)
+  })
+
+  it('accepts tables with every column but no version row (a setup that stopped half-way)', async () => {
+    const tablePrefix = `aw_half_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id text PRIMARY KEY, expires_at timestamptz NOT NULL)`,
+    )
+    const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect((await store.begin({ eventId: 'evt_half', order: 1 })).status).toBe('claimed')
+  })
+
+  it('refuses a version row whose functions are missing, saying to run the DDL again', async () => {
+    const tablePrefix = `aw_fn_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(postgresSchema({ tablePrefix }))
+    await db.pool.query(`DROP FUNCTION ${tablePrefix}commit`)
+    const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
+    await expect(store.ready()).rejects.toThrow(/functions .*missing.*sql schema --postgres/)
+  })
+
+  it('creates the schema it is given when it does not exist, and prints CREATE SCHEMA in its DDL', async () => {
+    const schema = `aw_s_${randomUUID().slice(0, 6)}`
+    expect(postgresSchema({ schema })).toContain(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    const store = postgresStore({ pool: db.pool, schema, logger: false })
+    const begun = await store.begin({ eventId: 'evt_schema', order: 1 })
+    expect(begun.status).toBe('claimed')
+    if (begun.status === 'claimed') expect(await store.commit(begun.claim)).toBe(true)
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${schema}.aw_events`)
+    expect(rows[0].n).toBe(1)
+    await db.pool.query(`DROP SCHEMA ${schema} CASCADE`)
+  })
+
+  it('refuses a missing pool and a pg.Client with a TypeError saying what it needs', () => {
+    expect(() => postgresStore(undefined as never)).toThrow(/`pool` is required/)
+    const client = new pg.Client({ connectionString: 'postgres://127.0.0.1:1/none' })
+    expect(() => postgresStore({ pool: client as never })).toThrow(
+      /must be a node-postgres Pool.*not a Client/,
+    )
+  })
+
+  it('keeps the process alive when the database ends idle clients and the logger is off', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: 'aw_term' })
+    const store = postgresStore({ pool, logger: false })
+    const begun = await store.begin({ eventId: `evt_term_${randomUUID()}`, order: 1 })
+    if (begun.status === 'claimed') await store.commit(begun.claim)
+    expect(pool.idleCount).toBeGreaterThan(0)
+    await db.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'aw_term' AND state = 'idle'`,
+    )
+    // No listener of the test's own: an unheard 'error' would end the test process.
+    while (pool.totalCount > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    const again = await store.begin({ eventId: `evt_term_${randomUUID()}`, order: 1 })
+    expect(again.status).toBe('claimed')
+    if (again.status === 'claimed') expect(await store.commit(again.claim)).toBe(true)
+    await pool.end()
+  })
+
   it('names the database and the setting, never the password, when the pool cannot connect', async () => {
     const pool = new pg.Pool({
       connectionString: 'postgres://app:hunter2-secret@127.0.0.1:1/ledger',
@@ -114,6 +189,8 @@ describe('postgresStore tables', () => {
     )
     expect(error?.message).toMatch(/PostgreSQL at 127\.0\.0\.1:1\/ledger as user app/)
     expect(error?.message).toMatch(/connectionString/)
+    // The driver's reason, code and words: here, nothing listens on port 1.
+    expect(error?.message).toMatch(/ECONNREFUSED: connect ECONNREFUSED/)
     expect(error?.message).not.toContain('hunter2')
     await pool.end()
   })

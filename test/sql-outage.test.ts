@@ -90,4 +90,42 @@ describe('PostgreSQL outage', () => {
     expect(lines.some((line) => line.includes('store_unavailable'))).toBe(true)
     expect(lines.join('\n')).not.toContain(PASSWORD)
   })
+
+  it('answers 503 within 10 s when the database stops answering without closing a connection, then handles each retry once', async () => {
+    const before = buildConversionEvent({ conversion: { id: 300 } })
+    expect(await deliver(url, before)).toBe(200)
+    // A store whose tables were never set up meets the frozen server on its first use.
+    const fresh = postgresStore({ pool, tablePrefix: 'aw_frozen_', logger: false })
+
+    database.freeze(true)
+    let during: ReturnType<typeof buildConversionEvent>[]
+    try {
+      during = Array.from({ length: 4 }, (_, i) =>
+        buildConversionEvent({ conversion: { id: 310 + i } }),
+      )
+      const started = performance.now()
+      const [answers, setup] = await Promise.all([
+        Promise.all(during.map((event) => deliver(url, event))),
+        fresh.ready().then(
+          () => 'ready',
+          () => 'refused',
+        ),
+      ])
+      expect(answers).toEqual(during.map(() => 503))
+      expect(setup).toBe('refused')
+      // The service gives up on an answer after 10 s and counts a failure.
+      expect(performance.now() - started).toBeLessThan(10_000)
+    } finally {
+      database.freeze(false)
+    }
+    for (const event of during) {
+      const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
+      expect(statuses.at(-1)).toBe(200)
+    }
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM effects WHERE conversion_id >= 300 GROUP BY event_id',
+    )
+    expect(rows.map((row) => row.n)).toEqual([1, 1, 1, 1, 1])
+    await fresh.ready()
+  }, 60_000)
 })

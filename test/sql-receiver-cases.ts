@@ -24,7 +24,7 @@ export interface SqlReceiverSetup {
   /** The INSERT with three `?`, in this driver's placeholder style. */
   insertSql(table: string): string
   /** What a handler does that leaves its transaction unable to commit, and how it is put. */
-  spoil: { title: string; run(tx: Tx): Promise<void> }
+  spoil: { title: string; run(tx: Tx): Promise<void>; status: number; code: string }
 }
 
 const SECRET = 'whsec_sql_receiver_cases'
@@ -95,10 +95,11 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         },
       })
       const event = buildConversionEvent({ conversion: { id: 73 } })
-      expect((await receiver.receive(await delivery(event))).status).toBe(503)
+      const first = await receiver.receive(await delivery(event))
+      expect([first.status, first.error?.code]).toEqual([setup.spoil.status, setup.spoil.code])
       expect(await effects(event.id)).toBe(0)
       // Not marked handled: the retry runs the handler again.
-      expect((await receiver.receive(await delivery(event))).status).toBe(503)
+      expect((await receiver.receive(await delivery(event))).status).toBe(setup.spoil.status)
     })
 
     it('answers a second delivery of an event whose transaction is open 409 at once, not after a wait', async () => {
@@ -146,6 +147,30 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
       expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
       hang.open()
       expect((await hung).status).toBe(503)
+      expect(await effects(event.id)).toBe(1)
+    })
+
+    it('ends a busy handler at the lease too: one that keeps querying past it commits nothing', async () => {
+      let calls = 0
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        leaseMs: 400,
+        store: setup.store(),
+        async onConversion(conversion, event, ctx) {
+          calls++
+          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          // Never idle for long, never one long statement: only the lease as a whole bounds it.
+          for (let i = 0; calls === 1 && i < 12; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 100))
+            await ctx.tx.query('SELECT 1')
+          }
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 76 } })
+      expect((await receiver.receive(await delivery(event))).status).toBeGreaterThanOrEqual(500)
+      expect(await effects(event.id)).toBe(0)
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
       expect(await effects(event.id)).toBe(1)
     })
   })

@@ -1,18 +1,33 @@
 import type { Pool } from 'pg'
 
-/** SQLSTATEs after which a claim's transaction is over without a commit. */
+/** The code of the error a claim gets when the store ended its transaction at the end of its lease. */
+const LEASE_ENDED = 'lease_ended'
+
+/** Why a claim's transaction was ended by the store: its lease ran out while the handler ran. */
+export function leaseEnded(leaseMs: number): Error {
+  return Object.assign(
+    new Error(
+      `postgresStore: the handler ran past the lease (${leaseMs} ms): its transaction was ended and rolled back`,
+    ),
+    { code: LEASE_ENDED },
+  )
+}
+
+/** SQLSTATEs (and the store's own code) after which a claim's transaction is over without a commit. */
 const TRANSACTION_OVER = new Set([
   // The server ended the session: idle in the transaction past the lease.
   '25P03',
-  // A statement failed earlier (one the handler caught): the transaction can only roll back.
-  '25P02',
+  LEASE_ENDED,
 ])
 
-/** True when the claim's transaction ended before its commit, by the lease or a failed statement. */
-export const isLeaseEnd = (error: unknown): boolean =>
-  typeof error === 'object' &&
-  error !== null &&
-  TRANSACTION_OVER.has((error as { code?: unknown }).code as string)
+const codeOf = (error: unknown): unknown =>
+  typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+
+/** True when the claim's transaction ended before its commit because its lease ran out. */
+export const isLeaseEnd = (error: unknown): boolean => TRANSACTION_OVER.has(codeOf(error) as string)
+
+/** True when a statement failed earlier in the transaction (one the handler caught): it can only roll back. */
+export const isAborted = (error: unknown): boolean => codeOf(error) === '25P02'
 
 interface ConnectionFacts {
   host: string
@@ -56,8 +71,9 @@ export function describeDatabase(pool: Pool): string {
 
 /** A clear error for a pool that cannot reach its database, naming it and the setting to check. */
 export function connectionFailure(caller: string, pool: Pool, cause: unknown): Error {
-  const reason =
-    (cause as { code?: string }).code ?? (cause as Error | undefined)?.message ?? String(cause)
+  const code = codeOf(cause)
+  const message = cause instanceof Error ? cause.message : String(cause)
+  const reason = typeof code === 'string' && code !== '' ? `${code}: ${message}` : message
   return new Error(
     `${caller}: cannot use ${describeDatabase(pool)} (${reason}). Check the pool's connection settings (connectionString, or host, port, database, user).`,
     { cause },

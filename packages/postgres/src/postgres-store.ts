@@ -16,11 +16,15 @@ import {
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
+  pruneRound,
   resolveStoreTimings,
+  STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
+  WebhookError,
 } from '@affiliate-webhooks/core'
 import type { Pool, PoolClient } from 'pg'
-import { connectionFailure, isLeaseEnd } from './errors.js'
+import { bounded, queryWithin } from './bounded.js'
+import { connectionFailure, isAborted, isLeaseEnd, leaseEnded } from './errors.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 
@@ -33,11 +37,25 @@ export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchema
 /** The Postgres store: `ctx.tx` is the pool client inside the delivery's transaction. */
 export interface PostgresEventStore extends DatabaseEventStore<PoolClient> {}
 
-/** A claim's transaction: its client, and whether the server ended the session. */
+/** A claim's transaction: its client, its lease, and whether the session ended. */
 interface Open {
   client: PoolClient
+  /** Why the session ended before commit or release: the server, or the lease. */
   ended: Error | undefined
   onError: (error: Error) => void
+  timer: ReturnType<typeof setTimeout> | undefined
+}
+
+/**
+ * Ends a claim whose lease ran out while its handler still runs: the client
+ * leaves the pool and closes, so the server rolls the transaction back and drops
+ * its locks. (The server's own bounds, the statement and idle timeouts set with
+ * BEGIN, end a session whose process is too stuck to run this timer.)
+ */
+function expire(state: Open, leaseMs: number): void {
+  if (state.ended !== undefined) return
+  state.ended = leaseEnded(leaseMs)
+  state.client.release(state.ended)
 }
 
 /** A number as SQL text: the store only ever sends safe integers or NULL. */
@@ -56,13 +74,15 @@ type OpenTransactions = Map<string, Open>
 function beginStep(
   names: SchemaNames,
   timings: ReturnType<typeof resolveStoreTimings>,
-  acquire: () => Promise<PoolClient>,
+  acquire: Acquire,
   ready: () => Promise<void>,
   open: OpenTransactions,
 ) {
+  // The claim may wait lockWaitMs for the conversion's lock on purpose.
+  const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
   const finish = async (client: PoolClient, sql: string) => {
     try {
-      await client.query(sql)
+      await client.query(bounded(sql))
       client.release()
     } catch (error) {
       client.release(error as Error)
@@ -77,7 +97,7 @@ function beginStep(
   }: BeginInput): Promise<BeginResult<PoolClient>> => {
     await ready()
     const client = await acquire()
-    const state: Open = { client, ended: undefined, onError: () => {} }
+    const state: Open = { client, ended: undefined, onError: () => {}, timer: undefined }
     // A checked-out client with no 'error' listener would crash the process when
     // the server ends its session (a lease that ran out, a restart). Such a client
     // is useless: it leaves the pool at once, and commit or release find it ended.
@@ -94,7 +114,11 @@ function beginStep(
       // transaction) or runs one statement too long; a transaction not claimed
       // ends at once, so setting them before the verdict costs nothing.
       const results = (await client.query(
-        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.begin}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${int(timings.lockWaitMs)}, ${int(leaseMs)}, ${int(timings.dedupeTtl)}) AS status`,
+        bounded(
+          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.begin}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${int(timings.lockWaitMs)}, ${int(leaseMs)}, ${int(timings.dedupeTtl)}) AS status`,
+          [],
+          claimTimeoutMs,
+        ),
       )) as unknown as [unknown, unknown, unknown, { rows: [{ status: string }] }]
       status = results[3].rows[0].status
     } catch (error) {
@@ -104,6 +128,8 @@ function beginStep(
     }
     if (status === 'claimed') {
       const token = randomUUID()
+      state.timer = setTimeout(expire, leaseMs, state, leaseMs)
+      state.timer.unref()
       open.set(token, state)
       return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: client } }
     }
@@ -121,22 +147,24 @@ function commitStep(
   afterCommit: () => void,
 ) {
   return async (claim: Claim<PoolClient>): Promise<boolean> => {
-    const state = open.get(claim.token)
+    const state = settle(open, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
-    open.delete(claim.token)
     const { client } = state
     if (state.ended !== undefined) return transactionLost(state.ended)
     try {
       await client.query(
-        `SELECT ${names.commit}(${client.escapeLiteral(claim.eventId)}, ${int(claim.conversionId)}, ${int(claim.order)}, ${int(timings.dedupeTtl)}, ${int(timings.orderingTtl)}); COMMIT`,
+        bounded(
+          `SELECT ${names.commit}(${client.escapeLiteral(claim.eventId)}, ${int(claim.conversionId)}, ${int(claim.order)}, ${int(timings.dedupeTtl)}, ${int(timings.orderingTtl)}); COMMIT`,
+        ),
       )
     } catch (error) {
       if (state.ended !== undefined) return transactionLost(state.ended)
       client.off('error', state.onError)
-      // The handler caught a failed statement: the transaction can only roll back.
-      await client.query('ROLLBACK').catch(() => {})
+      // Dropped, not rolled back by hand: the server rolls back as it closes,
+      // and a database that stopped answering would not answer a ROLLBACK either.
       client.release(error as Error)
+      if (isAborted(error)) throw handlerLeftAborted(error)
       return transactionLost(error)
     }
     client.off('error', state.onError)
@@ -145,6 +173,23 @@ function commitStep(
     return true
   }
 }
+
+/** Takes a claim's bookkeeping out of the map and stops its lease: it is being settled now. */
+function settle(open: OpenTransactions, claim: Claim<PoolClient>): Open | undefined {
+  const state = open.get(claim.token)
+  if (state === undefined) return undefined
+  open.delete(claim.token)
+  clearTimeout(state.timer)
+  return state
+}
+
+/** The handler caught a failed statement and returned: its transaction could only roll back. */
+const handlerLeftAborted = (cause: unknown) =>
+  new WebhookError(
+    'handler_failed',
+    'A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate, or wrap a statement that may fail in a SAVEPOINT.',
+    { cause },
+  )
 
 /**
  * Not committed, and never will be: false when the lease ended the transaction
@@ -158,14 +203,13 @@ function transactionLost(error: unknown): boolean {
 
 function releaseStep(open: OpenTransactions) {
   return async (claim: Claim<PoolClient>): Promise<void> => {
-    const state = open.get(claim.token)
+    const state = settle(open, claim)
     if (state === undefined) return
-    open.delete(claim.token)
     const { client } = state
     if (state.ended !== undefined) return
     client.off('error', state.onError)
     try {
-      await client.query('ROLLBACK')
+      await client.query(bounded('ROLLBACK'))
       client.release()
     } catch (error) {
       // A client whose rollback failed is not given to anyone else: the server
@@ -175,36 +219,48 @@ function releaseStep(open: OpenTransactions) {
   }
 }
 
-function streakStep(pool: Pool, names: SchemaNames, dedupeTtl: number, ready: () => Promise<void>) {
+/** Takes a pool client within the store's deadline. */
+type Acquire = () => Promise<PoolClient>
+
+function streakStep(
+  acquire: Acquire,
+  names: SchemaNames,
+  dedupeTtl: number,
+  ready: () => Promise<void>,
+) {
   return gatedStreak(async (code) => {
     await ready()
     if (code === null) {
-      await pool.query(`DELETE FROM ${names.streak} WHERE name = 'answers'`)
+      await queryWithin(acquire, bounded(`DELETE FROM ${names.streak} WHERE name = 'answers'`))
       return NO_STREAK
     }
-    const { rows } = await pool.query<{ count: number; codes: string[] }>(
-      `INSERT INTO ${names.streak} AS s (name, count, codes, expires_at)
+    const { rows } = await queryWithin<{ count: number; codes: string[] }>(
+      acquire,
+      bounded(
+        `INSERT INTO ${names.streak} AS s (name, count, codes, expires_at)
        VALUES ('answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond')
        ON CONFLICT (name) DO UPDATE SET
          count = CASE WHEN s.expires_at <= clock_timestamp() THEN 1 ELSE s.count + 1 END,
          codes = (ARRAY[$1::text] || CASE WHEN s.expires_at <= clock_timestamp() THEN '{}'::text[] ELSE s.codes END)[1:$2::integer],
          expires_at = EXCLUDED.expires_at
        RETURNING count, codes`,
-      [code, STREAK_CODES_KEPT, dedupeTtl],
+        [code, STREAK_CODES_KEPT, dedupeTtl],
+      ),
     )
     const row = rows[0] as { count: number; codes: string[] }
     return { count: row.count, recentCodes: row.codes }
   })
 }
 
-function pruneStep(pool: Pool, names: SchemaNames, ready: () => Promise<void>) {
+function pruneStep(acquire: Acquire, names: SchemaNames, ready: () => Promise<void>) {
   return async (limit = PRUNE_BATCH): Promise<number> => {
     await ready()
     let deleted = 0
     for (const table of [names.events, names.conversions]) {
-      const result = await pool.query(
-        `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-           SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}))`,
+      const result = await queryWithin(
+        acquire,
+        bounded(`DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}))`),
       )
       deleted += result.rowCount ?? 0
     }
@@ -212,17 +268,40 @@ function pruneStep(pool: Pool, names: SchemaNames, ready: () => Promise<void>) {
   }
 }
 
-/** Says once per outage that the pool lost the database, when the app did not listen itself. */
+/**
+ * Listens for the pool's idle clients failing (a database restart), when the app
+ * does not: an 'error' event nobody listens to would end the process. Says so
+ * once per outage, unless the logger is `false`.
+ */
 function watchPool(pool: Pool, logger: Logger | undefined): void {
-  if (logger === undefined || pool.listenerCount('error') > 0) return
+  if (pool.listenerCount('error') > 0) return
   let reported = false
   pool.on('error', (error: Error) => {
+    if (logger === undefined) return
     if (!reported) logger.error(connectionFailure('postgresStore', pool, error).message)
     reported = true
     setTimeout(() => {
       reported = false
     }, PRUNE_EVERY_MS).unref()
   })
+}
+
+/** The options' pool, if it is a node-postgres Pool: a Client would serve one delivery at a time, then hang. */
+function checkPool(options: PostgresStoreOptions | undefined): Pool {
+  const pool = (options as { pool?: unknown } | undefined)?.pool as
+    | (Partial<Pool> & { connect?: unknown })
+    | undefined
+  if (pool === undefined || pool === null || typeof pool.connect !== 'function') {
+    throw new TypeError(
+      'postgresStore: `pool` is required: postgresStore({ pool: new pg.Pool({ connectionString }) })',
+    )
+  }
+  if (typeof pool.totalCount !== 'number' || typeof pool.idleCount !== 'number') {
+    throw new TypeError(
+      'postgresStore: `pool` must be a node-postgres Pool (new pg.Pool(...)), not a Client: the store takes a client of its own for each delivery',
+    )
+  }
+  return pool as Pool
 }
 
 /**
@@ -233,10 +312,7 @@ function watchPool(pool: Pool, logger: Logger | undefined): void {
  * Two round trips of its own per delivery (BEGIN + claim; mark + COMMIT).
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresEventStore {
-  const { pool } = options
-  if (pool === undefined || typeof (pool as { connect?: unknown }).connect !== 'function') {
-    throw new TypeError('postgresStore: `pool` (a node-postgres Pool) is required')
-  }
+  const pool = checkPool(options)
   const names = schemaNames(options, 'postgresStore')
   const timings = resolveStoreTimings(options, 'postgresStore')
   const timeoutMs = checkAcquireTimeout('postgresStore', options.acquireTimeoutMs ?? 3000)
@@ -250,7 +326,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
   watchPool(pool, logger)
   let setup: Promise<void> | undefined
   const ready = () => {
-    setup ??= ensureSchema(pool, names).catch((error: unknown) => {
+    setup ??= ensureSchema(pool, names, acquire).catch((error: unknown) => {
       // Tried again on the next call: the database may come up later.
       setup = undefined
       throw error
@@ -258,8 +334,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
     return setup
   }
   const open: OpenTransactions = new Map()
-  const prune = pruneStep(pool, names, ready)
-  const afterCommit = atMostEvery(PRUNE_EVERY_MS, prune)
+  const prune = pruneStep(acquire, names, ready)
+  const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
 
   return {
     ready,
@@ -268,17 +344,20 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
     release: releaseStep(open),
     async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
       await ready()
-      const { rows } = await pool.query<{ done: boolean; watermark: string | null }>(
-        `SELECT EXISTS (SELECT 1 FROM ${names.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
+      const { rows } = await queryWithin<{ done: boolean; watermark: string | null }>(
+        acquire,
+        bounded(
+          `SELECT EXISTS (SELECT 1 FROM ${names.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
                 (SELECT watermark FROM ${names.conversions} WHERE conversion_id = $2 AND expires_at > clock_timestamp()) AS watermark`,
-        [eventId, conversionId ?? null],
+          [eventId, conversionId ?? null],
+        ),
       )
       const row = rows[0] as { done: boolean; watermark: string | null }
       if (row.done) return 'duplicate'
       if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
       return 'unsettled'
     },
-    recordAnswer: streakStep(pool, names, timings.dedupeTtl, ready),
+    recordAnswer: streakStep(acquire, names, timings.dedupeTtl, ready),
     prune,
   }
 }

@@ -86,6 +86,21 @@ export function schemaNames(options: PostgresSchemaOptions, caller: string): Sch
   }
 }
 
+/**
+ * The columns each table of this layout has, by name suffix: a table that exists
+ * without them was made by something else (an older version, another tool) and
+ * is refused rather than used.
+ */
+export const TABLE_COLUMNS = {
+  events: ['event_id', 'expires_at'],
+  conversions: ['conversion_id', 'watermark', 'expires_at'],
+  streak: ['name', 'count', 'codes', 'expires_at'],
+} as const
+
+/** `CREATE SCHEMA` for a schema option, or nothing: the tables' schema must exist first. */
+export const createSchemaSql = (options: PostgresSchemaOptions): string[] =>
+  options.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS ${options.schema}`]
+
 /** The version table alone: read first, so a table of another version is never touched. */
 export const versionTableSql = (n: SchemaNames) =>
   `CREATE TABLE IF NOT EXISTS ${n.version} (version integer NOT NULL)`
@@ -206,6 +221,7 @@ export function schemaStatements(n: SchemaNames): string[] {
 export function postgresSchema(options: PostgresSchemaOptions = {}): string {
   const n = schemaNames(options, 'postgresSchema')
   const statements = [
+    ...createSchemaSql(options),
     versionTableSql(n),
     ...schemaStatements(n),
     `INSERT INTO ${n.version} (version)

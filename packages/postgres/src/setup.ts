@@ -1,18 +1,37 @@
 import type { Pool, PoolClient } from 'pg'
+import { bounded, queryWithin } from './bounded.js'
 import { connectionFailure } from './errors.js'
 import {
+  createSchemaSql,
   POSTGRES_SCHEMA_VERSION,
   type SchemaNames,
   schemaStatements,
+  TABLE_COLUMNS,
   versionTableSql,
 } from './schema.js'
 
-/** The version recorded in the version table, or undefined when it has no row yet. */
-async function recordedVersion(pool: Pool, names: SchemaNames): Promise<number | undefined> {
-  const { rows } = await pool.query<{ version: number }>(
-    `SELECT version FROM ${names.version} LIMIT 1`,
+/** The argument types of the two functions, as `to_regprocedure` names them. */
+const BEGIN_ARGS = '(text, bigint, bigint, integer, integer, bigint)'
+const COMMIT_ARGS = '(text, bigint, bigint, bigint, bigint)'
+
+interface Recorded {
+  version: number | undefined
+  /** Both functions of the layout exist. */
+  routines: boolean
+}
+
+/** The version recorded in the version table (undefined without a row), and whether the functions exist. */
+async function recorded(acquire: () => Promise<PoolClient>, names: SchemaNames): Promise<Recorded> {
+  const { rows } = await queryWithin<{ version: number | null; routines: boolean }>(
+    acquire,
+    bounded(
+      `SELECT (SELECT version FROM ${names.version} LIMIT 1) AS version,
+              to_regprocedure($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL AS routines`,
+      [`${names.begin}${BEGIN_ARGS}`, `${names.commit}${COMMIT_ARGS}`],
+    ),
   )
-  return rows[0]?.version
+  const row = rows[0] as { version: number | null; routines: boolean }
+  return { version: row.version ?? undefined, routines: row.routines }
 }
 
 function wrongVersion(found: number, names: SchemaNames): Error {
@@ -21,50 +40,109 @@ function wrongVersion(found: number, names: SchemaNames): Error {
   )
 }
 
-/** Is `code` a missing-table error (the store's tables were never created)? */
-const isUndefinedTable = (error: unknown) => (error as { code?: string }).code === '42P01'
+function missingRoutines(names: SchemaNames): Error {
+  return new Error(
+    `postgresStore: ${names.version} says layout ${POSTGRES_SCHEMA_VERSION}, but the functions ${names.begin} and ${names.commit} are missing (a migration run in part?). Run the DDL of affiliate-webhooks sql schema --postgres again: every statement is idempotent.`,
+  )
+}
+
+/** Is `code` a missing table or schema (the store's tables were never created)? */
+const isUndefinedTable = (error: unknown) => {
+  const code = (error as { code?: string }).code
+  return code === '42P01' || code === '3F000'
+}
+
+/**
+ * Refuses store tables that exist without a version row but lack this layout's
+ * columns: made by an older version or by something else, never used silently.
+ * (Tables with every column are kept: a setup that stopped half-way.)
+ */
+async function checkExistingTables(client: PoolClient, names: SchemaNames): Promise<void> {
+  const tables = Object.entries(TABLE_COLUMNS).map(([suffix, columns]) => ({
+    name: names[suffix as keyof typeof TABLE_COLUMNS],
+    columns,
+  }))
+  const { rows } = await client.query<{ name: string; columns: string[] }>(
+    bounded(
+      `SELECT t.name, ARRAY(SELECT attname::text FROM pg_attribute
+                             WHERE attrelid = to_regclass(t.name) AND attnum > 0 AND NOT attisdropped) AS columns
+         FROM unnest($1::text[]) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`,
+      [tables.map((table) => table.name)],
+    ),
+  )
+  for (const row of rows) {
+    const expected = tables.find((table) => table.name === row.name)?.columns ?? []
+    const missing = expected.filter((column) => !row.columns.includes(column))
+    if (missing.length === 0) continue
+    throw new Error(
+      `postgresStore: the table ${row.name} exists, with no version row in ${names.version}, and lacks the column(s) ${missing.join(', ')}: it was made by an older version of @affiliate-webhooks/postgres or by something else. Migrate or drop it, or use another tablePrefix.`,
+    )
+  }
+}
+
+/** Inside the DDL lock: creates the schema, the tables, the functions and the version row, or refuses. */
+async function createAll(client: PoolClient, names: SchemaNames): Promise<void> {
+  await client.query(bounded(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`))
+  const schema = names.qualifier.slice(0, -1)
+  if (schema !== '') {
+    const { rows } = await client.query<{ missing: boolean }>(
+      bounded('SELECT to_regnamespace($1) IS NULL AS missing', [schema]),
+    )
+    if (rows[0]?.missing) {
+      for (const statement of createSchemaSql({ schema })) await client.query(bounded(statement))
+    }
+  }
+  await client.query(bounded(versionTableSql(names)))
+  const { rows } = await client.query<{ version: number }>(
+    bounded(`SELECT version FROM ${names.version} LIMIT 1`),
+  )
+  const now = rows[0]?.version
+  if (now !== undefined && now !== POSTGRES_SCHEMA_VERSION) throw wrongVersion(now, names)
+  if (now !== undefined) return
+  await checkExistingTables(client, names)
+  for (const statement of schemaStatements(names)) await client.query(bounded(statement))
+  await client.query(
+    bounded(`INSERT INTO ${names.version} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION]),
+  )
+}
 
 /**
  * Creates what is missing, once, under an advisory lock so processes starting
  * together do not race on CREATE; then checks the version. Tables whose version
  * row matches are not touched at all, so an app whose role cannot CREATE runs
- * against tables made by a migration.
+ * against tables made by a migration. `acquire` takes a client within the
+ * store's deadline.
  */
-export async function ensureSchema(pool: Pool, names: SchemaNames): Promise<void> {
-  let found: number | undefined
+export async function ensureSchema(
+  pool: Pool,
+  names: SchemaNames,
+  acquire: () => Promise<PoolClient>,
+): Promise<void> {
+  let found: Recorded | undefined
   try {
-    found = await recordedVersion(pool, names)
+    found = await recorded(acquire, names)
   } catch (error) {
     if (!isUndefinedTable(error)) throw connectionFailure('postgresStore', pool, error)
   }
-  if (found === POSTGRES_SCHEMA_VERSION) return
-  if (found !== undefined) throw wrongVersion(found, names)
+  if (found?.version === POSTGRES_SCHEMA_VERSION) {
+    if (!found.routines) throw missingRoutines(names)
+    return
+  }
+  if (found?.version !== undefined) throw wrongVersion(found.version, names)
   let client: PoolClient
   try {
-    client = await pool.connect()
+    client = await acquire()
   } catch (error) {
     throw connectionFailure('postgresStore', pool, error)
   }
   try {
-    await client.query('BEGIN')
-    await client.query(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`)
-    await client.query(versionTableSql(names))
-    const { rows } = await client.query<{ version: number }>(
-      `SELECT version FROM ${names.version} LIMIT 1`,
-    )
-    const now = rows[0]?.version
-    if (now !== undefined && now !== POSTGRES_SCHEMA_VERSION) throw wrongVersion(now, names)
-    if (now === undefined) {
-      for (const statement of schemaStatements(names)) await client.query(statement)
-      await client.query(`INSERT INTO ${names.version} (version) VALUES ($1)`, [
-        POSTGRES_SCHEMA_VERSION,
-      ])
-    }
-    await client.query('COMMIT')
+    await client.query(bounded('BEGIN'))
+    await createAll(client, names)
+    await client.query(bounded('COMMIT'))
     client.release()
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    client.release()
+    // Dropped rather than rolled back by hand: the server rolls back as it closes.
+    client.release(error as Error)
     throw error
   }
 }
