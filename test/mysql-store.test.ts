@@ -252,6 +252,38 @@ describe('mysqlStore tables', () => {
     ).toBe(1)
   })
 
+  it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {
+    const tablePrefix = `aw_pre_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id VARBINARY(255) PRIMARY KEY, done_at BIGINT) ENGINE=InnoDB`,
+    )
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await expect(store.ready()).rejects.toThrow(
+      new RegExp(`${tablePrefix}events exists.*lacks the column\\(s\\) expires_at.*older version`),
+    )
+    // No version row stamped: the next start refuses again.
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}schema`)).toBe(0)
+  })
+
+  it('accepts tables with every column but no version row (a setup that stopped half-way)', async () => {
+    const tablePrefix = `aw_half_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id VARBINARY(255) PRIMARY KEY, expires_at BIGINT NULL) ENGINE=InnoDB`,
+    )
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_half', order: 1 }))),
+    ).toBe(true)
+  })
+
+  it('refuses a missing pool and a callback pool of mysql2 with a TypeError saying what to pass', async () => {
+    expect(() => mysqlStore(undefined as never)).toThrow(/`pool` is required/)
+    const callbacks = (await import('mysql2')).createPool({ uri: db.url })
+    expect(() => mysqlStore({ pool: callbacks as never })).toThrow(/callback pool.*mysql2\/promise/)
+    await new Promise((resolve) => callbacks.end(resolve))
+  })
+
   it('prints the DDL it runs, and the mysql client makes tables the store accepts (twice: no change)', async () => {
     const tablePrefix = `aw_ddl_${randomUUID().slice(0, 6)}_`
     const ddl = mysqlSchema({ tablePrefix })

@@ -167,7 +167,7 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
           }
         },
       })
-      const event = buildConversionEvent({ conversion: { id: 76 } })
+      const event = buildConversionEvent({ conversion: { id: 76_001 } })
       expect((await receiver.receive(await delivery(event))).status).toBeGreaterThanOrEqual(500)
       expect(await effects(event.id)).toBe(0)
       expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')

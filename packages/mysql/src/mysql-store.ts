@@ -16,6 +16,7 @@ import {
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
+  pruneRound,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
 } from '@affiliate-webhooks/core'
@@ -376,6 +377,28 @@ function readyStep(
 }
 
 /**
+ * The options' pool, if it is a mysql2 promise Pool. A callback pool (from
+ * `mysql2` rather than `mysql2/promise`) is refused with the fix: its methods
+ * take callbacks, and the store awaits promises.
+ */
+function checkPool(options: MysqlStoreOptions | undefined): Pool {
+  const pool = (options as { pool?: unknown } | undefined)?.pool as
+    | { getConnection?: unknown; promise?: unknown }
+    | undefined
+  if (pool === undefined || pool === null || typeof pool.getConnection !== 'function') {
+    throw new TypeError(
+      "mysqlStore: `pool` is required: mysqlStore({ pool: mysql.createPool(url) }) with mysql from 'mysql2/promise'",
+    )
+  }
+  if (typeof pool.promise === 'function') {
+    throw new TypeError(
+      "mysqlStore: `pool` is a callback pool of 'mysql2'; pass a promise pool: createPool from 'mysql2/promise', or pool.promise()",
+    )
+  }
+  return pool as unknown as Pool
+}
+
+/**
  * An {@link EventStore} in MySQL or MariaDB whose handled mark commits in the
  * handler's own transaction: `ctx.tx` is the pool connection inside it. Write
  * the event's effects through `ctx.tx`, and they and the mark commit together or
@@ -383,13 +406,7 @@ function readyStep(
  * Two round trips of its own per delivery (CALL begin; CALL commit).
  */
 export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
-  const { pool } = options
-  if (
-    pool === undefined ||
-    typeof (pool as { getConnection?: unknown }).getConnection !== 'function'
-  ) {
-    throw new TypeError('mysqlStore: `pool` (a mysql2/promise Pool) is required')
-  }
+  const pool = checkPool(options)
   const names = schemaNames(options, 'mysqlStore')
   const timings = resolveStoreTimings(options, 'mysqlStore')
   const logger = options.logger === false ? undefined : (options.logger ?? console)
@@ -415,7 +432,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ending: new Set(),
   }
   const prune = pruneStep(parts)
-  const afterCommit = atMostEvery(PRUNE_EVERY_MS, prune)
+  const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
   return {
     ready,
     begin: beginStep(parts),

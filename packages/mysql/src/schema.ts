@@ -95,6 +95,17 @@ const NOW_MS = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP
 const lockName = (n: SchemaNames, kind: string, key: string) =>
   `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${n.prefix}:${kind}:', ${key})))`
 
+/**
+ * The columns each table of this layout has, by name suffix: a table that exists
+ * without them was made by something else (an older version, another tool) and
+ * is refused rather than used.
+ */
+export const TABLE_COLUMNS = {
+  events: ['event_id', 'expires_at'],
+  conversions: ['conversion_id', 'watermark', 'expires_at'],
+  streak: ['name', 'failures', 'codes', 'expires_at'],
+} as const
+
 /** The version table alone: read first, so tables of another version are never touched. */
 export const versionTableSql = (n: SchemaNames) =>
   `CREATE TABLE IF NOT EXISTS ${n.version} (

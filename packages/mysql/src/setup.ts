@@ -3,6 +3,7 @@ import {
   MYSQL_SCHEMA_VERSION,
   type SchemaNames,
   schemaStatements,
+  TABLE_COLUMNS,
   versionRowSql,
   versionTableSql,
 } from './schema.js'
@@ -45,6 +46,33 @@ async function hasRoutines(connection: PoolConnection, names: SchemaNames): Prom
   return Number((rows as { n: number }[])[0]?.n) === wanted.length
 }
 
+/**
+ * Refuses store tables that exist without a version row but lack this layout's
+ * columns: made by an older version or by something else, never used silently.
+ * (Tables with every column are kept: DDL is not transactional here, so a setup
+ * that stopped half-way leaves tables without the row.)
+ */
+async function checkExistingTables(connection: PoolConnection, names: SchemaNames): Promise<void> {
+  const tables = Object.entries(TABLE_COLUMNS).map(([suffix, columns]) => ({
+    name: names[suffix as keyof typeof TABLE_COLUMNS].replaceAll('`', ''),
+    columns: columns as readonly string[],
+  }))
+  const [rows] = await connection.query(
+    'SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name IN (?)',
+    [tables.map((table) => table.name)],
+  )
+  const found = rows as { t: string; c: string }[]
+  for (const table of tables) {
+    const columns = found.filter((row) => row.t === table.name).map((row) => row.c.toLowerCase())
+    if (columns.length === 0) continue
+    const missing = table.columns.filter((column) => !columns.includes(column))
+    if (missing.length === 0) continue
+    throw new Error(
+      `mysqlStore: the table ${table.name} exists, with no version row in ${names.version.replaceAll('`', '')}, and lacks the column(s) ${missing.join(', ')}: it was made by an older version of @affiliate-webhooks/mysql or by something else. Migrate or drop it, or use another tablePrefix.`,
+    )
+  }
+}
+
 /** Longest wait for another process creating the same tables, seconds. */
 const DDL_LOCK_WAIT_S = 20
 
@@ -70,6 +98,7 @@ export async function ensureSchema(connection: PoolConnection, names: SchemaName
     const now = await recordedVersion(connection, names)
     if (now !== undefined && now !== MYSQL_SCHEMA_VERSION) throw wrongVersion(now, names)
     if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
+    if (now === undefined) await checkExistingTables(connection, names)
     // Every statement is idempotent: run them all when anything is missing.
     for (const statement of schemaStatements(names)) await connection.query(statement)
     await connection.query(versionRowSql(names))
