@@ -75,7 +75,10 @@ describe('affiliate-webhooks sql schema', () => {
     [['sql', 'schema'], /name the database: --postgres or --mysql/],
     [['sql', 'schema', '--postgres', '--mysql'], /name the database/],
     [['sql', 'tables', '--postgres'], /expected the sub-command schema; got tables/],
-    [['sql', 'schema', '--postgres', '--table-prefix', 'Bad-Prefix'], /tablePrefix/],
+    [
+      ['sql', 'schema', '--postgres', '--table-prefix', 'Bad-Prefix'],
+      /--table-prefix must be lower-case/,
+    ],
     [['sql', 'schema', '--mysql', '--schema', 'x'], /--schema is for --postgres/],
   ])('%j is one clear line and exit 2', async (args, message) => {
     const result = await cli(args)

@@ -2,7 +2,12 @@ import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { type BeginResult, type Claim, createReceiver } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { type MysqlEventStore, mysqlSchema, mysqlStore } from '@affiliate-webhooks/mysql'
+import {
+  type MysqlEventStore,
+  mysqlSchema,
+  mysqlSchemaStatements,
+  mysqlStore,
+} from '@affiliate-webhooks/mysql'
 import mysql, { type Pool } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -250,6 +255,18 @@ describe('mysqlStore tables', () => {
         [db.database, `${tablePrefix}%`],
       ),
     ).toBe(1)
+  })
+
+  it('gives the same DDL as statements a driver runs one at a time (twice: no change)', async () => {
+    const tablePrefix = `aw_stm_${randomUUID().slice(0, 6)}_`
+    const statements = mysqlSchemaStatements({ tablePrefix })
+    expect(statements.join('\n')).not.toContain('DELIMITER')
+    for (let i = 0; i < 2; i++) for (const sql of statements) await db.pool.query(sql)
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(await store.commit(claimedOf(await store.begin({ eventId: 'evt_stm', order: 1 })))).toBe(
+      true,
+    )
   })
 
   it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {

@@ -5,4 +5,9 @@ export {
   type MysqlStoreOptions,
   mysqlStore,
 } from './mysql-store.js'
-export { MYSQL_SCHEMA_VERSION, type MysqlSchemaOptions, mysqlSchema } from './schema.js'
+export {
+  MYSQL_SCHEMA_VERSION,
+  type MysqlSchemaOptions,
+  mysqlSchema,
+  mysqlSchemaStatements,
+} from './schema.js'

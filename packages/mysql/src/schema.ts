@@ -345,8 +345,18 @@ export function mysqlSchema(options: MysqlSchemaOptions = {}): string {
   const n = schemaNames(options, 'mysqlSchema')
   const plain = (sql: string) => `${sql};\n`
   const routine = (sql: string) => `DELIMITER $$\n${sql}$$\nDELIMITER ;\n`
-  const statements = [versionTableSql(n), ...schemaStatements(n), versionRowSql(n)]
+  const statements = mysqlSchemaStatements(options)
   return `-- @affiliate-webhooks/mysql, schema version ${MYSQL_SCHEMA_VERSION}\n${statements
     .map((sql) => (sql.startsWith('CREATE PROCEDURE') ? routine(sql) : plain(sql)))
     .join('\n')}`
+}
+
+/**
+ * The same DDL as {@link mysqlSchema}, one statement per element and no
+ * `DELIMITER` lines: for a migration tool or a driver that runs one statement
+ * at a time (`for (const sql of mysqlSchemaStatements()) await pool.query(sql)`).
+ */
+export function mysqlSchemaStatements(options: MysqlSchemaOptions = {}): string[] {
+  const n = schemaNames(options, 'mysqlSchemaStatements')
+  return [versionTableSql(n), ...schemaStatements(n), versionRowSql(n)]
 }

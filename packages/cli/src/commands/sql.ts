@@ -52,7 +52,12 @@ Exit codes: 0 printed, 2 wrong usage.`,
       io.stdout.write(print({ ...(tablePrefix && { tablePrefix }), ...(schema && { schema }) }))
     } catch (error) {
       // A prefix or schema name the store would refuse: said the store's way.
-      throw new UsageError((error as Error).message.replace(/^\w+: /, ''))
+      throw new UsageError(
+        (error as Error).message
+          .replace(/^\w+: /, '')
+          .replace('`tablePrefix`', '--table-prefix')
+          .replace('`schema`', '--schema'),
+      )
     }
     return EXIT.ok
   },
