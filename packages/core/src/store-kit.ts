@@ -59,10 +59,12 @@ export const PRUNE_BATCH = 500
 
 /**
  * One round of pruning, once a period, runs batches while they come back full,
- * at most this many and for at most this long: up to 50,000 rows of each table a
- * minute per process, far above what the service delivers to one endpoint.
+ * at most this many: up to 50,000 rows of each table a minute per process, far
+ * above what the service delivers to one endpoint.
  */
 export const PRUNE_ROUND_BATCHES = 100
+
+/** The longest one round of pruning goes on, ms, however many batches come back full. */
 export const PRUNE_ROUND_BUDGET_MS = 5000
 
 /**
