@@ -50,7 +50,6 @@ export {
 export {
   formatSignatureHeader,
   MAX_SIGNATURE_HEADER_LENGTH,
-  MAX_SIGNATURES,
   parseSignatureHeader,
   type SignatureHeader,
 } from './signature-header.js'

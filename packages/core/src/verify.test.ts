@@ -174,6 +174,40 @@ describe('verifyEvent', () => {
     expect(await codeOf(verify({ ...d, headers }))).toBe('signature_mismatch')
   })
 
+  it.each([
+    ['a part without =', (t: string, v1: string) => `${t},${v1},potato`],
+    [
+      'eight v1 values that are not hex before the match',
+      (t: string, v1: string) => `${t},${'v1=potato,'.repeat(8)}${v1}`,
+    ],
+    [
+      'nine hex v1 values, the last one matching',
+      (t: string, v1: string) => `${t},${`v1=${'0'.repeat(64)},`.repeat(8)}${v1}`,
+    ],
+    [
+      'a header over 4096 characters',
+      (t: string, v1: string) => `${t},${v1},x=${'a'.repeat(5000)}`,
+    ],
+    [
+      'the header repeated by a proxy (t twice, same text)',
+      (t: string, v1: string) => `${t},${v1}, ${t},${v1}`,
+    ],
+  ])('accepts a matching v1 in %s, as Stripe does', async (_name, shape) => {
+    const event = buildConversionEvent()
+    const d = await delivery(event)
+    const [t, v1] = (d.headers['service-signature'] as string).split(',') as [string, string]
+    const header = shape(t, v1)
+    expect(stripe.webhooks.constructEvent(d.body, header, SECRET, 1e12).id).toBe(event.id)
+    expect(await codeOf(verify({ ...d, headers: { 'service-signature': header } }))).toBe('ok')
+  })
+
+  it('refuses a t given twice with different values as malformed_signature', async () => {
+    const d = await delivery(buildConversionEvent())
+    const [t, v1] = (d.headers['service-signature'] as string).split(',')
+    const headers = { 'service-signature': `t=${NOW - 5},${t},${v1}` }
+    expect(await codeOf(verify({ ...d, headers }))).toBe('malformed_signature')
+  })
+
   it('refuses several v1 values when none matches', async () => {
     const d = await delivery(buildConversionEvent())
     const [t] = (d.headers['service-signature'] as string).split(',')
