@@ -278,12 +278,38 @@ describe('verifyEvent', () => {
     expect((await verify(await delivery(bare))).data).toEqual({})
   })
 
-  it('refuses t at 300.4 s off a 300 s tolerance: the check does not round', async () => {
-    const d = await delivery(buildConversionEvent(), { timestamp: NOW })
-    const code = await codeOf(
-      verifyEvent({ ...d, secret: SECRET, now: () => (NOW + 300.4) * 1000 }),
-    )
-    expect(code).toBe('timestamp_outside_tolerance')
+  describe('the tolerance, in whole seconds of the clock', () => {
+    const at = async (age: number, nowMs: number, tolerance?: number) => {
+      const d = await delivery(buildConversionEvent(), {
+        timestamp: Math.floor(nowMs / 1000) - age,
+      })
+      return codeOf(verifyEvent({ ...d, secret: SECRET, tolerance, now: () => nowMs }))
+    }
+    // Late in the clock's second, where comparing now / 1000 unrounded refused 300.
+    const late = NOW * 1000 + 999
+
+    it.each([
+      [300, 'ok'],
+      [-300, 'ok'],
+      [301, 'timestamp_outside_tolerance'],
+      [-301, 'timestamp_outside_tolerance'],
+    ])('t %i s before the current second at tolerance 300 gives %s', async (age, code) => {
+      expect(await at(age, late)).toBe(code)
+      expect(await at(age, NOW * 1000)).toBe(code)
+    })
+
+    it('tolerance 0 accepts t of the current second and refuses the one before and after', async () => {
+      expect(await at(0, late, 0)).toBe('ok')
+      expect(await at(1, late, 0)).toBe('timestamp_outside_tolerance')
+      expect(await at(-1, late, 0)).toBe('timestamp_outside_tolerance')
+    })
+
+    it('says by how many whole seconds t is off', async () => {
+      const d = await delivery(buildConversionEvent(), { timestamp: NOW - 301 })
+      await expect(verifyEvent({ ...d, secret: SECRET, now: () => late })).rejects.toThrow(
+        /made 301 s in the past; tolerance is 300 s/,
+      )
+    })
   })
 
   it('reads Service-Delivery-Attempt only when it is a plain number', async () => {
