@@ -8,7 +8,7 @@ export {
   tooLarge,
 } from './adapter.js'
 export { readReceiverAnswer } from './answer.js'
-export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
+export { BURST_WINDOW_MS, type Logger, resolveLogger } from './delivery-log.js'
 export {
   ERROR_CODES,
   ERROR_STATUS,
