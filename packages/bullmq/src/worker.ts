@@ -176,6 +176,26 @@ function keepLease(
 }
 
 /**
+ * {@link keepLease} for each claim of one worker. A lost lease is said once,
+ * through the worker's logger: the handler runs on without the event's lease or
+ * its conversion's lock, so another run may overlap it.
+ */
+function leaseKeeper(
+  store: EventStore<unknown>,
+  timing: [number, number],
+  lockDuration: number,
+  given: Logger | false | undefined,
+): (claim: Claim<unknown>) => () => void {
+  const logger = resolveLogger(given, 'createWorker')
+  return (claim) =>
+    keepLease(store, claim, timing, () => {
+      logger?.warn(
+        `affiliate-webhooks: worker lost the store lease of event ${claim.eventId} while its handler ran (the store was unreachable for longer than lockDuration, ${lockDuration} ms?); another run of it, or of its conversion, may overlap this one.`,
+      )
+    })
+}
+
+/**
  * The ordering index of the queue: per conversion, the events queued and not
  * yet settled, so an event waits while an older one of its conversion is ahead.
  */
@@ -308,7 +328,7 @@ export function createWorker<Tx = undefined>(
   const firstLeaseMs =
     typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
   const deferMs = options.deferMs ?? 200
-  const logger = resolveLogger(options.logger, 'createWorker')
+  const renew = leaseKeeper(store, [firstLeaseMs, leaseMs], lockDuration, options.logger)
   const known = new Set<string>(EVENT_TYPES)
   const { client, owned } = clientFor(options.connection, 'worker')
   // For job states only; it never adds.
@@ -322,15 +342,6 @@ export function createWorker<Tx = undefined>(
     await job.moveToDelayed(Date.now() + deferMs + Math.floor(Math.random() * deferMs), token)
     throw new DelayedError()
   }
-
-  // Said once per lost lease: the handler runs on without the event's lease or its
-  // conversion's lock, so another run may overlap it.
-  const renew = (claim: Claim<unknown>) =>
-    keepLease(store, claim, [firstLeaseMs, leaseMs], () => {
-      logger?.warn(
-        `affiliate-webhooks: worker lost the store lease of event ${claim.eventId} while its handler ran (the store was unreachable for longer than lockDuration, ${lockDuration} ms?); another run of it, or of its conversion, may overlap this one.`,
-      )
-    })
 
   async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
     let delivery: QueuedDelivery
