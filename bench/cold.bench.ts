@@ -124,7 +124,7 @@ process.stdout.write(JSON.stringify({ ms, cpuMs: (used.user + used.system) / 100
 /** The core already imported: one createReceiver (or memoryStore) in a fresh process. */
 const CREATE_ONE = `
 const core = await import(process.env.BENCH_FILE)
-const what = process.argv[3]
+const what = process.env.BENCH_WHAT
 const gc = globalThis.gc
 gc(); const before = process.memoryUsage()
 // Lets the collector's helper threads finish, so their CPU time is not counted.

@@ -11,10 +11,12 @@ import type { AddressInfo } from 'node:net'
 import { createReceiver } from '@affiliate-webhooks/core'
 import { affiliateWebhook as expressWebhook } from '@affiliate-webhooks/express'
 import { affiliateWebhook as fastifyWebhook } from '@affiliate-webhooks/fastify'
+import { affiliateWebhook as koaWebhook } from '@affiliate-webhooks/koa'
 import { affiliateWebhook as nodeWebhook } from '@affiliate-webhooks/node'
 import express5 from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
+import Koa from 'koa'
 import { BARE_ANSWER, bareVerify, benchOptions, readBody, signatureOf } from './http-bare.js'
 
 const options = benchOptions()
@@ -60,6 +62,36 @@ function expressApp(createApp: typeof express5): RequestListener {
   return app
 }
 
+/**
+ * The adapter as its README shows it, `app.use(affiliateWebhook({ path, ... }))`
+ * first; behind it, by path, the bare route and bare + core, which read the raw
+ * body from `ctx.req` (Koa has no body reader of its own) and answer through the
+ * context as Koa handlers do.
+ */
+function koaApp(): RequestListener {
+  const app = new Koa()
+  app.use(koaWebhook({ ...options, path: '/hooks' }))
+  app.use(async (ctx) => {
+    if (ctx.path === '/cpu') {
+      ctx.type = 'application/json'
+      ctx.body = cpu()
+      return
+    }
+    const rawBody = await readBody(ctx.req)
+    if (ctx.path === '/core') {
+      const result = await core.receive({ headers: ctx.headers, rawBody })
+      ctx.status = result.status
+      ctx.set(result.headers)
+      ctx.body = result.body
+      return
+    }
+    ctx.status = bareVerify(secret, signatureOf(ctx.headers), rawBody) ? 200 : 401
+    ctx.type = 'application/json'
+    ctx.body = BARE_ANSWER
+  })
+  return app.callback()
+}
+
 const servers: Record<string, () => Promise<number>> = {
   node: () => {
     const hooks = nodeWebhook({ ...options, path: '/hooks' })
@@ -73,6 +105,7 @@ const servers: Record<string, () => Promise<number>> = {
   },
   'express 4': () => listen(expressApp(express4 as unknown as typeof express5)),
   'express 5': () => listen(expressApp(express5)),
+  koa: () => listen(koaApp()),
   fastify: async () => {
     const app = Fastify()
     await app.register(fastifyWebhook, { ...options, path: '/hooks' })

@@ -11,7 +11,7 @@
  * Target: adapter >= 0.9 x bare. Reported, never asserted.
  *
  * BENCH_SECONDS (default 4) per measurement, BENCH_ROUNDS (default 3),
- * BENCH_ONLY=node,fastify to run a subset.
+ * BENCH_ONLY=node,koa,fastify to run a subset (the names of the table's first column).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -282,6 +282,7 @@ const targets: Target[] = [
   framework('node'),
   framework('express 4'),
   framework('express 5'),
+  framework('koa'),
   framework('fastify'),
   {
     name: 'next App',

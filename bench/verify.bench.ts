@@ -12,14 +12,12 @@
  * ratio is still produced.
  */
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
-import { dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type * as Core from '@affiliate-webhooks/core'
 import type * as Testing from '@affiliate-webhooks/core/testing'
 import { Webhooks } from '@octokit/webhooks'
 import Stripe from 'stripe'
+import { updateReadme, writeResults } from './results.js'
 
 // The built packages, as users get them. The specifier is computed so the type
 // checker takes the types from the source (dist/web ships no .d.ts of its own).
@@ -30,8 +28,6 @@ const webCore = (await import(dist('web/index.js'))) as typeof Core
 const testing = (await import(dist('node/testing.js'))) as typeof Testing
 
 const QUICK = process.env.BENCH_QUICK === '1'
-const RESULTS =
-  process.env.BENCH_RESULTS ?? fileURLToPath(new URL('results/verify.json', import.meta.url))
 const ROUNDS = QUICK ? 2 : 15
 /** Wall time each case gets per round, once calibrated. */
 const ROUND_MS = QUICK ? 5 : 150
@@ -442,32 +438,17 @@ function report(): void {
 
   const ratios: Record<string, number> = {}
   for (const c of rows) if (c.name !== c.floor) ratios[`${c.name} @ ${c.size}`] = ratioToFloor(c)
-  const results = {
-    node: process.version,
-    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`,
-    quick: QUICK,
-    ratios,
-    targets: Object.fromEntries(targets.map(([label, value]) => [label, value])),
-  }
-  mkdirSync(dirname(RESULTS), { recursive: true })
-  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`)
-  if (!QUICK && process.env.BENCH_RESULTS === undefined) updateReadme(out)
-}
-
-/** Puts the table of this run into bench/README.md, between its two markers. */
-function updateReadme(report: readonly string[]): void {
-  const path = fileURLToPath(new URL('README.md', import.meta.url))
-  const readme = readFileSync(path, 'utf8')
-  const start = '<!-- verify.bench: start -->'
-  const end = '<!-- verify.bench: end -->'
-  const from = readme.indexOf(start)
-  const to = readme.indexOf(end)
-  if (from === -1 || to < from) return
-  const body = report
-    .filter((line) => !line.startsWith('# '))
-    .join('\n')
-    .trim()
-  writeFileSync(path, `${readme.slice(0, from + start.length)}\n${body}\n${readme.slice(to)}`)
+  writeResults(
+    'verify',
+    { ratios, targets: Object.fromEntries(targets.map(([label, value]) => [label, value])) },
+    QUICK,
+  )
+  // The report's own heading stays out of the README section, which has one.
+  updateReadme(
+    'verify',
+    out.filter((line) => !line.startsWith('# ')),
+    QUICK,
+  )
 }
 
 await main()

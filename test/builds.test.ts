@@ -52,6 +52,22 @@ const cases: Case[] = [
   { name: 'tampered', body: event, sent: event.replace('10.00', '99.00'), header: (s) => s },
   { name: 'several v1', body: event, header: (s) => s.replace(',', `,v1=${'0'.repeat(64)},`) },
   { name: 'malformed', body: event, header: () => 't=abc' },
+  // A usable match wins over parts that cannot be used.
+  { name: 'part without =', body: event, header: (s) => `${s},potato` },
+  {
+    name: 'potatoes first',
+    body: event,
+    header: (s) => s.replace(',', `,${'v1=potato,'.repeat(8)}`),
+  },
+  {
+    name: 'nine v1',
+    body: event,
+    header: (s) => s.replace(',', `,${`v1=${'0'.repeat(64)},`.repeat(8)}`),
+  },
+  { name: 'long header', body: event, header: (s) => `${s},x=${'a'.repeat(5000)}` },
+  { name: 'repeated header', body: event, header: (s) => `${s}, ${s}` },
+  { name: 't twice, different', body: event, header: (s) => `t=${NOW - 5},${s}` },
+  { name: 'at the tolerance', body: event, header: (s) => s, timestamp: NOW - 300 },
   { name: 'stale', body: event, header: (s) => s, timestamp: NOW - 1000 },
   { name: 'bad json', body: '{"id":', header: (s) => s },
   { name: 'bad envelope', body: '{"id":"x"}', header: (s) => s },
@@ -96,6 +112,17 @@ describe('built packages', () => {
     expect(web).toEqual(node)
     expect(node.valid).toBe('evt_parity')
     expect(node.tampered).toBe('signature_mismatch')
+    for (const name of [
+      'part without =',
+      'potatoes first',
+      'nine v1',
+      'long header',
+      'repeated header',
+      'at the tolerance',
+    ]) {
+      expect(node[name], name).toBe('evt_parity')
+    }
+    expect(node['t twice, different']).toBe('malformed_signature')
     expect(node['bad json receive']).toEqual([400, expect.stringContaining('malformed_json')])
   })
 

@@ -42,4 +42,29 @@ describe('memoryStore bounds', () => {
       'claimed',
     )
   })
+
+  it.each([
+    ['maxEvents', 0],
+    ['maxEvents', Number.POSITIVE_INFINITY],
+    ['maxConversions', 0],
+    ['maxConversions', 2.5],
+  ])('names the option in its error for %s: %s', (option, value) => {
+    expect(() => memoryStore({ [option]: value })).toThrow(
+      new TypeError(`memoryStore: \`${option}\` must be a whole number >= 1; got ${value}`),
+    )
+  })
+
+  it('forgets the oldest watermark past maxConversions, and with it the order of that conversion', async () => {
+    const store = memoryStore({ maxConversions: 1 })
+    const handle = async (eventId: string, conversionId: number, order: number) => {
+      const begun = await store.begin({ eventId, conversionId, order, leaseMs: 1000 })
+      if (begun.status === 'claimed') await store.commit(begun.claim)
+      return begun.status
+    }
+    expect(await handle('evt_a2', 1, 2)).toBe('claimed')
+    expect(await handle('evt_a1', 1, 1)).toBe('stale')
+    // A second conversion pushes the first one's watermark out.
+    expect(await handle('evt_b1', 2, 1)).toBe('claimed')
+    expect(await handle('evt_a0', 1, 0)).toBe('claimed')
+  })
 })

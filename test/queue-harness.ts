@@ -10,7 +10,7 @@ import {
   type CreateWorkerOptions,
   createWorker,
 } from '@affiliate-webhooks/bullmq'
-import type { ReceiverOptions } from '@affiliate-webhooks/core'
+import type { EventStore, ReceiverOptions } from '@affiliate-webhooks/core'
 import { redisStore } from '@affiliate-webhooks/redis'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
@@ -38,8 +38,11 @@ export interface QueueSetup {
   handoff: ReturnType<typeof bullmqHandoff>
   /** A queue handle for inspection (counts, failed jobs). */
   queue: Queue
+  /** A worker on this queue; on this setup's store unless given another (a wrapper of it). */
   startWorker(
-    options: Omit<CreateWorkerOptions, 'connection' | 'queueName' | 'store'>,
+    options: Omit<CreateWorkerOptions, 'connection' | 'queueName' | 'store'> & {
+      store?: EventStore
+    },
   ): ReturnType<typeof createWorker>
   settle(): Promise<void>
   /** Closes everything and deletes every key of this setup. */

@@ -3,7 +3,13 @@
  * events to BullMQ through `bullmqHandoff`, `createWorker` runs the handlers.
  */
 import { bullmqHandoff, failedJobs, queueStats, retryFailed } from '@affiliate-webhooks/bullmq'
-import type { Conversion, ConversionEvent, ReceiverOptions } from '@affiliate-webhooks/core'
+import type {
+  Conversion,
+  ConversionEvent,
+  EventStore,
+  Logger,
+  ReceiverOptions,
+} from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -38,6 +44,18 @@ function setupFor(...args: Parameters<typeof queueSetup>): QueueSetup {
   const setup = queueSetup(...args)
   cleanup.push(setup.close)
   return setup
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A logger that keeps what it is told. */
+function keptLog(): Logger & { lines: string[] } {
+  const lines: string[] = []
+  return {
+    lines,
+    warn: (line: string) => lines.push(line),
+    error: (line: string) => lines.push(line),
+  }
 }
 
 const at = (hour: number) => Date.now() - 3_600_000 * (10 - hour)
@@ -118,6 +136,86 @@ describe('queued hand-off', () => {
       expect(ttl).toBeLessThanOrEqual(400)
     }
     expect(await setup.redis.exists(lease)).toBe(0)
+  })
+
+  it('keeps the lease through a failed renewal, so events of one conversion still never overlap', async () => {
+    const setup = setupFor()
+    const lockDuration = 1000
+    let renewals = 0
+    // The Redis store, with a blip: its first renewal fails.
+    const store: EventStore = {
+      begin: (input) => setup.store.begin(input),
+      commit: (claim) => setup.store.commit(claim),
+      release: (claim) => setup.store.release(claim),
+      peek: (input) => setup.store.peek(input),
+      extend(claim, leaseMs) {
+        if (++renewals === 1) throw new Error('blip: connection reset')
+        return setup.store.extend(claim, leaseMs)
+      },
+    }
+    const log = keptLog()
+    let running = 0
+    let most = 0
+    const ran: string[] = []
+    let newerStarted = () => {}
+    const started = new Promise<void>((resolve) => {
+      newerStarted = resolve
+    })
+    setup.startWorker({
+      store,
+      lockDuration,
+      leaseMs: 60_000,
+      logger: log,
+      async onConversion(conversion: Conversion) {
+        running++
+        most = Math.max(most, running)
+        ran.push(conversion.status)
+        if (conversion.status === 'approved') {
+          newerStarted()
+          await sleep(3 * lockDuration)
+        }
+        running--
+      },
+    })
+    const { url } = await receiver(setup)
+    const [older, newer] = lifecycle(9400, ['pending', 'approved']) as [
+      ConversionEvent,
+      ConversionEvent,
+    ]
+    expect((await send(url, newer)).json.outcome).toBe('queued')
+    await started
+    // The older event arrives late, after the failed renewal and after the
+    // first lease would have run out unrenewed.
+    await sleep(1.5 * lockDuration)
+    expect((await send(url, older)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(most).toBe(1)
+    // The newer one held its conversion throughout, so the older one came too late.
+    expect(ran).toEqual(['approved'])
+    expect(log.lines).toEqual([])
+    expect(renewals).toBeGreaterThan(2)
+  }, 20_000)
+
+  it('warns once through its logger when a running handler has lost its store lease', async () => {
+    const setup = setupFor()
+    const event = buildConversionEvent()
+    const lease = `${setup.prefix}{c:${event.data.conversion.id}}:lease:${event.id}`
+    const log = keptLog()
+    setup.startWorker({
+      lockDuration: 300,
+      leaseMs: 60_000,
+      logger: log,
+      async onConversion() {
+        // Gone as after an outage longer than lockDuration; several renewals fall due.
+        await setup.redis.del(lease)
+        await sleep(1_000)
+      },
+    })
+    const { url } = await receiver(setup)
+    expect((await send(url, event)).json.outcome).toBe('queued')
+    await setup.settle()
+    expect(log.lines).toHaveLength(1)
+    expect(log.lines[0]).toContain(`lost the store lease of event ${event.id}`)
   })
 
   it('answers a repeat 200 duplicate without a new job after the completed job was removed', async () => {

@@ -9,9 +9,11 @@ import {
   type EventStore,
   type HandlerContext,
   handlerTable,
+  type Logger,
   type QueuedDelivery,
   type ReceiverOptions,
   readQueuedJob,
+  resolveLogger,
   type UnknownWebhookEvent,
   type WebhookTestEvent,
 } from '@affiliate-webhooks/core'
@@ -69,8 +71,9 @@ export interface CreateWorkerOptions<Tx = undefined> {
   /**
    * The longest one handler run may hold its event, ms: longer than your slowest
    * handler. The store lease itself is short and follows the worker's life: it is
-   * `lockDuration` long and renewed every half of that while the handler runs (as
-   * BullMQ renews its job lock), up to `leaseMs` in all. A worker that dies loses
+   * `lockDuration` long and renewed every third of that while the handler runs (as
+   * BullMQ renews its job lock; a renewal that fails is tried again within a
+   * second), up to `leaseMs` in all. A worker that dies loses
    * its events' leases within `lockDuration`, so their jobs run again as soon as
    * BullMQ finds them stalled: within {@link recoveryBoundMs} (about 60 s with the
    * defaults). With a store that cannot renew (no `extend`), the lease is
@@ -87,6 +90,12 @@ export interface CreateWorkerOptions<Tx = undefined> {
   maxStalledCount?: number | undefined
   /** Start taking jobs at once. Default true; else call `worker.run()`. */
   autorun?: boolean | undefined
+  /**
+   * Where the worker warns when a running handler lost its store lease (the store
+   * was unreachable for longer than `lockDuration`): `console` by default, pino,
+   * or `false` for none.
+   */
+  logger?: Logger | false | undefined
 }
 
 /** A running worker: BullMQ's `Worker`, and `close()` for everything it opened. */
@@ -121,37 +130,69 @@ export function recoveryBoundMs(
 }
 
 /**
- * Renews a claim's store lease while its handler runs: every half lease, each
- * time by `shortMs`, until `capMs` after the start. A lease found lost stops the
- * renewals (the commit then says the run was superseded); a renewal that fails
- * is tried again at the next tick. Returns the function that stops it.
+ * Renews a claim's store lease while its handler runs: every third of the lease,
+ * each time by `shortMs`, until `capMs` after the start. A renewal that fails (a
+ * Redis blip) is tried again soon, not at the next tick, so one failure does not
+ * let the lease run out. A lease found lost stops the renewals and calls `onLost`
+ * once (the commit then says the run was superseded). Returns the function that
+ * stops it.
  */
 function keepLease(
   store: EventStore<unknown>,
   claim: Claim<unknown>,
-  shortMs: number,
-  capMs: number,
+  [shortMs, capMs]: [number, number],
+  onLost: () => void,
 ): () => void {
   const extend = store.extend?.bind(store)
   if (extend === undefined || shortMs >= capMs) return () => {}
   const until = Date.now() + capMs
-  const timer = setInterval(
-    () => {
-      const left = until - Date.now()
-      if (left <= 0) return clearInterval(timer)
-      Promise.resolve()
-        .then(() => extend(claim, Math.min(shortMs, left)))
-        .then(
-          (held) => {
-            if (!held) clearInterval(timer)
-          },
-          () => {},
-        )
-    },
-    Math.max(1, Math.floor(shortMs / 2)),
-  )
-  timer.unref?.()
-  return () => clearInterval(timer)
+  const everyMs = Math.max(1, Math.floor(shortMs / 3))
+  const retryMs = Math.max(1, Math.min(1000, Math.floor(shortMs / 6)))
+  let stopped = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const next = (ms: number) => {
+    if (stopped) return
+    timer = setTimeout(renew, ms)
+    timer.unref?.()
+  }
+  const renew = () => {
+    const left = until - Date.now()
+    if (stopped || left <= 0) return
+    Promise.resolve()
+      .then(() => extend(claim, Math.min(shortMs, left)))
+      .then(
+        (held) => {
+          if (held) next(everyMs)
+          else if (!stopped) onLost()
+        },
+        () => next(retryMs),
+      )
+  }
+  next(everyMs)
+  return () => {
+    stopped = true
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * {@link keepLease} for each claim of one worker. A lost lease is said once,
+ * through the worker's logger: the handler runs on without the event's lease or
+ * its conversion's lock, so another run may overlap it.
+ */
+function leaseKeeper(
+  store: EventStore<unknown>,
+  timing: [number, number],
+  lockDuration: number,
+  given: Logger | false | undefined,
+): (claim: Claim<unknown>) => () => void {
+  const logger = resolveLogger(given, 'createWorker')
+  return (claim) =>
+    keepLease(store, claim, timing, () => {
+      logger?.warn(
+        `affiliate-webhooks: worker lost the store lease of event ${claim.eventId} while its handler ran (the store was unreachable for longer than lockDuration, ${lockDuration} ms?); another run of it, or of its conversion, may overlap this one.`,
+      )
+    })
 }
 
 /**
@@ -185,17 +226,16 @@ function conversionQueue(
 }
 
 /**
- * Runs the handler under a claim whose lease is renewed while it runs, then
- * commits it, or releases it when the handler throws; resolves to whether the
- * commit counted.
+ * Runs the handler under a claim whose lease is being renewed (`stopRenewing`
+ * ends that), then commits it, or releases it when the handler throws; resolves
+ * to whether the commit counted.
  */
 async function runClaimed(
   store: EventStore<unknown>,
   claim: Claim<unknown>,
   handle: () => unknown,
-  [firstLeaseMs, leaseMs]: [number, number],
+  stopRenewing: () => void,
 ): Promise<boolean> {
-  const stopRenewing = keepLease(store, claim, firstLeaseMs, leaseMs)
   try {
     await handle()
   } catch (error) {
@@ -236,27 +276,36 @@ function checkedHandlers(options: CreateWorkerOptions<unknown>) {
 
 /**
  * The store's verdict and the ordering index, read at once (one round trip of
- * wait, not two). A claim taken while the ordering look-up failed goes back at
- * once, or the conversion would stay locked for the whole lease.
+ * wait, not two). The lease is renewed from the moment it exists (`renew` starts
+ * that and returns its stop); a claim taken while the ordering look-up failed
+ * goes back at once, or the conversion would stay locked for the whole lease.
  */
 async function beginInOrder(
   store: EventStore<unknown>,
   delivery: QueuedDelivery,
   leaseMs: number,
   olderWaiting: (delivery: QueuedDelivery) => Promise<boolean>,
+  renew: (claim: Claim<unknown>) => () => void,
 ) {
   const { event, conversionId, order } = delivery
+  let stopRenewing = () => {}
   const [beginning, looking] = await Promise.allSettled([
-    store.begin({ eventId: event.id, conversionId, order, createdAt: order, leaseMs }),
+    Promise.resolve(
+      store.begin({ eventId: event.id, conversionId, order, createdAt: order, leaseMs }),
+    ).then((begun) => {
+      if (begun.status === 'claimed') stopRenewing = renew(begun.claim)
+      return begun
+    }),
     conversionId === undefined ? false : olderWaiting(delivery),
   ])
   if (beginning.status === 'rejected') throw beginning.reason
   const begun = beginning.value
   if (looking.status === 'rejected') {
+    stopRenewing()
     if (begun.status === 'claimed') await store.release(begun.claim)
     throw looking.reason
   }
-  return { begun, older: looking.value }
+  return { begun, older: looking.value, stopRenewing }
 }
 
 /**
@@ -279,6 +328,7 @@ export function createWorker<Tx = undefined>(
   const firstLeaseMs =
     typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
   const deferMs = options.deferMs ?? 200
+  const renew = leaseKeeper(store, [firstLeaseMs, leaseMs], lockDuration, options.logger)
   const known = new Set<string>(EVENT_TYPES)
   const { client, owned } = clientFor(options.connection, 'worker')
   // For job states only; it never adds.
@@ -309,9 +359,16 @@ export function createWorker<Tx = undefined>(
       await settled(delivery)
       return 'ignored'
     }
-    const { begun, older } = await beginInOrder(store, delivery, firstLeaseMs, olderWaiting)
+    const { begun, older, stopRenewing } = await beginInOrder(
+      store,
+      delivery,
+      firstLeaseMs,
+      olderWaiting,
+      renew,
+    )
     if (begun.status === 'in_progress') return defer(job, token)
     if (begun.status === 'claimed' && older) {
+      stopRenewing()
       await store.release(begun.claim)
       return defer(job, token)
     }
@@ -327,10 +384,7 @@ export function createWorker<Tx = undefined>(
       jobId: job.id ?? event.id,
       attemptsMade: job.attemptsMade,
     }
-    const committed = await runClaimed(store, begun.claim, () => handler(event, ctx), [
-      firstLeaseMs,
-      leaseMs,
-    ])
+    const committed = await runClaimed(store, begun.claim, () => handler(event, ctx), stopRenewing)
     // After the commit: a newer event that finds this entry gone may begin, and the
     // commit has raised the watermark and dropped the lock by then.
     await settled(delivery)

@@ -31,9 +31,10 @@ abstract class ExpiryOrder<K, S> {
   readonly #ttl: number
   #origin: number | undefined
 
-  constructor(max: number, ttl: number) {
+  /** `name` is what the error of a bad `max` calls it: the caller's option, for its users. */
+  constructor(max: number, ttl: number, name = 'ExpiringMap: max') {
     if (!Number.isSafeInteger(max) || max < 1) {
-      throw new TypeError(`ExpiringMap: max must be a whole number >= 1; got ${max}`)
+      throw new TypeError(`${name} must be a whole number >= 1; got ${max}`)
     }
     this.#max = max
     this.#ttl = ttl

@@ -8,7 +8,7 @@ export {
   tooLarge,
 } from './adapter.js'
 export { readReceiverAnswer } from './answer.js'
-export { BURST_WINDOW_MS, type Logger } from './delivery-log.js'
+export { BURST_WINDOW_MS, type Logger, resolveLogger } from './delivery-log.js'
 export {
   ERROR_CODES,
   ERROR_STATUS,
@@ -50,7 +50,6 @@ export {
 export {
   formatSignatureHeader,
   MAX_SIGNATURE_HEADER_LENGTH,
-  MAX_SIGNATURES,
   parseSignatureHeader,
   type SignatureHeader,
 } from './signature-header.js'

@@ -18,7 +18,13 @@ import {
 export interface MemoryStoreOptions extends StoreTimings {
   /** Most events remembered as done; the oldest are forgotten first. Default 100,000. */
   maxEvents?: number | undefined
-  /** Most conversions whose watermark is kept. Default 100,000. */
+  /**
+   * Most conversions whose watermark is kept. Default 100,000. Past it the oldest
+   * watermarks are forgotten first, and with them the ordering of those
+   * conversions: a late older event of one of them is handled instead of dropped
+   * as `stale`. Raise it above the conversions active within `orderingTtl`, or use
+   * a shared store. The store has no logger, so reaching it is not logged.
+   */
   maxConversions?: number | undefined
   /** Clock in ms, for tests. Default `Date.now`. */
   now?: (() => number) | undefined
@@ -50,8 +56,16 @@ interface Settled {
 
 function settledState(options: MemoryStoreOptions, timings: Timings): Settled {
   return {
-    done: new ExpiringSet(options.maxEvents ?? 100_000, timings.dedupeTtl),
-    watermarks: new ExpiringMap(options.maxConversions ?? 100_000, timings.orderingTtl),
+    done: new ExpiringSet(
+      options.maxEvents ?? 100_000,
+      timings.dedupeTtl,
+      'memoryStore: `maxEvents`',
+    ),
+    watermarks: new ExpiringMap(
+      options.maxConversions ?? 100_000,
+      timings.orderingTtl,
+      'memoryStore: `maxConversions`',
+    ),
   }
 }
 

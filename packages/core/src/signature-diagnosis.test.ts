@@ -55,7 +55,8 @@ describe('diagnoseSignature', () => {
       code: 'verified',
       event: { id: 'evt_diagnose', type: 'conversion.created' },
       signedAt: NOW,
-      ageSeconds: 2,
+      // The clock's second against t, as verification counts it.
+      ageSeconds: 1,
     })
   })
 
@@ -139,11 +140,42 @@ describe('diagnoseSignature', () => {
     expect(old).toMatchObject({
       verified: false,
       code: 'timestamp_outside_tolerance',
-      ageSeconds: 602,
+      ageSeconds: 601,
     })
-    expect(old.message).toMatch(/602 s ago, 302 s beyond the 300 s tolerance/)
+    expect(old.message).toMatch(/601 s ago, 301 s beyond the 300 s tolerance/)
     const ahead = await diagnose({ header: await header({ timestamp: NOW + 400 }) })
-    expect(ahead.message).toMatch(/398 s in the future, 98 s beyond/)
+    expect(ahead.message).toMatch(/399 s in the future, 99 s beyond/)
+  })
+
+  it('draws the tolerance line where verification does: 300 s accepted, 301 s refused', async () => {
+    const at = async (age: number) =>
+      diagnoseSignature({
+        header: await header({ timestamp: NOW - age }),
+        body: enc(body),
+        secret: SECRET,
+        now: NOW * 1000 + 999,
+      })
+    expect(await at(300)).toMatchObject({ verified: true, ageSeconds: 300 })
+    expect((await at(300)).hints.join(' ')).toMatch(/300 s ago, within the 300 s tolerance/)
+    expect(await at(-300)).toMatchObject({ verified: true, ageSeconds: -300 })
+    expect(await at(301)).toMatchObject({ code: 'timestamp_outside_tolerance' })
+    expect((await at(301)).message).toMatch(/301 s ago, 1 s beyond the 300 s tolerance/)
+    expect(await at(-301)).toMatchObject({ code: 'timestamp_outside_tolerance' })
+  })
+
+  it('verifies what verification accepts: a matching v1 beside parts it cannot use', async () => {
+    const value = await header()
+    const [t, v1] = value.split(',') as [string, string]
+    for (const shape of [
+      `${value},potato`,
+      `${t},${'v1=potato,'.repeat(8)}${v1}`,
+      `${t},${`v1=${'0'.repeat(64)},`.repeat(8)}${v1}`,
+      `${value},x=${'a'.repeat(5000)}`,
+      `${value}, ${value}`,
+    ]) {
+      expect((await diagnose({ header: shape })).code).toBe('verified')
+    }
+    expect((await diagnose({ header: `t=${NOW - 5},${value}` })).code).toBe('malformed_header')
   })
 
   it('reports a malformed or missing header', async () => {

@@ -1,7 +1,12 @@
 import { isWebhookError, WebhookError } from './errors.js'
 import { parseSignatureHeader } from './signature-header.js'
 import { signPayload } from './testing/index.js'
-import { DEFAULT_TOLERANCE_SECONDS, verifyEvent } from './verify.js'
+import {
+  DEFAULT_TOLERANCE_SECONDS,
+  signatureAgeSeconds,
+  verifyEvent,
+  withinTolerance,
+} from './verify.js'
 
 /** Why a captured delivery does or does not verify. */
 export type DiagnosisCode =
@@ -33,7 +38,7 @@ export interface DiagnoseOptions {
   body: Uint8Array
   /** The endpoint secret to check with, `whsec_` prefix included. */
   secret: string
-  /** Seconds. Default 300, the spec's five minutes. */
+  /** Seconds, checked as verification checks them (see `VerifyOptions.tolerance`). Default 300, the spec's five minutes. */
   tolerance?: number
   /** Epoch ms to check the timestamp against. Default now. */
   now?: number
@@ -55,7 +60,7 @@ export interface Diagnosis {
   hints: string[]
   /** The signature's `t`, seconds. */
   signedAt?: number
-  /** now - t, seconds: positive when the signature is older than now. */
+  /** now - t in whole seconds, as the tolerance is checked: positive when the signature is older than now. */
   ageSeconds?: number
   /** The tolerance checked against, seconds. */
   tolerance: number
@@ -278,11 +283,10 @@ const BODY_FIX =
   'Verify the raw request bytes, before any body parser: express.raw() / rawBodySaver, fastify-raw-body, request.arrayBuffer() in Next, or the adapters of this project which do this for you. If a proxy, load balancer or API gateway (a mapping template, a WAF, an edge function) sits in front of the app, make it pass the body through untouched; affiliate-webhooks listen --save shows what reaches you.'
 
 function describeAge(age: number, tolerance: number): string {
-  const beyond = Math.abs(age) - tolerance
   const when = age >= 0 ? `${age} s ago` : `${-age} s in the future`
-  return beyond > 0
-    ? `signed ${when}, ${beyond} s beyond the ${tolerance} s tolerance`
-    : `signed ${when}, within the ${tolerance} s tolerance`
+  return withinTolerance(age, tolerance)
+    ? `signed ${when}, within the ${tolerance} s tolerance`
+    : `signed ${when}, ${Math.abs(age) - tolerance} s beyond the ${tolerance} s tolerance`
 }
 
 type Result = (code: DiagnosisCode, extra?: Partial<Diagnosis>, message?: string) => Diagnosis
@@ -411,7 +415,7 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
   const read = readHeader(options.header, result)
   if ('code' in read) return read
   const { header, signedAt, hints } = read
-  const ageSeconds = Math.round(nowMs / 1000 - signedAt)
+  const ageSeconds = signatureAgeSeconds(nowMs, signedAt)
   const base = { signedAt, ageSeconds }
 
   // A plain HMAC comparison: the variants tried (no prefix, white space) are
@@ -455,7 +459,7 @@ export async function diagnoseSignature(options: DiagnoseOptions): Promise<Diagn
       if (await matches(secret.value, body.value)) found.push([...secret.causes, ...body.causes])
     }
   }
-  if (Math.abs(ageSeconds) > tolerance) {
+  if (!withinTolerance(ageSeconds, tolerance)) {
     hints.push(`Also: ${describeAge(ageSeconds, tolerance)}.`)
   }
   if (found.length > 0) {

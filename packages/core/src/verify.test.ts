@@ -174,6 +174,40 @@ describe('verifyEvent', () => {
     expect(await codeOf(verify({ ...d, headers }))).toBe('signature_mismatch')
   })
 
+  it.each([
+    ['a part without =', (t: string, v1: string) => `${t},${v1},potato`],
+    [
+      'eight v1 values that are not hex before the match',
+      (t: string, v1: string) => `${t},${'v1=potato,'.repeat(8)}${v1}`,
+    ],
+    [
+      'nine hex v1 values, the last one matching',
+      (t: string, v1: string) => `${t},${`v1=${'0'.repeat(64)},`.repeat(8)}${v1}`,
+    ],
+    [
+      'a header over 4096 characters',
+      (t: string, v1: string) => `${t},${v1},x=${'a'.repeat(5000)}`,
+    ],
+    [
+      'the header repeated by a proxy (t twice, same text)',
+      (t: string, v1: string) => `${t},${v1}, ${t},${v1}`,
+    ],
+  ])('accepts a matching v1 in %s, as Stripe does', async (_name, shape) => {
+    const event = buildConversionEvent()
+    const d = await delivery(event)
+    const [t, v1] = (d.headers['service-signature'] as string).split(',') as [string, string]
+    const header = shape(t, v1)
+    expect(stripe.webhooks.constructEvent(d.body, header, SECRET, 1e12).id).toBe(event.id)
+    expect(await codeOf(verify({ ...d, headers: { 'service-signature': header } }))).toBe('ok')
+  })
+
+  it('refuses a t given twice with different values as malformed_signature', async () => {
+    const d = await delivery(buildConversionEvent())
+    const [t, v1] = (d.headers['service-signature'] as string).split(',')
+    const headers = { 'service-signature': `t=${NOW - 5},${t},${v1}` }
+    expect(await codeOf(verify({ ...d, headers }))).toBe('malformed_signature')
+  })
+
   it('refuses several v1 values when none matches', async () => {
     const d = await delivery(buildConversionEvent())
     const [t] = (d.headers['service-signature'] as string).split(',')
@@ -244,12 +278,38 @@ describe('verifyEvent', () => {
     expect((await verify(await delivery(bare))).data).toEqual({})
   })
 
-  it('refuses t at 300.4 s off a 300 s tolerance: the check does not round', async () => {
-    const d = await delivery(buildConversionEvent(), { timestamp: NOW })
-    const code = await codeOf(
-      verifyEvent({ ...d, secret: SECRET, now: () => (NOW + 300.4) * 1000 }),
-    )
-    expect(code).toBe('timestamp_outside_tolerance')
+  describe('the tolerance, in whole seconds of the clock', () => {
+    const at = async (age: number, nowMs: number, tolerance?: number) => {
+      const d = await delivery(buildConversionEvent(), {
+        timestamp: Math.floor(nowMs / 1000) - age,
+      })
+      return codeOf(verifyEvent({ ...d, secret: SECRET, tolerance, now: () => nowMs }))
+    }
+    // Late in the clock's second, where comparing now / 1000 unrounded refused 300.
+    const late = NOW * 1000 + 999
+
+    it.each([
+      [300, 'ok'],
+      [-300, 'ok'],
+      [301, 'timestamp_outside_tolerance'],
+      [-301, 'timestamp_outside_tolerance'],
+    ])('t %i s before the current second at tolerance 300 gives %s', async (age, code) => {
+      expect(await at(age, late)).toBe(code)
+      expect(await at(age, NOW * 1000)).toBe(code)
+    })
+
+    it('tolerance 0 accepts t of the current second and refuses the one before and after', async () => {
+      expect(await at(0, late, 0)).toBe('ok')
+      expect(await at(1, late, 0)).toBe('timestamp_outside_tolerance')
+      expect(await at(-1, late, 0)).toBe('timestamp_outside_tolerance')
+    })
+
+    it('says by how many whole seconds t is off', async () => {
+      const d = await delivery(buildConversionEvent(), { timestamp: NOW - 301 })
+      await expect(verifyEvent({ ...d, secret: SECRET, now: () => late })).rejects.toThrow(
+        /made 301 s in the past; tolerance is 300 s/,
+      )
+    })
   })
 
   it('reads Service-Delivery-Attempt only when it is a plain number', async () => {

@@ -33,7 +33,11 @@ export interface VerifyOptions {
    * secret throws at start-up.
    */
   secret: string | readonly string[] | SecretSource | undefined
-  /** Largest accepted |now - t|, in seconds. Default 300 (the spec's five minutes). */
+  /**
+   * Largest accepted |now - t|, in whole seconds (now rounded down to its
+   * second): a `t` exactly 300 s old or ahead is accepted, 301 s refused.
+   * Default 300 (the spec's five minutes).
+   */
   tolerance?: number | undefined
   /** Largest accepted body, in bytes. Default 1 MiB. */
   maxBodyBytes?: number | undefined
@@ -176,12 +180,24 @@ function readSignature(header: string): SignatureInput {
   return { timestamp, timestampText, signatures }
 }
 
+/**
+ * now - t, in whole seconds: the clock's current second against `t`, which is
+ * whole seconds too. Positive when the signature is older than now. The one
+ * reading of the spec's "more than five minutes from the receiver's clock".
+ */
+export function signatureAgeSeconds(nowMs: number, signedAt: number): number {
+  return Math.floor(nowMs / 1000) - signedAt
+}
+
+/** Whether a signature {@link signatureAgeSeconds} old is accepted: |age| <= tolerance. */
+export function withinTolerance(ageSeconds: number, tolerance: number): boolean {
+  return Math.abs(ageSeconds) <= tolerance
+}
+
 function checkTimestamp(signedAt: number, settings: VerifySettings): void {
-  const skew = settings.now() / 1000 - signedAt
-  // Compared unrounded: 300.4 s is outside a 300 s tolerance. Rounded for the message only.
-  if (Math.abs(skew) > settings.tolerance) {
-    const seconds = Math.round(Math.abs(skew))
-    const when = skew > 0 ? `${seconds} s in the past` : `${seconds} s in the future`
+  const age = signatureAgeSeconds(settings.now(), signedAt)
+  if (!withinTolerance(age, settings.tolerance)) {
+    const when = age > 0 ? `${age} s in the past` : `${-age} s in the future`
     throw new WebhookError(
       'timestamp_outside_tolerance',
       `The signature was made ${when}; tolerance is ${settings.tolerance} s. Check this server's clock.`,
