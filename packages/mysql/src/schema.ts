@@ -345,7 +345,7 @@ export function mysqlSchema(options: MysqlSchemaOptions = {}): string {
   const n = schemaNames(options, 'mysqlSchema')
   const plain = (sql: string) => `${sql};\n`
   const routine = (sql: string) => `DELIMITER $$\n${sql}$$\nDELIMITER ;\n`
-  const statements = mysqlSchemaStatements(options)
+  const statements = statementsOf(n)
   return `-- @affiliate-webhooks/mysql, schema version ${MYSQL_SCHEMA_VERSION}\n${statements
     .map((sql) => (sql.startsWith('CREATE PROCEDURE') ? routine(sql) : plain(sql)))
     .join('\n')}`
@@ -357,6 +357,12 @@ export function mysqlSchema(options: MysqlSchemaOptions = {}): string {
  * at a time (`for (const sql of mysqlSchemaStatements()) await pool.query(sql)`).
  */
 export function mysqlSchemaStatements(options: MysqlSchemaOptions = {}): string[] {
-  const n = schemaNames(options, 'mysqlSchemaStatements')
-  return [versionTableSql(n), ...schemaStatements(n), versionRowSql(n)]
+  return statementsOf(schemaNames(options, 'mysqlSchemaStatements'))
 }
+
+/** The version table, the tables, the procedures and the version row, in order. */
+const statementsOf = (n: SchemaNames) => [
+  versionTableSql(n),
+  ...schemaStatements(n),
+  versionRowSql(n),
+]
