@@ -5,7 +5,7 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 export default defineConfig({
   resolve: {
-    // Tests run against the sources; test/builds.test.ts checks the built files.
+    // Tests run against the sources; test/packaging/builds.test.ts checks the built files.
     alias: [
       { find: /^@affiliate-webhooks\/core$/, replacement: src('./packages/core/src/index.ts') },
       {
@@ -55,13 +55,17 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/next-*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts'],
         },
       },
       {
         // `next build` takes every core it gets: it runs alone, after the rest.
         extends: true,
-        test: { name: 'next', include: ['test/next-*.test.ts'], sequence: { groupOrder: 1 } },
+        test: {
+          name: 'next',
+          include: ['test/adapters/next-*.test.ts'],
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },

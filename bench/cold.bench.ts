@@ -13,7 +13,7 @@
  *
  * Run with `npm run bench:cold`. Targets are reported, never asserted; the
  * results go to bench/results/cold.json. BENCH_QUICK=1 takes 2 samples each and
- * BENCH_RESULTS names another file (test/bench-guard.test.ts).
+ * BENCH_RESULTS names another file (test/packaging/bench-guard.test.ts).
  */
 import { execFile } from 'node:child_process'
 import { mkdirSync, rmSync, statSync } from 'node:fs'

@@ -18,8 +18,8 @@ import type * as MysqlPackage from '@affiliate-webhooks/mysql'
 import type * as PostgresPackage from '@affiliate-webhooks/postgres'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
-import { createMysqlTestDatabase } from '../test/mysql-db.js'
-import { createPostgresTestDatabase } from '../test/postgres-db.js'
+import { createMysqlTestDatabase } from '../test/support/mysql-db.js'
+import { createPostgresTestDatabase } from '../test/support/postgres-db.js'
 import { updateReadme, writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href

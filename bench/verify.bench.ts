@@ -8,7 +8,7 @@
  * ratios go to bench/results/verify.json and the table into bench/README.md.
  *
  * BENCH_QUICK=1 runs tiny rounds (seconds, meaningless figures) and BENCH_RESULTS
- * names another JSON file: test/bench-guard.test.ts checks that way that every
+ * names another JSON file: test/packaging/bench-guard.test.ts checks that way that every
  * ratio is still produced.
  */
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'

@@ -25,7 +25,7 @@ afterEach(() => {
 
 describe('logger: one line per delivery not acknowledged', () => {
   it('by default, a handler that throws makes exactly one console.error call: status, code, event id, the stack', async () => {
-    // test/logging.test.ts checks the same on a real process's stderr.
+    // test/observability/logging.test.ts checks the same on a real process's stderr.
     const written: string[] = []
     vi.spyOn(console, 'error').mockImplementation((line: string) => {
       written.push(line)

@@ -5,7 +5,7 @@ import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/t
 import express5 from 'express'
 import express4 from 'express4'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { SECRET, send } from '../../../test/conformance-cases.js'
+import { SECRET, send } from '../../../test/support/conformance-cases.js'
 import { affiliateWebhook, rawBodySaver } from './index.js'
 
 const servers: Server[] = []

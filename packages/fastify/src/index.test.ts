@@ -3,7 +3,7 @@ import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyRawBody from 'fastify-raw-body'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { SECRET, send } from '../../../test/conformance-cases.js'
+import { SECRET, send } from '../../../test/support/conformance-cases.js'
 import { affiliateWebhook, affiliateWebhookHandler } from './index.js'
 
 const apps: FastifyInstance[] = []

@@ -4,9 +4,9 @@ import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import Koa2 from 'koa2'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { Running } from '../../../test/conformance-adapters.js'
-import { serve } from '../../../test/conformance-adapters.js'
-import { SECRET, send } from '../../../test/conformance-cases.js'
+import type { Running } from '../../../test/support/conformance-adapters.js'
+import { serve } from '../../../test/support/conformance-adapters.js'
+import { SECRET, send } from '../../../test/support/conformance-cases.js'
 import { affiliateWebhook } from './index.js'
 
 const running: Running[] = []

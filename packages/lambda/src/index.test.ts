@@ -6,8 +6,8 @@ import type {
   LambdaFunctionURLHandler,
 } from 'aws-lambda'
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest'
-import { SECRET } from '../../../test/conformance-cases.js'
-import { fixtureEvent, type Integration } from '../../../test/conformance-serverless.js'
+import { fixtureEvent, type Integration } from '../../../test/adapters/conformance-serverless.js'
+import { SECRET } from '../../../test/support/conformance-cases.js'
 import { affiliateWebhook, type LambdaHttpEvent, type LambdaWebhookHandler } from './index.js'
 
 afterEach(() => {

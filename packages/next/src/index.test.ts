@@ -7,7 +7,7 @@ import type { NextApiRequest, NextApiResponse } from 'next'
 // The parser Next runs on a Pages API route unless `config.api.bodyParser` is false.
 import { parseBody } from 'next/dist/server/api-utils/node/parse-body.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { SECRET, send } from '../../../test/conformance-cases.js'
+import { SECRET, send } from '../../../test/support/conformance-cases.js'
 import { affiliateWebhook, affiliateWebhookPages } from './index.js'
 
 async function signedRequest(event: object = buildConversionEvent(), init: RequestInit = {}) {

@@ -1,5 +1,0 @@
-import { conformanceCases, forEachAdapter } from './conformance-cases.js'
-import { koaAdapters } from './conformance-frameworks.js'
-import { nestAdapters } from './nest-app.js'
-
-forEachAdapter([...koaAdapters, ...nestAdapters], conformanceCases)

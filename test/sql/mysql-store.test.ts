@@ -1,0 +1,494 @@
+import { execFile } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { type BeginResult, type Claim, createReceiver } from '@affiliate-webhooks/core'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import {
+  type MysqlEventStore,
+  mysqlSchema,
+  mysqlSchemaStatements,
+  mysqlStore,
+} from '@affiliate-webhooks/mysql'
+import mysql, { type Pool } from 'mysql2/promise'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { storeContract } from '../stores/store-contract.js'
+import {
+  createMysqlTestDatabase,
+  type MysqlTestDatabase,
+  type PrivateMariadb,
+  startPrivateMariadb,
+} from '../support/mysql-db.js'
+import { sqlReceiverCases } from './sql-receiver-cases.js'
+
+let db: MysqlTestDatabase
+beforeAll(async () => {
+  // Cases leave claims open (each holds a connection until its lease runs out).
+  db = await createMysqlTestDatabase({ connectionLimit: 60 })
+})
+afterAll(async () => {
+  await db?.drop()
+})
+
+/** A store's own tables for a case that asks for a prefix (the streak is one per table set). */
+const tablePrefix = (prefix: string | undefined) =>
+  prefix === undefined ? undefined : `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`
+
+/** Runs a command with `input` on its stdin. */
+const run = (command: string, args: string[], input: string) =>
+  new Promise<void>((resolve, reject) => {
+    const child = execFile(command, args, (error, _stdout, stderr) =>
+      error ? reject(new Error(`${command} failed: ${stderr}`)) : resolve(),
+    )
+    child.stdin?.end(input)
+  })
+
+storeContract('mysqlStore', async ({ prefix, ...options }) => {
+  const store = mysqlStore({
+    pool: db.pool,
+    tablePrefix: tablePrefix(prefix),
+    logger: false,
+    ...options,
+  })
+  await store.ready()
+  return store
+})
+
+describe('on connections without autocommit', () => {
+  // A pool whose sessions start with autocommit off (an init command some apps use):
+  // every read opens a transaction, so a snapshot taken too early would see the past.
+  let noAutocommit: Pool
+  beforeAll(() => {
+    noAutocommit = mysql.createPool({ uri: db.url, connectionLimit: 60 })
+    const core = (
+      noAutocommit as unknown as { pool: { on(e: string, f: (c: never) => void): void } }
+    ).pool
+    core.on('connection', (connection: { query(sql: string): void }) => {
+      connection.query('SET SESSION autocommit = 0')
+    })
+  })
+  afterAll(async () => {
+    await noAutocommit?.end()
+  })
+  storeContract('mysqlStore (autocommit off)', async ({ prefix, ...options }) => {
+    const store = mysqlStore({
+      pool: noAutocommit,
+      tablePrefix: tablePrefix(prefix) ?? 'aw_noac_',
+      logger: false,
+      ...options,
+    })
+    await store.ready()
+    return store
+  })
+})
+
+const SECRET = 'whsec_mysql_store_test'
+
+async function delivery(event: object) {
+  const signed = await signedDelivery({ secret: SECRET, event })
+  return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+}
+
+const count = async (sql: string, values: unknown[] = []) => {
+  const [rows] = await db.pool.query(sql, values)
+  return Number((rows as { n: number }[])[0]?.n)
+}
+
+function claimedOf<Tx>(result: BeginResult<Tx>): Claim<Tx> {
+  if (result.status !== 'claimed') throw new Error(`expected claimed, got ${result.status}`)
+  return result.claim
+}
+
+sqlReceiverCases('mysqlStore', {
+  store: (options) => mysqlStore({ pool: db.pool, logger: false, ...options }),
+  exec: async (sql, params) => {
+    await db.pool.query(sql, params)
+  },
+  count: (sql, params) => count(sql, params ?? []),
+  ledgerDdl: (table) =>
+    `CREATE TABLE ${table} (event_id VARCHAR(255) PRIMARY KEY, conversion_id BIGINT, commission DECIMAL(12,2)) ENGINE=InnoDB`,
+  insertSql: (table) => `INSERT INTO ${table} VALUES (?, ?, ?)`,
+  spoil: {
+    title: 'ended the transaction itself (ROLLBACK)',
+    run: async (tx) => {
+      await tx.query('ROLLBACK')
+    },
+    status: 503,
+    code: 'store_unavailable',
+  },
+})
+
+describe('mysqlStore with a receiver: locks and stuck processes', () => {
+  const table = `ledger_${randomUUID().slice(0, 8)}`
+  beforeAll(async () => {
+    await db.pool.query(
+      `CREATE TABLE ${table} (event_id VARCHAR(255) PRIMARY KEY, conversion_id BIGINT, commission DECIMAL(12,2)) ENGINE=InnoDB`,
+    )
+  })
+  const effects = (eventId: string) =>
+    count(`SELECT COUNT(*) AS n FROM ${table} WHERE event_id = ?`, [eventId])
+
+  it('handles many concurrent deliveries of new conversions without lock waits or deadlocks between them', async () => {
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: false,
+      store: mysqlStore({ pool: db.pool, logger: false }),
+      async onConversion(conversion, event, ctx) {
+        await ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, 1)`, [event.id, conversion.id])
+        // Every transaction stays open a while, overlapping the others.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      },
+    })
+    const events = Array.from({ length: 120 }, (_, i) =>
+      buildConversionEvent({ conversion: { id: 700_000 + ((i * 7919) % 120) } }),
+    )
+    const outcomes: string[] = []
+    for (let i = 0; i < events.length; i += 30) {
+      const batch = events.slice(i, i + 30)
+      const answers = await Promise.all(
+        batch.map(async (event) => receiver.receive(await delivery(event))),
+      )
+      outcomes.push(...answers.map((answer) => answer.outcome ?? String(answer.status)))
+    }
+    expect(outcomes.every((outcome) => outcome === 'processed')).toBe(true)
+    const ids = events.map((event) => event.id)
+    expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE event_id IN (?)`, [ids])).toBe(
+      events.length,
+    )
+  })
+
+  it('lets the server end the session of a process too stuck to run its timers: the event is freed, the late commit resolves false', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const eventId = `evt_stuck_${randomUUID().slice(0, 8)}`
+    const claim = claimedOf(
+      await store.begin({ eventId, conversionId: 76, order: 1000, leaseMs: 1000 }),
+    )
+    await claim.tx?.query(`INSERT INTO ${table} VALUES (?, 76, 1)`, [eventId])
+    // The event loop is blocked past the lease and the server's bound (lease + 1 s, in
+    // whole seconds): only the server can end the transaction now.
+    const until = Date.now() + 3500
+    while (Date.now() < until) {
+      // busy
+    }
+    // Called before the lease timer could run: the store learns of the end from the server.
+    expect(await store.commit(claim)).toBe(false)
+    expect(await effects(eventId)).toBe(0)
+    const retry = claimedOf(await store.begin({ eventId, conversionId: 76, order: 1000 }))
+    expect(await store.commit(retry)).toBe(true)
+  })
+})
+
+describe('mysqlStore sentinels: a transaction ended under the handler never commits', () => {
+  // Both kinds of the claim's sentinel: the new watermark (an event with a
+  // conversion) and the events row (an event without one).
+  const cases = [
+    { title: 'with a conversion', conversionId: 880_001 },
+    { title: 'without a conversion', conversionId: undefined },
+  ]
+  for (const { title, conversionId } of cases) {
+    it(`${title}: ROLLBACK, or ROLLBACK and a new transaction, resolves false and marks nothing`, async () => {
+      const store = mysqlStore({ pool: db.pool, logger: false })
+      const eventId = `evt_sentinel_${randomUUID().slice(0, 8)}`
+      const order = Date.now()
+      for (const after of ['ROLLBACK', 'START TRANSACTION']) {
+        const claim = claimedOf(await store.begin({ eventId, conversionId, order }))
+        await claim.tx?.query('ROLLBACK')
+        if (after !== 'ROLLBACK') await claim.tx?.query(after)
+        expect(await store.commit(claim)).toBe(false)
+        expect(await store.peek({ eventId, conversionId, order })).toBe('unsettled')
+      }
+      const retry = claimedOf(await store.begin({ eventId, conversionId, order }))
+      expect(await store.commit(retry)).toBe(true)
+      expect((await store.begin({ eventId, conversionId, order })).status).toBe('duplicate')
+    })
+  }
+
+  it('is not fooled by an expired watermark of the same order left from before', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false, orderingTtl: 50, dedupeTtl: 50 })
+    const conversionId = 880_002
+    const first = claimedOf(await store.begin({ eventId: 'evt_expired_a', conversionId, order: 7 }))
+    expect(await store.commit(first)).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    // The watermark 7 is still in the table but expired: order 7 is new again.
+    const claim = claimedOf(await store.begin({ eventId: 'evt_expired_b', conversionId, order: 7 }))
+    await claim.tx?.query('ROLLBACK')
+    expect(await store.commit(claim)).toBe(false)
+  })
+})
+
+describe('mysqlStore tables', () => {
+  it('creates its tables once when several stores start together', async () => {
+    const tablePrefix = `aw_race_${randomUUID().slice(0, 6)}_`
+    const stores = Array.from({ length: 6 }, () =>
+      mysqlStore({ pool: db.pool, tablePrefix, logger: false }),
+    )
+    await Promise.all(stores.map((store) => store.ready()))
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}schema`)).toBe(1)
+    const [first, second] = stores as [MysqlEventStore, MysqlEventStore]
+    const claim = claimedOf(await first.begin({ eventId: 'evt_race', order: 1 }))
+    expect(await second.begin({ eventId: 'evt_race', order: 1 })).toEqual({
+      status: 'in_progress',
+    })
+    expect(await first.commit(claim)).toBe(true)
+  })
+
+  it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
+    const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
+    await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1r2\``)
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_gone', order: 1 }))),
+    ).toBe(true)
+  })
+
+  it('refuses tables of another layout version with an error that says what to do', async () => {
+    const tablePrefix = `aw_old_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version INT NOT NULL PRIMARY KEY)`)
+    await db.pool.query(`INSERT INTO ${tablePrefix}schema VALUES (0)`)
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await expect(store.ready()).rejects.toThrow(/version 0.*needs 1.*sql schema --mysql/s)
+    await expect(store.begin({ eventId: 'evt_old', order: 1 })).rejects.toThrow(/version 0/)
+    // Nothing else was created beside the old table.
+    expect(
+      await count(
+        'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE ?',
+        [db.database, `${tablePrefix}%`],
+      ),
+    ).toBe(1)
+  })
+
+  it('gives the same DDL as statements a driver runs one at a time (twice: no change)', async () => {
+    const tablePrefix = `aw_stm_${randomUUID().slice(0, 6)}_`
+    const statements = mysqlSchemaStatements({ tablePrefix })
+    expect(statements.join('\n')).not.toContain('DELIMITER')
+    for (let i = 0; i < 2; i++) for (const sql of statements) await db.pool.query(sql)
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(await store.commit(claimedOf(await store.begin({ eventId: 'evt_stm', order: 1 })))).toBe(
+      true,
+    )
+  })
+
+  it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {
+    const tablePrefix = `aw_pre_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id VARBINARY(255) PRIMARY KEY, done_at BIGINT) ENGINE=InnoDB`,
+    )
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await expect(store.ready()).rejects.toThrow(
+      new RegExp(`${tablePrefix}events exists.*lacks the column\\(s\\) expires_at.*older version`),
+    )
+    // No version row stamped: the next start refuses again.
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}schema`)).toBe(0)
+  })
+
+  it('accepts tables with every column but no version row (a setup that stopped half-way)', async () => {
+    const tablePrefix = `aw_half_${randomUUID().slice(0, 6)}_`
+    await db.pool.query(
+      `CREATE TABLE ${tablePrefix}events (event_id VARBINARY(255) PRIMARY KEY, expires_at BIGINT NULL) ENGINE=InnoDB`,
+    )
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_half', order: 1 }))),
+    ).toBe(true)
+  })
+
+  it('refuses a missing pool and a callback pool of mysql2 with a TypeError saying what to pass', async () => {
+    expect(() => mysqlStore(undefined as never)).toThrow(/`pool` is required/)
+    const callbacks = (await import('mysql2')).createPool({ uri: db.url })
+    expect(() => mysqlStore({ pool: callbacks as never })).toThrow(/callback pool.*mysql2\/promise/)
+    await new Promise((resolve) => callbacks.end(resolve))
+  })
+
+  it('prints the DDL it runs, and the mysql client makes tables the store accepts (twice: no change)', async () => {
+    const tablePrefix = `aw_ddl_${randomUUID().slice(0, 6)}_`
+    const ddl = mysqlSchema({ tablePrefix })
+    expect(ddl).toContain(`CREATE TABLE IF NOT EXISTS \`${tablePrefix}events\``)
+    for (let i = 0; i < 2; i++) {
+      await run('mariadb', ['-h', '127.0.0.1', '-u', 'root', db.database], ddl)
+    }
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    const claim = claimedOf(await store.begin({ eventId: 'evt_ddl', conversionId: 1, order: 1 }))
+    expect(await store.commit(claim)).toBe(true)
+    expect(await store.peek({ eventId: 'evt_other', conversionId: 1, order: 1 })).toBe('stale')
+  })
+
+  it('prunes expired marks and watermarks, and never a claim in flight', async () => {
+    const tablePrefix = `aw_prune_${randomUUID().slice(0, 6)}_`
+    const store = mysqlStore({
+      pool: db.pool,
+      tablePrefix,
+      dedupeTtl: 50,
+      orderingTtl: 50,
+      logger: false,
+    })
+    for (let i = 0; i < 3; i++) {
+      await store.commit(
+        claimedOf(await store.begin({ eventId: `evt_p${i}`, conversionId: i, order: 10 })),
+      )
+    }
+    const flying = claimedOf(await store.begin({ eventId: 'evt_flying', order: 10 }))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await store.prune()).toBe(6)
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}events`)).toBe(0)
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}conversions`)).toBe(0)
+    expect(await store.commit(flying)).toBe(true)
+    expect((await store.begin({ eventId: 'evt_flying', order: 10 })).status).toBe('duplicate')
+  })
+
+  it('keys event ids longer than the column by their hash, apart from each other', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const long = `evt_${'x'.repeat(400)}`
+    await store.commit(claimedOf(await store.begin({ eventId: `${long}a`, order: 1 })))
+    expect((await store.begin({ eventId: `${long}a`, order: 1 })).status).toBe('duplicate')
+    expect(await store.peek({ eventId: `${long}a`, order: 1 })).toBe('duplicate')
+    const other = claimedOf(await store.begin({ eventId: `${long}b`, order: 1 }))
+    await store.release(other)
+  })
+
+  it('names the database and the setting, never the password, when the pool cannot connect', async () => {
+    const pool = mysql.createPool('mysql://app:hunter2-secret@127.0.0.1:1/ledger')
+    const store = mysqlStore({ pool, logger: false })
+    const error = await store.ready().then(
+      () => undefined,
+      (e: Error) => e,
+    )
+    expect(error?.message).toMatch(/MySQL at 127\.0\.0\.1:1\/ledger as user app/)
+    expect(error?.message).toMatch(/host, port, database/)
+    expect(error?.message).not.toContain('hunter2')
+    await pool.end()
+  })
+
+  it('names the setting when the user or password is wrong, never the password', async () => {
+    const pool = mysql.createPool(`mysql://nobody_aw:hunter2-secret@127.0.0.1:3306/${db.database}`)
+    const logged: string[] = []
+    const store = mysqlStore({
+      pool,
+      logger: { error: (m: string) => logged.push(m), warn: () => {} },
+    })
+    const error = await store.begin({ eventId: 'evt_denied', order: 1 }).then(
+      () => undefined,
+      (e: Error) => e,
+    )
+    expect(error?.message).toMatch(/as user nobody_aw.*user and password/s)
+    expect(`${error?.message}${logged.join('')}`).not.toContain('hunter2')
+    await pool.end()
+  })
+})
+
+/** The pool, counting every statement sent through it or a connection taken from it. */
+function countingPool(pool: Pool) {
+  const counter = { trips: 0 }
+  const counted = <T extends object>(target: T, methods: string[]): T =>
+    new Proxy(target, {
+      get(object, property) {
+        const value = Reflect.get(object, property, object)
+        if (typeof value !== 'function') return value
+        if (methods.includes(String(property))) {
+          return (...args: unknown[]) => {
+            counter.trips++
+            return value.apply(object, args)
+          }
+        }
+        if (property === 'getConnection') {
+          return async () => counted(await value.apply(object, []), ['query', 'execute'])
+        }
+        return value.bind(object)
+      },
+    })
+  return { pool: counted(pool, ['query', 'execute']), counter }
+}
+
+describe('mysqlStore round trips', () => {
+  it('costs two round trips of its own per delivery (CALL begin, CALL commit), none per pool checkout', async () => {
+    const { pool, counter } = countingPool(db.pool)
+    const store = mysqlStore({ pool, logger: false })
+    await store.ready()
+    const deliveries = 50
+    counter.trips = 0
+    for (let i = 0; i < deliveries; i++) {
+      const eventId = `evt_trips_${randomUUID()}`
+      const claim = claimedOf(await store.begin({ eventId, conversionId: 5000 + i, order: 10 }))
+      expect(await store.commit(claim)).toBe(true)
+    }
+    expect(counter.trips / deliveries).toBe(2)
+    // A duplicate is one.
+    counter.trips = 0
+    const eventId = `evt_trips_${randomUUID()}`
+    await store.commit(claimedOf(await store.begin({ eventId, order: 1 })))
+    counter.trips = 0
+    expect((await store.begin({ eventId, order: 1 })).status).toBe('duplicate')
+    expect(counter.trips).toBe(1)
+  })
+
+  it('stays within four per delivery through a receiver (its failure-streak reset included)', async () => {
+    const { pool, counter } = countingPool(db.pool)
+    const store = mysqlStore({ pool, logger: false })
+    await store.ready()
+    const receiver = createReceiver({ secret: SECRET, store, onConversion() {} })
+    const deliveries = 40
+    counter.trips = 0
+    for (let i = 0; i < deliveries; i++) {
+      const event = buildConversionEvent({ conversion: { id: 6000 + i } })
+      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+    }
+    expect(counter.trips / deliveries).toBeLessThanOrEqual(4)
+    expect(counter.trips).toBeGreaterThanOrEqual(2 * deliveries)
+  })
+})
+
+describe('mysqlStore when its server goes away (a private MariaDB)', () => {
+  let server: PrivateMariadb
+  beforeAll(async () => {
+    server = await startPrivateMariadb()
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it('fails fast and clearly while the server is down, an open claim included, and recovers after restart', async () => {
+    const pool = mysql.createPool({ uri: server.url, connectionLimit: 5 })
+    const store = mysqlStore({ pool, logger: false, acquireTimeoutMs: 1000 })
+    await store.ready()
+    const open = claimedOf(await store.begin({ eventId: 'evt_outage_open', order: 1 }))
+    await server.kill()
+    // A genuine outage is not a lost lease: the commit throws (503), it does not resolve false.
+    await expect(store.commit(open)).rejects.toThrow(/MySQL at 127\.0\.0\.1:\d+\/aw as user root/)
+    const started = performance.now()
+    const failure = await store.begin({ eventId: 'evt_outage', order: 1 }).then(
+      () => undefined,
+      (error: Error) => error,
+    )
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect(failure?.message).toMatch(new RegExp(`MySQL at 127\\.0\\.0\\.1:${server.port}/aw`))
+    await server.restart()
+    // The open claim's transaction died with the server: the event is free again.
+    const again = claimedOf(await store.begin({ eventId: 'evt_outage_open', order: 1 }))
+    expect(await store.commit(again)).toBe(true)
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_outage', order: 1 }))),
+    ).toBe(true)
+    await pool.end()
+  })
+
+  it('answers within the bound while the server hangs (frozen), then recovers', async () => {
+    const pool = mysql.createPool({ uri: server.url, connectionLimit: 5 })
+    const store = mysqlStore({ pool, logger: false, acquireTimeoutMs: 1000 })
+    await store.commit(claimedOf(await store.begin({ eventId: 'evt_frozen_warm', order: 1 })))
+    await server.freeze()
+    try {
+      const started = performance.now()
+      // A pooled connection: the statement's own bound (5 s) ends the wait, inside the service's 10 s.
+      await expect(store.begin({ eventId: 'evt_frozen', order: 1 })).rejects.toThrow(/MySQL at/)
+      expect(performance.now() - started).toBeLessThan(8000)
+    } finally {
+      await server.thaw()
+    }
+    expect(
+      await store.commit(claimedOf(await store.begin({ eventId: 'evt_frozen', order: 1 }))),
+    ).toBe(true)
+    await pool.end()
+  })
+})

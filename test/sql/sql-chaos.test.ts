@@ -1,0 +1,183 @@
+/**
+ * Chaos on one database: two receiver processes with the SQL store, 2,000
+ * deliveries of about 800 events over 200 conversions, shuffled (so older
+ * updates arrive after newer ones), with duplicates, each retried until a 2xx as
+ * the service does. Five times a process is SIGKILLed right after a handler wrote
+ * its effect, before the commit, and restarted on its port.
+ *
+ * Asserted: every event's effect at most once, every conversion's effects in
+ * order (no stale event applied after a newer one), its newest event applied
+ * exactly once and its row at its newest status. Unlike the Redis chaos test,
+ * there is no exception for the killed handlers: their effects rolled back.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from '../support/redis-servers.js'
+import {
+  deliverUntilAcknowledged,
+  type EffectsDatabase,
+  type ReceiverProcess,
+  SQL_KINDS,
+  startReceiver,
+} from './sql-stores.js'
+
+const CONVERSIONS = 200
+const DELIVERIES = 2000
+const KILLS = 5
+const CONCURRENCY = 16
+const STATUSES = ['approved', 'available', 'ready_for_payout', 'rejected']
+
+/** A seeded generator, so a failure can be replayed. */
+function seeded(seed: number) {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
+  }
+}
+
+/** Each conversion's lifecycle: created, then 2 to 4 updates a second apart. */
+function lifecycles(random: () => number): ConversionEvent[] {
+  const base = Date.now() - 3_600_000
+  const events: ConversionEvent[] = []
+  for (let c = 0; c < CONVERSIONS; c++) {
+    const id = 900_000 + c
+    const updates = 2 + Math.floor(random() * 3)
+    for (let step = 0; step <= updates; step++) {
+      events.push(
+        buildConversionEvent({
+          type: step === 0 ? 'conversion.created' : 'conversion.updated',
+          createdAt: base + c * 10 + step * 1000,
+          conversion: {
+            id,
+            status:
+              step === 0 ? 'pending' : (STATUSES[Math.floor(random() * STATUSES.length)] as string),
+          },
+        }),
+      )
+    }
+  }
+  return events
+}
+
+/** Every event once, duplicates up to DELIVERIES, shuffled. */
+function deliveries(events: ConversionEvent[], random: () => number): ConversionEvent[] {
+  const list = [...events]
+  while (list.length < DELIVERIES)
+    list.push(events[Math.floor(random() * events.length)] as ConversionEvent)
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[list[i], list[j]] = [list[j] as ConversionEvent, list[i] as ConversionEvent]
+  }
+  return list
+}
+
+interface EffectRow {
+  id: string
+  event_id: string
+  conversion_id: string
+  event_order: string
+}
+
+async function expectExactlyOnceInOrder(db: EffectsDatabase, events: ConversionEvent[]) {
+  const effects = await db.rows<EffectRow>(
+    'SELECT id, event_id, conversion_id, event_order FROM effects ORDER BY id',
+  )
+  const perEvent = new Map<string, number>()
+  for (const row of effects) perEvent.set(row.event_id, (perEvent.get(row.event_id) ?? 0) + 1)
+  const twice = [...perEvent].filter(([, n]) => n > 1)
+  expect(twice, 'events whose effect landed more than once').toEqual([])
+
+  const applied = new Map<number, number[]>()
+  for (const row of effects) {
+    const orders = applied.get(Number(row.conversion_id)) ?? []
+    orders.push(Number(row.event_order))
+    applied.set(Number(row.conversion_id), orders)
+  }
+  const newest = new Map<number, ConversionEvent>()
+  for (const event of events) {
+    const id = event.data.conversion.id
+    const known = newest.get(id)
+    if (known === undefined || Date.parse(known.createdAt) < Date.parse(event.createdAt)) {
+      newest.set(id, event)
+    }
+  }
+  const state = new Map(
+    (
+      await db.rows<{ conversion_id: string; status: string; event_order: string }>(
+        'SELECT conversion_id, status, event_order FROM conversion_state',
+      )
+    ).map((row) => [Number(row.conversion_id), row]),
+  )
+  for (const [id, event] of newest) {
+    const orders = applied.get(id) ?? []
+    expect(orders, `conversion ${id}: effects in order, none stale`).toEqual(
+      [...new Set(orders)].sort((a, b) => a - b),
+    )
+    expect(perEvent.get(event.id), `conversion ${id}: newest event applied once`).toBe(1)
+    expect(state.get(id)?.status, `conversion ${id}: newest status`).toBe(
+      event.data.conversion.status,
+    )
+  }
+}
+
+describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', (kind) => {
+  const processes = new Map<number, ReceiverProcess>()
+  let db: EffectsDatabase | undefined
+  afterAll(async () => {
+    for (const process of processes.values()) await process.kill()
+    await db?.drop()
+  })
+
+  it('applies every effect exactly once, none stale, each conversion at its newest status', async () => {
+    db = await kind.createDatabase()
+    const env = { STORE: kind.name, DATABASE_URL: db.url, KEY_PREFIX: `aw-${randomUUID()}` }
+    const ports = [await freePort(), await freePort()]
+    for (const port of ports) processes.set(port, await startReceiver(env, port))
+    const random = seeded(20261124)
+    const events = lifecycles(random)
+    const queue = deliveries(events, random)
+    const live = () => [...processes.values()].filter((p) => p.child.exitCode === null)
+    const pick = () => {
+      const up = live()
+      return (
+        up[Math.floor(Math.random() * up.length)] ??
+        (processes.values().next().value as ReceiverProcess)
+      ).url
+    }
+
+    let done = 0
+    let kills = 0
+    let restarting: Promise<void> = Promise.resolve()
+    const maybeKill = () => {
+      if (kills >= KILLS || done < ((kills + 1) * DELIVERIES) / (KILLS + 1)) return
+      kills++
+      const victim = live()[kills % 2] ?? live()[0]
+      if (victim === undefined) return
+      // Dies right after its next effect, before that event's commit.
+      victim.child.send('crash')
+      restarting = restarting.then(async () => {
+        await victim.effect
+        await victim.kill()
+        processes.set(victim.port, await startReceiver(env, victim.port))
+      })
+    }
+    const worker = async () => {
+      for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
+        await deliverUntilAcknowledged(pick, event, { pauseMs: 20 })
+        done++
+        maybeKill()
+      }
+    }
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+    await restarting
+    expect(kills).toBe(KILLS)
+    expect(events.length).toBeGreaterThan(500)
+    await expectExactlyOnceInOrder(db, events)
+  })
+})

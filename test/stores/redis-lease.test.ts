@@ -1,0 +1,70 @@
+/**
+ * A handler slower than the lease: the retry proceeds, and the slow attempt's
+ * late commit changes nothing in Redis.
+ */
+import { randomUUID } from 'node:crypto'
+import { createReceiver } from '@affiliate-webhooks/core'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { redisStore } from '@affiliate-webhooks/redis'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { REDIS_URL } from '../support/redis-servers.js'
+
+const SECRET = 'whsec_lease'
+const prefix = `aw-lease-${randomUUID().slice(0, 8)}:`
+const client = new Redis(REDIS_URL)
+
+afterAll(async () => {
+  const keys = await client.keys(`${prefix}*`)
+  if (keys.length > 0) await client.unlink(...keys)
+  client.disconnect()
+})
+
+const input = async (event: object, attempt: number) => {
+  const { headers, body } = await signedDelivery({ secret: SECRET, event, attempt })
+  return { headers, rawBody: Buffer.from(body) }
+}
+
+describe('redisStore lease expiry', () => {
+  it('lets the retry run when a handler outlives its lease; the late commit changes nothing', async () => {
+    const conversionId = Math.floor(Math.random() * 1e9)
+    const event = buildConversionEvent({ createdAt: 5_000, conversion: { id: conversionId } })
+    const calls: number[] = []
+    let releaseSlow!: () => void
+    const slowDone = new Promise<void>((resolve) => {
+      releaseSlow = resolve
+    })
+    const receiver = createReceiver({
+      secret: SECRET,
+      store: redisStore({ client, prefix, leaseMs: 200 }),
+      onConversion: async (_conversion, handledEvent, ctx) => {
+        calls.push(ctx.attempt ?? 0)
+        if (handledEvent.id === event.id && ctx.attempt === 1) await slowDone
+      },
+    })
+    const tag = `${prefix}{c:${conversionId}}`
+
+    const slow = receiver.receive(await input(event, 1))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await receiver.receive(await input(event, 2))).outcome).toBe('processed')
+    const doneTtlBefore = await client.pttl(`${tag}:done:${event.id}`)
+    // The watermark is the ordering key: createdAt in µs, times two, +1 for updated.
+    expect(await client.get(`${tag}:wm`)).toBe(String(5_000 * 1000 * 2))
+
+    // A newer event of the same conversion is handled before the slow attempt ends.
+    const newer = buildConversionEvent({
+      type: 'conversion.updated',
+      createdAt: 9_000,
+      conversion: { id: conversionId },
+    })
+    expect((await receiver.receive(await input(newer, 1))).outcome).toBe('processed')
+
+    releaseSlow()
+    await slow
+    expect(calls).toEqual([1, 2, 1])
+    expect(await client.get(`${tag}:wm`)).toBe(String(9_000 * 1000 * 2 + 1))
+    expect(await client.pttl(`${tag}:done:${event.id}`)).toBeLessThanOrEqual(doneTtlBefore)
+    expect(await client.exists(`${tag}:lock`, `${tag}:lease:${event.id}`)).toBe(0)
+    expect((await receiver.receive(await input(event, 3))).outcome).toBe('duplicate')
+  })
+})
