@@ -74,6 +74,11 @@ describe('relative links in the Markdown', () => {
     ])
   })
 
+  it('resolve everywhere in this repository, anchors included', () => {
+    const root = new URL('../..', import.meta.url).pathname
+    expect(links.brokenLinks(root, links.markdownFiles(root))).toEqual([])
+  })
+
   it('covers the root README, docs/, bench/ and every package and example README', () => {
     const root = new URL('../..', import.meta.url).pathname
     const files = links.markdownFiles(root)
@@ -82,6 +87,15 @@ describe('relative links in the Markdown', () => {
     expect(files).toContain('packages/core/README.md')
     expect(files).toContain('examples/express/README.md')
     expect(files).toContain('docs/api/README.md')
+  })
+})
+
+describe('the root README', () => {
+  it('opens with the two commands a fresh clone runs', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+    const commands = firstBlock.split('\n').map((line) => line.split('#')[0]?.trim())
+    expect(commands.filter(Boolean)).toEqual(['npm ci && npm start', 'npm test'])
   })
 })
 
