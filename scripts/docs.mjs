@@ -6,9 +6,9 @@
 //   node scripts/docs.mjs --check  regenerate into a temporary directory and exit 1
 //                                  when docs/api differs, an export has no TSDoc, or
 //                                  a relative link in the repository's Markdown is broken
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Application, Comment, Converter, ReflectionKind } from 'typedoc'
 import ts from 'typescript'
@@ -17,11 +17,12 @@ import { brokenLinks, markdownFiles } from './check-links.mjs'
 const root = fileURLToPath(new URL('..', import.meta.url))
 export const API_DIR = 'docs/api'
 
-/** The package's description from its package.json, for the entry's module page. */
-function describe(name) {
-  const dir = name.split('/')[1]
-  const pkg = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8'))
-  const subpath = name.split('/').slice(2).join('/')
+/** The description in the package.json above `file`, for the entry's module page. */
+function describe(name, file) {
+  let dir = dirname(file)
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir)
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  const subpath = name.slice(pkg.name.length + 1)
   return subpath ? `${pkg.description} This page: the \`${subpath}\` entry.` : pkg.description
 }
 
@@ -32,7 +33,8 @@ export function publicEntries() {
   if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, '\n'))
   return Object.entries(config.compilerOptions.paths)
     .filter(([name]) => name.startsWith('@affiliate-webhooks/') && !name.endsWith('/internal'))
-    .map(([name, [file]]) => ({ name, file: join(root, file), description: describe(name) }))
+    .map(([name, [file]]) => ({ name, file: join(root, file) }))
+    .map((entry) => ({ ...entry, description: describe(entry.name, entry.file) }))
     .sort((a, b) => a.name.localeCompare(b.name))
 }
 
@@ -41,18 +43,11 @@ export function publicEntries() {
  * `core/src`), with its package's description when the entry has no comment of its own.
  */
 function nameModulesByImport(app, entries) {
-  const packagesDir = join(root, 'packages')
-  const byDisplayName = new Map(
-    entries.map((entry) => [
-      relative(packagesDir, entry.file)
-        .replace(/\.ts$/, '')
-        .replace(/\/index$/, ''),
-      entry,
-    ]),
-  )
-  app.converter.on(Converter.EVENT_CREATE_DECLARATION, (_context, reflection) => {
+  const byFile = new Map(entries.map((entry) => [entry.file, entry]))
+  app.converter.on(Converter.EVENT_CREATE_DECLARATION, (context, reflection) => {
     if (!reflection.kindOf(ReflectionKind.Module)) return
-    const entry = byDisplayName.get(reflection.name)
+    const declaration = context.getSymbolFromReflection(reflection)?.declarations?.[0]
+    const entry = declaration && byFile.get(normalize(declaration.getSourceFile().fileName))
     if (!entry) return
     reflection.name = entry.name
     if (!reflection.comment) {
@@ -195,7 +190,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const out = join(root, API_DIR)
     rmSync(out, { recursive: true, force: true })
     const { errors, warnings } = await generate(out)
-    if (errors + warnings > 0) process.exit(1)
+    if (errors + warnings > 0) {
+      console.error(
+        `docs: wrote ${API_DIR}, with ${errors + warnings} problem(s) above to fix in the TSDoc (npm run docs:check fails on them)`,
+      )
+      process.exit(1)
+    }
     console.log(`docs: wrote ${API_DIR}`)
   }
 }
