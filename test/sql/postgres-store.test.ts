@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { createPostgresTestDatabase, type TestDatabase } from '../support/postgres-db.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
+import { sqlStoreCases } from './sql-store-cases.js'
 
 /** `?` placeholders as node-postgres has them: $1, $2 ... */
 const toDollars = (sql: string) => {
@@ -32,6 +33,10 @@ storeContract('postgresStore', ({ prefix, ...timings }) =>
   postgresStore({ pool: db.pool, tablePrefix: prefixFor(prefix), logger: false, ...timings }),
 )
 
+sqlStoreCases('postgresStore', async (options) =>
+  postgresStore({ pool: db.pool, logger: false, ...options }),
+)
+
 sqlReceiverCases('postgresStore', {
   store: (options) => postgresStore({ pool: db.pool, logger: false, ...options }),
   exec: async (sql, params) => {
@@ -52,6 +57,40 @@ sqlReceiverCases('postgresStore', {
   },
 })
 
+describe('postgresStore: a transaction the handler ended never commits', () => {
+  for (const conversionId of [4200, undefined]) {
+    it(`${conversionId === undefined ? 'without' : 'with'} a conversion: ROLLBACK, or ROLLBACK and BEGIN, resolves false and marks nothing`, async () => {
+      const store = postgresStore({ pool: db.pool, logger: false })
+      const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
+      for (const after of [undefined, 'BEGIN']) {
+        const begun = await store.begin({ eventId, conversionId, order: 10 })
+        if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+        await begun.claim.tx?.query('ROLLBACK')
+        if (after !== undefined) await begun.claim.tx?.query(after)
+        expect(await store.commit(begun.claim)).toBe(false)
+        expect(await store.peek({ eventId, conversionId, order: 10 })).toBe('unsettled')
+      }
+      const retry = await store.begin({ eventId, conversionId, order: 10 })
+      if (retry.status !== 'claimed') throw new Error(`expected claimed, got ${retry.status}`)
+      expect(await store.commit(retry.claim)).toBe(true)
+      expect(await store.peek({ eventId, conversionId, order: 10 })).toBe('duplicate')
+    })
+  }
+
+  it("leaves the handler's own lock_timeout as the session had it (lockWaitMs bounds the claim only)", async () => {
+    const store = postgresStore({ pool: db.pool, logger: false, lockWaitMs: 1500 })
+    const begun = await store.begin({
+      eventId: `evt_lt_${randomUUID()}`,
+      conversionId: 4201,
+      order: 1,
+    })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    const { rows } = await (begun.claim.tx as pg.PoolClient).query('SHOW lock_timeout')
+    expect(rows).toEqual([{ lock_timeout: '0' }])
+    await store.release(begun.claim)
+  })
+})
+
 describe('postgresStore tables', () => {
   it('creates its tables once when several stores start together', async () => {
     const tablePrefix = `aw_race_${randomUUID().slice(0, 6)}_`
@@ -68,8 +107,51 @@ describe('postgresStore tables', () => {
     await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version integer NOT NULL)`)
     await db.pool.query(`INSERT INTO ${tablePrefix}schema VALUES (0)`)
     const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
-    await expect(store.ready()).rejects.toThrow(/version 0.*needs 1.*sql schema --postgres/s)
+    await expect(store.ready()).rejects.toThrow(/version 0.*needs 2.*sql schema --postgres/s)
     await expect(store.begin({ eventId: 'evt_old', order: 1 })).rejects.toThrow(/version 0/)
+  })
+
+  it('refuses layout-1 tables naming the upgrade; the upgrade it names keeps every watermark', async () => {
+    const tablePrefix = `aw_one_${randomUUID().slice(0, 6)}_`
+    // Layout 1 as version 1 of this package left it: a mark per event, a watermark per conversion.
+    await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version integer NOT NULL);
+      INSERT INTO ${tablePrefix}schema VALUES (1);
+      CREATE TABLE ${tablePrefix}events (event_id text PRIMARY KEY, expires_at timestamptz NOT NULL);
+      CREATE TABLE ${tablePrefix}conversions (conversion_id bigint PRIMARY KEY, watermark bigint NOT NULL, expires_at timestamptz NOT NULL);
+      CREATE TABLE ${tablePrefix}streak (name text PRIMARY KEY, count integer NOT NULL, codes text[] NOT NULL, expires_at timestamptz NOT NULL);
+      CREATE FUNCTION ${tablePrefix}begin(text) RETURNS text LANGUAGE sql AS 'SELECT 1::text';
+      CREATE FUNCTION ${tablePrefix}commit(text) RETURNS void LANGUAGE sql AS '';
+      INSERT INTO ${tablePrefix}events VALUES ('evt_one_done', now() + interval '1 day');
+      INSERT INTO ${tablePrefix}conversions VALUES (4100, 5000, now() + interval '1 day');`)
+    const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
+    const refused = await store.ready().then(
+      () => undefined,
+      (error: Error) => error.message,
+    )
+    expect(refused).toMatch(
+      /layout version 1 .*needs layout 2.*Stop every process of the older version, then upgrade in place/,
+    )
+    expect(refused).toMatch(/or drop the tables/i)
+    // The statements it names, run as they are: the store then starts on layout 2.
+    const upgrade = /upgrade in place, keeping every watermark: (.*;) The next start/.exec(
+      refused ?? '',
+    )?.[1]
+    expect(upgrade).toContain(`ALTER TABLE ${tablePrefix}conversions ADD COLUMN`)
+    await db.pool.query(upgrade as string)
+    const again = postgresStore({ pool: db.pool, tablePrefix, logger: false })
+    await again.ready()
+    const { rows } = await db.pool.query(`SELECT version FROM ${tablePrefix}schema`)
+    expect(rows).toEqual([{ version: 2 }])
+    // The layout-1 watermark and mark still decide.
+    expect(
+      (await again.begin({ eventId: 'evt_one_older', conversionId: 4100, order: 4000 })).status,
+    ).toBe('stale')
+    expect(
+      (await again.begin({ eventId: 'evt_one_done', conversionId: 4100, order: 5000 })).status,
+    ).toBe('duplicate')
+    const newer = await again.begin({ eventId: 'evt_one_newer', conversionId: 4100, order: 6000 })
+    expect(newer.status).toBe('claimed')
+    if (newer.status === 'claimed') expect(await again.commit(newer.claim)).toBe(true)
   })
 
   it('prints the DDL it runs, and that DDL makes tables the store accepts', async () => {
@@ -85,7 +167,7 @@ describe('postgresStore tables', () => {
     if (begun.status === 'claimed') expect(await store.commit(begun.claim)).toBe(true)
   })
 
-  it('prunes expired marks and watermarks', async () => {
+  it('prunes expired marks and watermarks, and never a row a claim holds', async () => {
     const tablePrefix = `aw_prune_${randomUUID().slice(0, 6)}_`
     const store = postgresStore({
       pool: db.pool,
@@ -94,14 +176,26 @@ describe('postgresStore tables', () => {
       orderingTtl: 50,
       logger: false,
     })
+    // Three watermarks, one mark of an event without a conversion, one of a stale event.
     for (let i = 0; i < 3; i++) {
       const begun = await store.begin({ eventId: `evt_p${i}`, conversionId: i, order: 10 })
       if (begun.status === 'claimed') await store.commit(begun.claim)
     }
+    const test = await store.begin({ eventId: 'evt_p_test', order: 1 })
+    if (test.status === 'claimed') await store.commit(test.claim)
+    expect((await store.begin({ eventId: 'evt_p_old', conversionId: 0, order: 5 })).status).toBe(
+      'stale',
+    )
     await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(await store.prune()).toBe(6)
+    // An expired watermark taken again by a claim still running: locked, skipped.
+    const flying = await store.begin({ eventId: 'evt_p_new', conversionId: 0, order: 1 })
+    expect(flying.status).toBe('claimed')
+    expect(await store.prune()).toBe(4)
+    if (flying.status === 'claimed') expect(await store.commit(flying.claim)).toBe(true)
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${tablePrefix}events`)
     expect(rows[0].n).toBe(0)
+    const left = await db.pool.query(`SELECT event_id FROM ${tablePrefix}conversions`)
+    expect(left.rows).toEqual([{ event_id: 'evt_p_new' }])
   })
 
   it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {
@@ -133,7 +227,7 @@ describe('postgresStore tables', () => {
   it('refuses a version row whose functions are missing, saying to run the DDL again', async () => {
     const tablePrefix = `aw_fn_${randomUUID().slice(0, 6)}_`
     await db.pool.query(postgresSchema({ tablePrefix }))
-    await db.pool.query(`DROP FUNCTION ${tablePrefix}commit`)
+    await db.pool.query(`DROP FUNCTION ${tablePrefix}held`)
     const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
     await expect(store.ready()).rejects.toThrow(/functions .*missing.*sql schema --postgres/)
   })

@@ -18,6 +18,8 @@ const TRANSACTION_OVER = new Set([
   // The server ended the session: idle in the transaction past the lease.
   '25P03',
   LEASE_ENDED,
+  // The claim's transaction was ended (and maybe another begun) by the handler itself.
+  'AWLST',
 ])
 
 const codeOf = (error: unknown): unknown =>
@@ -25,6 +27,9 @@ const codeOf = (error: unknown): unknown =>
 
 /** True when the claim's transaction ended before its commit because its lease ran out. */
 export const isLeaseEnd = (error: unknown): boolean => TRANSACTION_OVER.has(codeOf(error) as string)
+
+/** True when the claim waited lockWaitMs for a row another live transaction holds (lock_timeout). */
+export const isLockNotAvailable = (error: unknown): boolean => codeOf(error) === '55P03'
 
 /** True when a statement failed earlier in the transaction (one the handler caught): it can only roll back. */
 export const isAborted = (error: unknown): boolean => codeOf(error) === '25P02'

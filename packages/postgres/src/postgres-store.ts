@@ -24,7 +24,13 @@ import {
 } from '@affiliate-webhooks/core'
 import type { Pool, PoolClient } from 'pg'
 import { bounded, queryWithin } from './bounded.js'
-import { connectionFailure, isAborted, isLeaseEnd, leaseEnded } from './errors.js'
+import {
+  connectionFailure,
+  isAborted,
+  isLeaseEnd,
+  isLockNotAvailable,
+  leaseEnded,
+} from './errors.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 
@@ -37,9 +43,11 @@ export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchema
 /** The Postgres store: `ctx.tx` is the pool client inside the delivery's transaction. */
 export interface PostgresEventStore extends DatabaseEventStore<PoolClient> {}
 
-/** A claim's transaction: its client, its lease, and whether the session ended. */
+/** A claim's transaction: its client, its id, its lease, and whether the session ended. */
 interface Open {
   client: PoolClient
+  /** The transaction's id (txid_current), checked before the store's COMMIT. */
+  xact: string
   /** Why the session ended before commit or release: the server, or the lease. */
   ended: Error | undefined
   onError: (error: Error) => void
@@ -71,6 +79,9 @@ const int = (value: number | undefined): string => {
  */
 type OpenTransactions = Map<string, Open>
 
+/** What the claim function answers: a transaction id (claimed), or the settled verdict. */
+const TRANSACTION_ID = /^\d+$/
+
 function beginStep(
   names: SchemaNames,
   timings: ReturnType<typeof resolveStoreTimings>,
@@ -78,8 +89,9 @@ function beginStep(
   ready: () => Promise<void>,
   open: OpenTransactions,
 ) {
-  // The claim may wait lockWaitMs for the conversion's lock on purpose.
+  // The claim may wait lockWaitMs for the conversion's row on purpose.
   const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
+  const lockWait = `'${int(timings.lockWaitMs)}ms'`
   const finish = async (client: PoolClient, sql: string) => {
     try {
       await client.query(bounded(sql))
@@ -97,7 +109,7 @@ function beginStep(
   }: BeginInput): Promise<BeginResult<PoolClient>> => {
     await ready()
     const client = await acquire()
-    const state: Open = { client, ended: undefined, onError: () => {}, timer: undefined }
+    const state: Open = { client, xact: '', ended: undefined, onError: () => {}, timer: undefined }
     // A checked-out client with no 'error' listener would crash the process when
     // the server ends its session (a lease that ran out, a restart). Such a client
     // is useless: it leaves the pool at once, and commit or release find it ended.
@@ -107,7 +119,7 @@ function beginStep(
       client.release(error)
     }
     client.on('error', state.onError)
-    let status: string
+    let verdict: string
     try {
       // One round trip: BEGIN, the lease's bounds and the claim in one
       // simple-protocol query. The bounds end a handler that hangs (idle in the
@@ -115,37 +127,39 @@ function beginStep(
       // ends at once, so setting them before the verdict costs nothing.
       const results = (await client.query(
         bounded(
-          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.begin}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${int(timings.lockWaitMs)}, ${int(leaseMs)}, ${int(timings.dedupeTtl)}) AS status`,
+          `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.claim}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${lockWait}, ${int(timings.dedupeTtl)}, ${int(timings.orderingTtl)}) AS verdict`,
           [],
           claimTimeoutMs,
         ),
-      )) as unknown as [unknown, unknown, unknown, { rows: [{ status: string }] }]
-      status = results[3].rows[0].status
+      )) as unknown as [unknown, unknown, unknown, { rows: [{ verdict: string }] }]
+      verdict = results[3].rows[0].verdict
     } catch (error) {
       client.off('error', state.onError)
+      // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
+      if (isLockNotAvailable(error)) {
+        await finish(client, 'ROLLBACK')
+        return { status: 'in_progress' }
+      }
       client.release(error as Error)
       throw error
     }
-    if (status === 'claimed') {
+    if (TRANSACTION_ID.test(verdict)) {
       const token = randomUUID()
+      state.xact = verdict
       state.timer = setTimeout(expire, leaseMs, state, leaseMs)
       state.timer.unref()
       open.set(token, state)
       return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: client } }
     }
     client.off('error', state.onError)
-    // A stale event was marked done inside the transaction: commit it. Nothing else to keep.
-    await finish(client, status === 'stale' ? 'COMMIT' : 'ROLLBACK')
-    return { status } as BeginResult<PoolClient>
+    // A stale event was marked done inside the transaction: commit it. A
+    // duplicate changed nothing, and the row its claim locked goes with the ROLLBACK.
+    await finish(client, verdict === 'stale' ? 'COMMIT' : 'ROLLBACK')
+    return { status: verdict } as BeginResult<PoolClient>
   }
 }
 
-function commitStep(
-  names: SchemaNames,
-  timings: ReturnType<typeof resolveStoreTimings>,
-  open: OpenTransactions,
-  afterCommit: () => void,
-) {
+function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () => void) {
   return async (claim: Claim<PoolClient>): Promise<boolean> => {
     const state = settle(open, claim)
     // Committed or released already: a second commit changes nothing.
@@ -153,11 +167,10 @@ function commitStep(
     const { client } = state
     if (state.ended !== undefined) return transactionLost(state.ended)
     try {
-      await client.query(
-        bounded(
-          `SELECT ${names.commit}(${client.escapeLiteral(claim.eventId)}, ${int(claim.conversionId)}, ${int(claim.order)}, ${int(timings.dedupeTtl)}, ${int(timings.orderingTtl)}); COMMIT`,
-        ),
-      )
+      // The watermark (or the event's row) was written by the claim, in this
+      // transaction: committing it is the handled mark. The check before it
+      // stops a COMMIT of a transaction the handler ended and began anew.
+      await client.query(bounded(`SELECT ${names.held}(${state.xact}); COMMIT`))
     } catch (error) {
       if (state.ended !== undefined) return transactionLost(state.ended)
       client.off('error', state.onError)
@@ -193,8 +206,8 @@ const handlerLeftAborted = (cause: unknown) =>
 
 /**
  * Not committed, and never will be: false when the lease ended the transaction
- * (or a statement the handler caught aborted it), the error itself otherwise (the
- * database went away: answered 503, retried).
+ * or the handler ended it itself, the error itself otherwise (the database went
+ * away: answered 503, retried).
  */
 function transactionLost(error: unknown): boolean {
   if (isLeaseEnd(error)) return false
@@ -260,7 +273,8 @@ function pruneStep(acquire: Acquire, names: SchemaNames, ready: () => Promise<vo
       const result = await queryWithin(
         acquire,
         bounded(`DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-           SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}))`),
+           SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}
+           FOR UPDATE SKIP LOCKED))`),
       )
       deleted += result.rowCount ?? 0
     }
@@ -309,7 +323,9 @@ function checkPool(options: PostgresStoreOptions | undefined): Pool {
  * handler's own transaction: `ctx.tx` is the pool client inside it. Write the
  * event's effects through `ctx.tx`, and they and the mark commit together or
  * not at all, so a crash between the two can no longer apply an event twice.
- * Two round trips of its own per delivery (BEGIN + claim; mark + COMMIT).
+ * One row per conversion: the claim raises its watermark in that transaction,
+ * and the row's lock is the conversion's lock until it commits or rolls back.
+ * Two round trips of its own per delivery (BEGIN + claim; COMMIT).
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresEventStore {
   const pool = checkPool(options)
@@ -340,20 +356,26 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
   return {
     ready,
     begin: beginStep(names, timings, acquire, ready, open),
-    commit: commitStep(names, timings, open, afterCommit),
+    commit: commitStep(open, names, afterCommit),
     release: releaseStep(open),
     async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
       await ready()
-      const { rows } = await queryWithin<{ done: boolean; watermark: string | null }>(
+      const { rows } = await queryWithin<{
+        done: boolean
+        watermark: string | null
+        mark_event: string | null
+      }>(
         acquire,
         bounded(
           `SELECT EXISTS (SELECT 1 FROM ${names.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
-                (SELECT watermark FROM ${names.conversions} WHERE conversion_id = $2 AND expires_at > clock_timestamp()) AS watermark`,
+                c.watermark, c.event_id AS mark_event
+           FROM (VALUES (1)) AS one (x)
+           LEFT JOIN ${names.conversions} AS c ON c.conversion_id = $2 AND c.expires_at > clock_timestamp()`,
           [eventId, conversionId ?? null],
         ),
       )
-      const row = rows[0] as { done: boolean; watermark: string | null }
-      if (row.done) return 'duplicate'
+      const row = rows[0] as { done: boolean; watermark: string | null; mark_event: string | null }
+      if (row.done || row.mark_event === eventId) return 'duplicate'
       if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
       return 'unsettled'
     },

@@ -3,20 +3,23 @@
  * it on first use, and `affiliate-webhooks sql schema --postgres` prints it for
  * teams that run their own migrations.
  *
- * Tables (`p` = tablePrefix, default `aw_`):
- *   p_events       event_id -> expires_at    handled (or judged stale), kept dedupeTtl
- *   p_conversions  conversion_id -> watermark the newest order handled, kept orderingTtl
+ * Tables (`p` = tablePrefix, default `aw_`), layout 2:
+ *   p_conversions  conversion_id -> watermark, event_id   the newest order handled, and
+ *                                                         its event: the handled mark
+ *                                                         of a conversion event, and
+ *                                                         (its row lock) the
+ *                                                         conversion's lock
+ *   p_events       event_id -> expires_at    events without a conversion (webhook.test)
+ *                                            and events judged stale
  *   p_streak       name -> count, codes       answers in a row that were not 2xx
  *   p_schema       version                   which layout these tables have
  *
- * Locks are transaction-level advisory locks, never rows: the event's is tried
- * without waiting (held -> in_progress at once), the conversion's waited for at
- * most lockWaitMs. Both go when the transaction ends, and so when its connection
- * does: a killed process holds nothing.
+ * No advisory locks: the claim's upsert locks its row until the delivery's
+ * transaction ends, and a killed process's lock goes with its connection.
  */
 
 /** The layout these functions expect; a table of another version is refused. */
-export const POSTGRES_SCHEMA_VERSION = 1
+export const POSTGRES_SCHEMA_VERSION = 2
 
 /** Where the store's tables live. */
 export interface PostgresSchemaOptions {
@@ -28,7 +31,7 @@ export interface PostgresSchemaOptions {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
 
-/** Names, checked once, and the advisory-lock namespaces derived from them. */
+/** Names, checked once, and the setup's advisory-lock namespace derived from them. */
 export interface SchemaNames {
   /** `schema.` or empty. */
   qualifier: string
@@ -37,10 +40,14 @@ export interface SchemaNames {
   conversions: string
   streak: string
   version: string
-  begin: string
-  commit: string
-  /** Advisory-lock namespaces (int4) for events, conversions and the DDL itself. */
-  lockSpace: { event: number; conversion: number; ddl: number }
+  claim: string
+  settle: string
+  held: string
+  /**
+   * The advisory-lock namespace (int4) of the DDL: processes starting together
+   * create the tables one at a time. Deliveries take no advisory lock.
+   */
+  lockSpace: { ddl: number }
 }
 
 /** FNV-1a to a signed int4: stable namespaces, different for each prefix and schema. */
@@ -76,13 +83,10 @@ export function schemaNames(options: PostgresSchemaOptions, caller: string): Sch
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    begin: name('begin'),
-    commit: name('commit'),
-    lockSpace: {
-      event: int4Hash(`${space}:event`),
-      conversion: int4Hash(`${space}:conversion`),
-      ddl: int4Hash(`${space}:ddl`),
-    },
+    claim: name('claim'),
+    settle: name('settle'),
+    held: name('held'),
+    lockSpace: { ddl: int4Hash(`${space}:ddl`) },
   }
 }
 
@@ -93,7 +97,7 @@ export function schemaNames(options: PostgresSchemaOptions, caller: string): Sch
  */
 export const TABLE_COLUMNS = {
   events: ['event_id', 'expires_at'],
-  conversions: ['conversion_id', 'watermark', 'expires_at'],
+  conversions: ['conversion_id', 'watermark', 'event_id', 'expires_at'],
   streak: ['name', 'count', 'codes', 'expires_at'],
 } as const
 
@@ -119,6 +123,7 @@ function tablesSql(n: SchemaNames): string[] {
     `CREATE TABLE IF NOT EXISTS ${n.conversions} (
   conversion_id bigint PRIMARY KEY,
   watermark bigint NOT NULL,
+  event_id text NOT NULL,
   expires_at timestamptz NOT NULL
 )`,
     `CREATE TABLE IF NOT EXISTS ${n.streak} (
@@ -130,88 +135,107 @@ function tablesSql(n: SchemaNames): string[] {
   ]
 }
 
-/** The conversion's advisory-lock key: an int4, the same for ids 2^32 apart (they share a lock). */
-const conversionKey = (arg: string) =>
-  `((((${arg} % 4294967296) + 4294967296) % 4294967296) - 2147483648)::integer`
+/** `p_ms` milliseconds from the transaction's start, as a timestamptz. */
+const after = (ms: string) => `now() + ${ms} * interval '1 millisecond'`
 
 /**
- * begin(event, conversion, order, lockWaitMs, leaseMs, dedupeMs) -> 'claimed' |
- * 'duplicate' | 'stale' | 'in_progress', inside the caller's transaction (READ
- * COMMITTED: each statement sees what committed before it, so the watermark read
- * after the conversion lock is the newest). On 'stale' the event is marked done
- * and the caller commits; on 'claimed' the transaction is the handler's. The
- * caller bounds it by the lease (SET LOCAL statement and idle-in-transaction
- * timeouts in the same query as BEGIN, cheaper than set_config here); leaseMs
- * stays in the signature of layout 1 and is not read.
+ * claim(event, conversion, order, lockWait, dedupeMs, orderingMs) -> the
+ * transaction's id (claimed: the row is this transaction's until it ends),
+ * 'duplicate' or 'stale' (marked done: the caller commits). Runs in the
+ * caller's READ COMMITTED transaction, whose statement and idle bounds the
+ * caller set with BEGIN. A row held by another live transaction is waited for
+ * at most `lockWait` (lock_timeout, for this function only: its SET clause puts
+ * the caller's value back on return, so the handler's own statements keep it);
+ * past it the call fails with 55P03 (lock_not_available), answered in_progress.
  */
-function beginSql(n: SchemaNames): string {
-  return `CREATE OR REPLACE FUNCTION ${n.begin}(
+function claimSql(n: SchemaNames): string {
+  return `CREATE OR REPLACE FUNCTION ${n.claim}(
   p_event text, p_conversion bigint, p_order bigint,
-  p_lock_wait_ms integer, p_lease_ms integer, p_dedupe_ms bigint
-) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+  p_lock_wait text, p_dedupe_ms bigint, p_ordering_ms bigint
+) RETURNS text LANGUAGE plpgsql VOLATILE SET lock_timeout = 0 AS $fn$
 DECLARE
   v_mark bigint;
-  v_lock_timeout text;
+  v_event text;
 BEGIN
-  IF NOT pg_try_advisory_xact_lock(${n.lockSpace.event}, hashtext(p_event)) THEN
-    RETURN 'in_progress';
-  END IF;
-  -- A duplicate is answered before the conversion's lock: it never waits.
-  IF EXISTS (SELECT 1 FROM ${n.events}
-             WHERE event_id = p_event AND expires_at > clock_timestamp()) THEN
+  PERFORM set_config('lock_timeout', p_lock_wait, true);
+  IF p_conversion IS NULL THEN
+    -- No conversion (webhook.test): the event's own row is its mark and its lock.
+    INSERT INTO ${n.events} AS e (event_id, expires_at)
+      VALUES (p_event, ${after('p_dedupe_ms')})
+      ON CONFLICT (event_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
+      WHERE e.expires_at <= now();
+    IF FOUND THEN
+      RETURN txid_current()::text;
+    END IF;
     RETURN 'duplicate';
   END IF;
-  IF p_conversion IS NOT NULL THEN
-    -- Uncontended, the lock is taken at once; only a busy conversion pays for the
-    -- bounded wait and its exception block (a subtransaction).
-    IF NOT pg_try_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')}) THEN
-      v_lock_timeout := current_setting('lock_timeout');
-      PERFORM set_config('lock_timeout', p_lock_wait_ms || 'ms', true);
-      BEGIN
-        PERFORM pg_advisory_xact_lock(${n.lockSpace.conversion}, ${conversionKey('p_conversion')});
-      EXCEPTION WHEN lock_not_available THEN
-        RETURN 'in_progress';
-      END;
-      PERFORM set_config('lock_timeout', v_lock_timeout, true);
-    END IF;
-    SELECT watermark INTO v_mark FROM ${n.conversions}
-      WHERE conversion_id = p_conversion AND expires_at > clock_timestamp();
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      INSERT INTO ${n.events} (event_id, expires_at)
-        VALUES (p_event, clock_timestamp() + p_dedupe_ms * interval '1 millisecond')
-        ON CONFLICT (event_id) DO UPDATE SET expires_at = EXCLUDED.expires_at;
-      RETURN 'stale';
-    END IF;
+  -- The committed watermark, read without a lock: an event at or below it is
+  -- settled at once, even while a newer event of the conversion holds the row.
+  SELECT watermark, event_id INTO v_mark, v_event FROM ${n.conversions}
+    WHERE conversion_id = p_conversion AND expires_at > now();
+  IF v_mark >= p_order THEN
+    RETURN ${n.settle}(p_event, v_event, p_dedupe_ms);
   END IF;
-  RETURN 'claimed';
+  -- Takes the row (and so the conversion) until the transaction ends. The row
+  -- is locked even when the WHERE fails: another transaction raised it first.
+  INSERT INTO ${n.conversions} AS c (conversion_id, watermark, event_id, expires_at)
+    VALUES (p_conversion, p_order, p_event, ${after('p_ordering_ms')})
+    ON CONFLICT (conversion_id) DO UPDATE SET
+      watermark = EXCLUDED.watermark, event_id = EXCLUDED.event_id, expires_at = EXCLUDED.expires_at
+    WHERE c.watermark < EXCLUDED.watermark OR c.expires_at <= now();
+  IF FOUND THEN
+    RETURN txid_current()::text;
+  END IF;
+  -- A new statement: under READ COMMITTED it sees what the winner committed.
+  SELECT event_id INTO v_event FROM ${n.conversions} WHERE conversion_id = p_conversion;
+  RETURN ${n.settle}(p_event, v_event, p_dedupe_ms);
 END
 $fn$`
 }
 
-/** commit(event, conversion, order, dedupeMs, orderingMs): the handled mark and the watermark. */
-function commitSql(n: SchemaNames): string {
-  return `CREATE OR REPLACE FUNCTION ${n.commit}(
-  p_event text, p_conversion bigint, p_order bigint, p_dedupe_ms bigint, p_ordering_ms bigint
-) RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
+/**
+ * settle(event, watermark's event, dedupeMs) -> 'duplicate' or 'stale' for a
+ * conversion event at or below the committed watermark. The watermark's own
+ * event is a duplicate; another is stale, and marked in the events table so
+ * that its retry is a duplicate too.
+ */
+function settleSql(n: SchemaNames): string {
+  return `CREATE OR REPLACE FUNCTION ${n.settle}(
+  p_event text, p_mark_event text, p_dedupe_ms bigint
+) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
-  INSERT INTO ${n.events} (event_id, expires_at)
-    VALUES (p_event, clock_timestamp() + p_dedupe_ms * interval '1 millisecond')
+  IF p_event = p_mark_event OR EXISTS (
+    SELECT 1 FROM ${n.events} WHERE event_id = p_event AND expires_at > now()
+  ) THEN
+    RETURN 'duplicate';
+  END IF;
+  INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${after('p_dedupe_ms')})
     ON CONFLICT (event_id) DO UPDATE SET expires_at = EXCLUDED.expires_at;
-  IF p_conversion IS NOT NULL THEN
-    INSERT INTO ${n.conversions} AS c (conversion_id, watermark, expires_at)
-      VALUES (p_conversion, p_order, clock_timestamp() + p_ordering_ms * interval '1 millisecond')
-      ON CONFLICT (conversion_id) DO UPDATE SET
-        watermark = CASE WHEN c.expires_at <= clock_timestamp() OR c.watermark < EXCLUDED.watermark
-                         THEN EXCLUDED.watermark ELSE c.watermark END,
-        expires_at = EXCLUDED.expires_at;
+  RETURN 'stale';
+END
+$fn$`
+}
+
+/**
+ * held(xact): raises AWLST unless the current transaction is the claim's (the
+ * handler did not end it with its own COMMIT or ROLLBACK), so the COMMIT sent
+ * after it in the same query never commits a transaction without the claim.
+ */
+function heldSql(n: SchemaNames): string {
+  return `CREATE OR REPLACE FUNCTION ${n.held}(p_xact bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  IF txid_current_if_assigned() IS DISTINCT FROM p_xact THEN
+    RAISE EXCEPTION 'the claim''s transaction was ended before the store''s commit (by the handler?)'
+      USING ERRCODE = 'AWLST';
   END IF;
 END
 $fn$`
 }
 
-/** The DDL after the version table: tables, indexes and the two functions. */
+/** The DDL after the version table: the tables and the three functions. */
 export function schemaStatements(n: SchemaNames): string[] {
-  return [...tablesSql(n), beginSql(n), commitSql(n)]
+  return [...tablesSql(n), settleSql(n), claimSql(n), heldSql(n)]
 }
 
 /**

@@ -10,13 +10,16 @@ import {
   versionTableSql,
 } from './schema.js'
 
-/** The argument types of the two functions, as `to_regprocedure` names them. */
-const BEGIN_ARGS = '(text, bigint, bigint, integer, integer, bigint)'
-const COMMIT_ARGS = '(text, bigint, bigint, bigint, bigint)'
+/** The functions of this layout, with their argument types, as `to_regprocedure` names them. */
+const routineSignatures = (names: SchemaNames) => [
+  `${names.claim}(text, bigint, bigint, text, bigint, bigint)`,
+  `${names.settle}(text, text, bigint)`,
+  `${names.held}(bigint)`,
+]
 
 interface Recorded {
   version: number | undefined
-  /** Both functions of the layout exist. */
+  /** Every function of the layout exists. */
   routines: boolean
 }
 
@@ -26,8 +29,8 @@ async function recorded(acquire: () => Promise<PoolClient>, names: SchemaNames):
     acquire,
     bounded(
       `SELECT (SELECT version FROM ${names.version} LIMIT 1) AS version,
-              to_regprocedure($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL AS routines`,
-      [`${names.begin}${BEGIN_ARGS}`, `${names.commit}${COMMIT_ARGS}`],
+              (SELECT bool_and(to_regprocedure(f) IS NOT NULL) FROM unnest($1::text[]) AS f) AS routines`,
+      [routineSignatures(names)],
     ),
   )
   const row = rows[0] as { version: number | null; routines: boolean }
@@ -35,14 +38,39 @@ async function recorded(acquire: () => Promise<PoolClient>, names: SchemaNames):
 }
 
 function wrongVersion(found: number, names: SchemaNames): Error {
+  if (found === 1) return layoutOne(names)
   return new Error(
     `postgresStore: the table ${names.version} says its tables have layout version ${found}, and this version of @affiliate-webhooks/postgres needs ${POSTGRES_SCHEMA_VERSION}. Migrate them (affiliate-webhooks sql schema --postgres prints this version's DDL), or use another tablePrefix.`,
   )
 }
 
+/**
+ * The upgrade from layout 1 (a mark per event, advisory locks) to layout 2 (one
+ * row per conversion), in place, every watermark and mark kept. It leaves no
+ * version row, so the next start (or the printed DDL) creates this layout's
+ * functions and stamps it. A layout-1 watermark has no event id: its event's
+ * retry is found by its layout-1 mark, or answered stale, the same 200.
+ */
+export function upgradeFromOneSql(names: SchemaNames): string {
+  return [
+    `ALTER TABLE ${names.conversions} ADD COLUMN IF NOT EXISTS event_id text NOT NULL DEFAULT ''`,
+    `DROP FUNCTION IF EXISTS ${names.qualifier}${names.prefix}begin, ${names.qualifier}${names.prefix}commit`,
+    `DELETE FROM ${names.version}`,
+  ]
+    .map((statement) => `${statement};`)
+    .join(' ')
+}
+
+/** Layout 1 found: what changed, and the two ways to upgrade. */
+function layoutOne(names: SchemaNames): Error {
+  return new Error(
+    `postgresStore: the ${names.prefix} tables have layout version 1 (advisory locks, a mark per event), and this version of @affiliate-webhooks/postgres needs layout ${POSTGRES_SCHEMA_VERSION} (one row per conversion: its row lock is the conversion's lock). Stop every process of the older version, then upgrade in place, keeping every watermark: ${upgradeFromOneSql(names)} The next start creates the rest (or run the DDL of affiliate-webhooks sql schema --postgres). Or drop the tables ${names.events}, ${names.conversions}, ${names.streak} and ${names.version} for a fresh layout ${POSTGRES_SCHEMA_VERSION} (events handled before are then forgotten: a redelivery within dedupeTtl runs its handler again).`,
+  )
+}
+
 function missingRoutines(names: SchemaNames): Error {
   return new Error(
-    `postgresStore: ${names.version} says layout ${POSTGRES_SCHEMA_VERSION}, but the functions ${names.begin} and ${names.commit} are missing (a migration run in part?). Run the DDL of affiliate-webhooks sql schema --postgres again: every statement is idempotent.`,
+    `postgresStore: ${names.version} says layout ${POSTGRES_SCHEMA_VERSION}, but the functions ${names.claim}, ${names.settle} or ${names.held} are missing (a migration run in part?). Run the DDL of affiliate-webhooks sql schema --postgres again: every statement is idempotent.`,
   )
 }
 
