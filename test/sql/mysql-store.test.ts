@@ -18,6 +18,7 @@ import {
   startPrivateMariadb,
 } from '../support/mysql-db.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
+import { sqlStoreCases } from './sql-store-cases.js'
 
 let db: MysqlTestDatabase
 beforeAll(async () => {
@@ -48,6 +49,12 @@ storeContract('mysqlStore', async ({ prefix, ...options }) => {
     logger: false,
     ...options,
   })
+  await store.ready()
+  return store
+})
+
+sqlStoreCases('mysqlStore', async (options) => {
+  const store = mysqlStore({ pool: db.pool, logger: false, ...options })
   await store.ready()
   return store
 })
@@ -233,7 +240,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v1r2\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(
@@ -246,7 +253,7 @@ describe('mysqlStore tables', () => {
     await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version INT NOT NULL PRIMARY KEY)`)
     await db.pool.query(`INSERT INTO ${tablePrefix}schema VALUES (0)`)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
-    await expect(store.ready()).rejects.toThrow(/version 0.*needs 1.*sql schema --mysql/s)
+    await expect(store.ready()).rejects.toThrow(/version 0.*needs 2.*sql schema --mysql/s)
     await expect(store.begin({ eventId: 'evt_old', order: 1 })).rejects.toThrow(/version 0/)
     // Nothing else was created beside the old table.
     expect(
@@ -324,18 +331,76 @@ describe('mysqlStore tables', () => {
       orderingTtl: 50,
       logger: false,
     })
+    // Three watermarks, one mark of an event without a conversion, one of a stale event.
     for (let i = 0; i < 3; i++) {
       await store.commit(
         claimedOf(await store.begin({ eventId: `evt_p${i}`, conversionId: i, order: 10 })),
       )
     }
-    const flying = claimedOf(await store.begin({ eventId: 'evt_flying', order: 10 }))
+    await store.commit(claimedOf(await store.begin({ eventId: 'evt_p_test', order: 1 })))
+    // A stale event's mark (expiring after dedupeTtl) beside a watermark kept longer.
+    const keeper = mysqlStore({ pool: db.pool, tablePrefix, dedupeTtl: 50, logger: false })
+    await keeper.commit(
+      claimedOf(await keeper.begin({ eventId: 'evt_p_kept', conversionId: 99, order: 10 })),
+    )
+    expect((await keeper.begin({ eventId: 'evt_p_old', conversionId: 99, order: 5 })).status).toBe(
+      'stale',
+    )
+    // A claim in flight (its row expires after the default dedupeTtl, 72 h).
+    const live = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    const flying = claimedOf(await live.begin({ eventId: 'evt_flying', order: 10 }))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(await store.prune()).toBe(6)
+    expect(await store.prune()).toBe(5)
+    // The claim in flight has not committed its row: nothing else is left.
     expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}events`)).toBe(0)
-    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}conversions`)).toBe(0)
-    expect(await store.commit(flying)).toBe(true)
-    expect((await store.begin({ eventId: 'evt_flying', order: 10 })).status).toBe('duplicate')
+    expect(await count(`SELECT COUNT(*) AS n FROM ${tablePrefix}conversions`)).toBe(1)
+    expect(await live.commit(flying)).toBe(true)
+    expect((await live.begin({ eventId: 'evt_flying', order: 10 })).status).toBe('duplicate')
+  })
+
+  it('refuses layout-1 tables naming the upgrade; the upgrade it names keeps every watermark', async () => {
+    const tablePrefix = `aw_one_${randomUUID().slice(0, 6)}_`
+    // Layout 1 as version 1 of this package left it: a mark per event, a watermark per conversion.
+    for (const sql of [
+      `CREATE TABLE ${tablePrefix}schema (version INT NOT NULL PRIMARY KEY) ENGINE=InnoDB`,
+      `INSERT INTO ${tablePrefix}schema VALUES (1)`,
+      `CREATE TABLE ${tablePrefix}events (event_id VARBINARY(255) NOT NULL PRIMARY KEY, expires_at BIGINT NULL) ENGINE=InnoDB`,
+      `CREATE TABLE ${tablePrefix}conversions (conversion_id BIGINT NOT NULL PRIMARY KEY, watermark BIGINT NOT NULL, expires_at BIGINT NOT NULL) ENGINE=InnoDB`,
+      `CREATE TABLE ${tablePrefix}streak (name VARCHAR(32) NOT NULL PRIMARY KEY, failures INT NOT NULL, codes VARCHAR(1024) NOT NULL, expires_at BIGINT NOT NULL) ENGINE=InnoDB`,
+      `INSERT INTO ${tablePrefix}events VALUES ('evt_one_done', 99999999999999)`,
+      `INSERT INTO ${tablePrefix}conversions VALUES (4100, 5000, 99999999999999)`,
+    ]) {
+      await db.pool.query(sql)
+    }
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    const refused = await store.ready().then(
+      () => undefined,
+      (error: Error) => error.message,
+    )
+    expect(refused).toMatch(
+      /layout version 1 .*needs layout 2.*Stop every process of the older version, then upgrade in place/,
+    )
+    expect(refused).toMatch(/or drop the tables/i)
+    // The statements it names, run one by one as they are: the store then starts on layout 2.
+    const upgrade = /upgrade in place, keeping every watermark: (.*;) The next start/.exec(
+      refused ?? '',
+    )?.[1]
+    expect(upgrade).toContain(`ALTER TABLE ${tablePrefix}conversions ADD COLUMN`)
+    for (const sql of (upgrade as string).split(/;\s*/).filter(Boolean)) await db.pool.query(sql)
+    const again = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await again.ready()
+    expect(await count(`SELECT MAX(version) AS n FROM ${tablePrefix}schema`)).toBe(2)
+    // The layout-1 watermark and mark still decide.
+    expect(
+      (await again.begin({ eventId: 'evt_one_older', conversionId: 4100, order: 4000 })).status,
+    ).toBe('stale')
+    expect(
+      (await again.begin({ eventId: 'evt_one_done', conversionId: 4100, order: 5000 })).status,
+    ).toBe('duplicate')
+    const newer = claimedOf(
+      await again.begin({ eventId: 'evt_one_newer', conversionId: 4100, order: 6000 }),
+    )
+    expect(await again.commit(newer)).toBe(true)
   })
 
   it('keys event ids longer than the column by their hash, apart from each other', async () => {

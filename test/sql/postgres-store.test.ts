@@ -183,7 +183,11 @@ describe('postgresStore tables', () => {
     }
     const test = await store.begin({ eventId: 'evt_p_test', order: 1 })
     if (test.status === 'claimed') await store.commit(test.claim)
-    expect((await store.begin({ eventId: 'evt_p_old', conversionId: 0, order: 5 })).status).toBe(
+    // A stale event's mark (expiring after dedupeTtl) beside a watermark kept longer.
+    const keeper = postgresStore({ pool: db.pool, tablePrefix, dedupeTtl: 50, logger: false })
+    const kept = await keeper.begin({ eventId: 'evt_p_kept', conversionId: 99, order: 10 })
+    if (kept.status === 'claimed') await keeper.commit(kept.claim)
+    expect((await keeper.begin({ eventId: 'evt_p_old', conversionId: 99, order: 5 })).status).toBe(
       'stale',
     )
     await new Promise((resolve) => setTimeout(resolve, 100))
@@ -194,8 +198,10 @@ describe('postgresStore tables', () => {
     if (flying.status === 'claimed') expect(await store.commit(flying.claim)).toBe(true)
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${tablePrefix}events`)
     expect(rows[0].n).toBe(0)
-    const left = await db.pool.query(`SELECT event_id FROM ${tablePrefix}conversions`)
-    expect(left.rows).toEqual([{ event_id: 'evt_p_new' }])
+    const left = await db.pool.query(
+      `SELECT event_id FROM ${tablePrefix}conversions ORDER BY conversion_id`,
+    )
+    expect(left.rows).toEqual([{ event_id: 'evt_p_new' }, { event_id: 'evt_p_kept' }])
   })
 
   it('refuses store tables without a version row that lack its columns (an older version made them)', async () => {

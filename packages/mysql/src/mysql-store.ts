@@ -22,7 +22,7 @@ import {
 } from '@affiliate-webhooks/core'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
-import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
+import { type MysqlSchemaOptions, NOW_MS, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 
 /** Options of {@link mysqlStore}. */
@@ -36,8 +36,6 @@ export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
 
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
 const STATEMENT_TIMEOUT_MS = 5000
-/** How long a session this store ended (lease over) counts as going, for a retry in this process. */
-const ENDING_MS = 5000
 /** Event ids longer than the key column are keyed by their SHA-256. */
 const KEY_BYTES = 255
 
@@ -63,11 +61,7 @@ interface Parts {
   ready: () => Promise<void>
   fail: (error: unknown) => Error
   open: Map<string, Open>
-  /** Thread ids of sessions this store is ending because their lease ran out. */
-  ending: Set<number>
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The events table's key: the id itself, or its hash when longer than the column. */
 export function eventKey(eventId: string): string {
@@ -119,53 +113,19 @@ async function withConnection<T>(
   return result
 }
 
-type Claiming = 'claimed' | 'duplicate' | 'stale' | 'in_progress'
-
-/**
- * Calls the begin procedure until it decides. Only two cases poll: another
- * event of the conversion holds its lock (until lockWaitMs is over), or the
- * event's holder is a session this store is ending because its lease ran out.
- * Resolves the status, and whether the event lock is still held (in_progress
- * after waiting for the conversion).
- */
-async function claimLoop(
-  parts: Parts,
-  connection: PoolConnection,
-  values: unknown[],
-): Promise<{ status: Claiming; holding: boolean }> {
-  const deadline = Date.now() + parts.timings.lockWaitMs
-  let holding = false
-  let pause = 5
-  for (;;) {
-    const { status, holder } = (await call<{ status: string; holder: number | null }>(
-      connection,
-      `CALL ${parts.names.begin}(?, ?, ?, ?, ?, ?)`,
-      values,
-    )) ?? { status: 'claimed', holder: null }
-    const ending = status === 'in_progress' && holder !== null && parts.ending.has(Number(holder))
-    if (status !== 'locked' && !ending) return { status: status as Claiming, holding }
-    holding ||= status === 'locked'
-    const left = deadline - Date.now()
-    if (left <= 0) return { status: 'in_progress', holding }
-    await sleep(Math.min(pause, left))
-    pause = Math.min(pause * 2, 50)
-  }
-}
-
-/** Ends a claim whose lease ran out: the server rolls back and drops its locks as the connection closes. */
+/** Ends a claim whose lease ran out: the server rolls back, and frees its row, as the connection closes. */
 function expire(parts: Parts, token: string): void {
   const state = parts.open.get(token)
   if (state === undefined || state.expired) return
   state.expired = true
-  const { threadId } = state.connection
-  if (threadId !== null) {
-    parts.ending.add(threadId)
-    setTimeout(() => parts.ending.delete(threadId), ENDING_MS).unref()
-  }
   state.connection.destroy()
 }
 
 function beginStep(parts: Parts) {
+  // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
+  const waitSeconds = Math.ceil(parts.timings.lockWaitMs / 1000)
+  // The claim may wait that long on purpose.
+  const claimTimeoutMs = Math.max(STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000)
   return async ({
     eventId,
     conversionId,
@@ -177,26 +137,32 @@ function beginStep(parts: Parts) {
     // The server's own bound, for a process too stuck to run its timer: a
     // session idle past the lease (and a second) is ended by the server.
     const leaseSeconds = Math.ceil(leaseMs / 1000) + 1
-    let result: Awaited<ReturnType<typeof claimLoop>>
+    let verdict: string | undefined
     try {
-      result = await claimLoop(parts, connection, [
-        eventKey(eventId),
-        conversionId ?? null,
-        order,
-        leaseSeconds,
-        parts.timings.dedupeTtl,
-        parts.timings.orderingTtl,
-      ])
-      if (result.holding && result.status === 'in_progress') {
-        await connection.query({ sql: 'DO RELEASE_ALL_LOCKS()', timeout: STATEMENT_TIMEOUT_MS })
+      const [results] = await connection.query({
+        sql: `CALL ${parts.names.claim}(?, ?, ?, ?, ?, ?, ?)`,
+        values: [
+          eventKey(eventId),
+          conversionId ?? null,
+          order,
+          leaseSeconds,
+          waitSeconds,
+          parts.timings.dedupeTtl,
+          parts.timings.orderingTtl,
+        ],
+        timeout: claimTimeoutMs,
+      })
+      // A result set and the CALL's own status; the status alone when it claimed.
+      if (Array.isArray(results)) {
+        verdict = ((results as unknown[])[0] as { verdict: string }[])[0]?.verdict
       }
     } catch (error) {
       connection.destroy()
       throw parts.fail(error)
     }
-    if (result.status !== 'claimed') {
+    if (verdict !== undefined) {
       connection.release()
-      return { status: result.status } as BeginResult<PoolConnection>
+      return { status: verdict } as BeginResult<PoolConnection>
     }
     const token = randomUUID()
     const state: Open = {
@@ -243,14 +209,8 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       if (state.ended !== undefined) throw state.ended
       refused = await call<{ committed: number }>(
         connection,
-        `CALL ${parts.names.commit}(?, ?, ?, ?, ?)`,
-        [
-          eventKey(claim.eventId),
-          claim.conversionId ?? null,
-          claim.order,
-          parts.timings.dedupeTtl,
-          parts.timings.orderingTtl,
-        ],
+        `CALL ${parts.names.commit}(?, ?, ?)`,
+        [eventKey(claim.eventId), claim.conversionId ?? null, claim.order],
       )
     } catch (error) {
       connection.destroy()
@@ -306,21 +266,73 @@ function streakStep(parts: Parts) {
 function peekStep(parts: Parts) {
   return async ({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> => {
     const now = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
+    const key = eventKey(eventId)
     const row = await withConnection(parts, async (connection) => {
       const [rows] = await connection.query({
         sql: `SELECT
           EXISTS (SELECT 1 FROM ${parts.names.events} WHERE event_id = ? AND expires_at > ${now}) AS done,
-          (SELECT watermark FROM ${parts.names.conversions} WHERE conversion_id = ? AND expires_at > ${now}) AS watermark`,
-        values: [eventKey(eventId), conversionId ?? null],
+          MAX(watermark) AS watermark, MAX(event_id = ?) AS own
+          FROM ${parts.names.conversions} WHERE conversion_id = ? AND expires_at > ${now}`,
+        values: [key, key, conversionId ?? null],
         timeout: STATEMENT_TIMEOUT_MS,
       })
-      return (rows as { done: number; watermark: number | string | null }[])[0]
+      return (rows as { done: number; watermark: number | string | null; own: number | null }[])[0]
     })
     if (row === undefined) return 'unsettled'
-    if (Number(row.done) === 1) return 'duplicate'
+    if (Number(row.done) === 1 || Number(row.own) === 1) return 'duplicate'
     if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
     return 'unsettled'
   }
+}
+
+/** The key column of each table pruned. */
+const PRUNED = (names: SchemaNames) =>
+  [
+    { table: names.events, key: 'event_id' },
+    { table: names.conversions, key: 'conversion_id' },
+  ] as const
+
+/**
+ * Expired marks and watermarks, at most `limit` of each. The expired keys are
+ * found by a consistent read (no locks), then deleted by key and checked again
+ * under the row lock, giving up after a second: a locking scan of the
+ * expires_at index would wait on the fresh row of a claim in flight (InnoDB
+ * locks the record past a range too), and hold up deliveries meanwhile.
+ */
+async function pruneTables(
+  parts: Parts,
+  connection: PoolConnection,
+  limit: number,
+): Promise<number> {
+  let deleted = 0
+  await connection.query(
+    'SET @aw_prune_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = 1',
+  )
+  try {
+    for (const { table, key } of PRUNED(parts.names)) {
+      const [rows] = await connection.query({
+        sql: `SELECT ${key} AS k FROM ${table} WHERE expires_at <= ${NOW_MS} ORDER BY expires_at LIMIT ?`,
+        values: [limit],
+        timeout: STATEMENT_TIMEOUT_MS,
+      })
+      const keys = (rows as { k: unknown }[]).map((row) => row.k)
+      if (keys.length === 0) continue
+      try {
+        const [result] = await connection.query({
+          sql: `DELETE t FROM ${table} AS t FORCE INDEX (PRIMARY) WHERE t.${key} IN (?) AND t.expires_at <= ${NOW_MS}`,
+          values: [keys],
+          timeout: STATEMENT_TIMEOUT_MS,
+        })
+        deleted += (result as { affectedRows: number }).affectedRows
+      } catch (error) {
+        // A row retaken by a claim in flight: left for the next round.
+        if ((error as { errno?: number }).errno !== 1205) throw error
+      }
+    }
+  } finally {
+    await connection.query('SET SESSION innodb_lock_wait_timeout = @aw_prune_wait')
+  }
+  return deleted
 }
 
 function pruneStep(parts: Parts) {
@@ -328,10 +340,7 @@ function pruneStep(parts: Parts) {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new TypeError(`mysqlStore: prune's \`limit\` must be a whole number >= 1; got ${limit}`)
     }
-    const row = await withConnection(parts, (connection) =>
-      callRow<{ deleted: number }>(connection, `CALL ${parts.names.prune}(?)`, [limit]),
-    )
-    return Number(row.deleted)
+    return withConnection(parts, (connection) => pruneTables(parts, connection, limit))
   }
 }
 
@@ -403,7 +412,9 @@ function checkPool(options: MysqlStoreOptions | undefined): Pool {
  * handler's own transaction: `ctx.tx` is the pool connection inside it. Write
  * the event's effects through `ctx.tx`, and they and the mark commit together or
  * not at all, so a crash between the two can no longer apply an event twice.
- * Two round trips of its own per delivery (CALL begin; CALL commit).
+ * One row per conversion: the claim raises its watermark in that transaction,
+ * and InnoDB's lock on the row is the conversion's lock until it commits or
+ * rolls back. Two round trips of its own per delivery (CALL claim; CALL commit).
  */
 export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
   const pool = checkPool(options)
@@ -429,7 +440,6 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ready,
     fail,
     open: new Map(),
-    ending: new Set(),
   }
   const prune = pruneStep(parts)
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))

@@ -4,38 +4,28 @@
  * prints them (with the `DELIMITER` lines the mysql client needs) for teams that
  * run their own migrations.
  *
- * Tables (`p` = tablePrefix, default `aw_`):
- *   p_events       event_id -> expires_at    handled (or judged stale), kept dedupeTtl
- *   p_conversions  conversion_id -> watermark the newest order handled, kept orderingTtl
+ * Tables (`p` = tablePrefix, default `aw_`), layout 2:
+ *   p_conversions  conversion_id -> watermark, event_id   the newest order handled and
+ *                                                         its event: a conversion
+ *                                                         event's handled mark, and
+ *                                                         (its row lock) the
+ *                                                         conversion's lock
+ *   p_events       event_id -> expires_at    events without a conversion (webhook.test)
+ *                                            and events judged stale
  *   p_streak       name -> failures, codes    answers in a row that were not 2xx
  *   p_schema       version                   which layout these tables have
  *
  * Times are milliseconds since the epoch (UTC) on the server's clock, so every
- * process agrees on what has expired. A claim writes a sentinel inside the
- * delivery's transaction: the new watermark (expires_at kept in the session's
- * @aw_claim_until), or for an event without a conversion an events row whose
- * expires_at is NULL; the commit finds it again only if that transaction is
- * still the one it began.
- *
- * Locks are named locks (GET_LOCK), never rows: the event's is tried without
- * waiting (held -> in_progress at once), the conversion's polled for at most
- * lockWaitMs. They belong to the session, so the server drops them when the
- * connection goes (a killed process holds nothing); the procedures release
- * them after COMMIT or ROLLBACK.
+ * process agrees on what has expired. No named locks: the claim writes its row
+ * (the raised watermark, or the event's row) inside the delivery's
+ * transaction, InnoDB's row lock on it is the lock, and it goes with the
+ * transaction or the connection. The claim's expires_at, kept in the session's
+ * @aw_claim_until, is its sentinel: the commit finds the row with it only while
+ * that transaction is still the one the claim began.
  */
 
 /** The layout these procedures expect; tables of another version are refused. */
-export const MYSQL_SCHEMA_VERSION = 1
-
-/**
- * The revision of the begin and commit procedures on these tables: revision 2
- * answers nothing when it claims or commits (the common case), reads the mark
- * and the watermark once, and writes the new watermark at begin as the claim's
- * sentinel (one write fewer than an events sentinel written and then updated).
- * Procedures of revision 1 (`begin_v1`, `commit_v1`) take the same locks on the
- * same rows, so processes of both can run side by side during a deploy.
- */
-const PROCEDURE_REVISION = 'r2'
+export const MYSQL_SCHEMA_VERSION = 2
 
 /** Where the store's tables live. */
 export interface MysqlSchemaOptions {
@@ -52,11 +42,11 @@ export interface SchemaNames {
   conversions: string
   streak: string
   version: string
-  begin: string
+  claim: string
+  settle: string
   commit: string
   release: string
   recordAnswer: string
-  prune: string
 }
 
 export function schemaNames(options: MysqlSchemaOptions, caller: string): SchemaNames {
@@ -67,33 +57,26 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     )
   }
   const name = (suffix: string) => `\`${prefix}${suffix}\``
-  // Procedures carry the schema version (and begin and commit their revision):
-  // a newer store creates its own beside them, never calls old ones of other semantics.
-  const procedure = (suffix: string, revision = '') =>
-    name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision}`)
+  // Procedures carry the layout version: a newer store creates its own beside
+  // them, never calls old ones of other semantics.
+  const procedure = (suffix: string) => name(`${suffix}_v${MYSQL_SCHEMA_VERSION}`)
   return {
     prefix,
     events: name('events'),
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    begin: procedure('begin', PROCEDURE_REVISION),
-    commit: procedure('commit', PROCEDURE_REVISION),
+    claim: procedure('claim'),
+    settle: procedure('settle'),
+    commit: procedure('commit'),
     release: procedure('release'),
     recordAnswer: procedure('record_answer'),
-    prune: procedure('prune'),
   }
 }
 
 /** Now, in milliseconds since the epoch, whatever the session's time zone. */
-const NOW_MS = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
-
-/**
- * A named lock's name: server-wide, so it carries the database and the prefix;
- * hashed, because MySQL refuses names over 64 characters.
- */
-const lockName = (n: SchemaNames, kind: string, key: string) =>
-  `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${n.prefix}:${kind}:', ${key})))`
+export const NOW_MS =
+  "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
 
 /**
  * The columns each table of this layout has, by name suffix: a table that exists
@@ -102,7 +85,7 @@ const lockName = (n: SchemaNames, kind: string, key: string) =>
  */
 export const TABLE_COLUMNS = {
   events: ['event_id', 'expires_at'],
-  conversions: ['conversion_id', 'watermark', 'expires_at'],
+  conversions: ['conversion_id', 'watermark', 'event_id', 'expires_at'],
   streak: ['name', 'failures', 'codes', 'expires_at'],
 } as const
 
@@ -126,6 +109,7 @@ function tablesSql(n: SchemaNames): string[] {
     `CREATE TABLE IF NOT EXISTS ${n.conversions} (
   conversion_id BIGINT NOT NULL PRIMARY KEY,
   watermark BIGINT NOT NULL,
+  event_id VARBINARY(255) NOT NULL,
   expires_at BIGINT NOT NULL,
   KEY ${n.prefix}conversions_expires (expires_at)
 ) ENGINE=InnoDB`,
@@ -138,138 +122,195 @@ function tablesSql(n: SchemaNames): string[] {
   ]
 }
 
+/** Restores the session's own innodb_lock_wait_timeout after the claim's bounded write. */
+const RESTORE_LOCK_WAIT =
+  'SESSION innodb_lock_wait_timeout = COALESCE(@aw_lock_wait, @@GLOBAL.innodb_lock_wait_timeout)'
+
 /**
- * begin(event, conversion, order, leaseSeconds, dedupeMs, orderingMs). Claimed,
- * it answers nothing (no result set: the common case costs the least): the
- * event and conversion locks are held, the transaction is open with the
- * claim's sentinel in it, and the session's wait_timeout is the lease (the
- * server ends a session idle past it, rolling back and dropping the locks).
- * The sentinel is the new watermark when there is a conversion (commit would
- * write it anyway; it is kept in @aw_claim_until), else the event's row with a
- * NULL expires_at. Otherwise one row (status, holder): `locked`, the event lock
- * is held but another event of the conversion runs: call again (polling) or
- * release; `in_progress` names the session holding the event; `duplicate` and
- * `stale` (marked done, committed) leave nothing held.
+ * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
+ * orderingMs). Claimed, it answers nothing (no result set: the common case
+ * costs the least): the transaction is open with the claim's row written and
+ * locked, and the session's wait_timeout is the lease (the server ends a
+ * session idle past it, rolling back). Otherwise one row (verdict):
+ * `duplicate` or `stale` (marked, committed), or `in_progress` (the row stayed
+ * locked by another live transaction for waitSeconds, or a deadlock of racing
+ * first events; rolled back).
+ *
+ * REPEATABLE READ: the first read is a consistent read outside the claim's
+ * transaction (autocommit; or, without it, a transaction START TRANSACTION
+ * ends), so the handler's snapshot is taken after the row is locked, never
+ * before a wait. Every decision after a wait is made by a locking statement,
+ * which reads the newest committed row.
  */
-function beginSql(n: SchemaNames): string {
-  // One read of the mark and the watermark, a SELECT ... INTO, which InnoDB
-  // serves from the snapshot without locks; a subquery in an IF condition
-  // would take shared next-key locks and hold them to the end of the
-  // transaction (the handler's too).
-  const read = `SELECT
-      (SELECT COUNT(*) FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS}),
-      (SELECT watermark FROM ${n.conversions} WHERE conversion_id = p_conversion AND expires_at > ${NOW_MS})
-      INTO v_done, v_mark`
-  const markDone = `INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
-        ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms`
-  // After the read: a duplicate or a stale event is settled here, nothing held after.
-  const settled = `IF v_done > 0 THEN
+function claimSql(n: SchemaNames): string {
+  const until = 'v_now + IF(p_conversion IS NULL, p_dedupe_ms, p_ordering_ms)'
+  // Updates the existing row only if this event may take it: the watermark is
+  // below its order, or expired. Such an update always changes the row, so
+  // ROW_COUNT() is 1 exactly when it claimed, whatever the client's FOUND_ROWS flag.
+  const raise = `UPDATE ${n.conversions} SET watermark = p_order, event_id = p_event, expires_at = v_until
+      WHERE conversion_id = p_conversion AND (watermark < p_order OR expires_at <= v_now)`
+  const retake = `UPDATE ${n.events} SET expires_at = v_until
+      WHERE event_id = p_event AND (expires_at IS NULL OR expires_at <= v_now)`
+  return `CREATE PROCEDURE IF NOT EXISTS ${n.claim}(
+  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
+  IN p_lease_s INT, IN p_wait_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
+body: BEGIN
+  DECLARE v_now BIGINT DEFAULT ${NOW_MS};
+  DECLARE v_until BIGINT;
+  DECLARE v_mark BIGINT DEFAULT NULL;
+  DECLARE v_event VARBINARY(255) DEFAULT NULL;
+  DECLARE v_expires BIGINT DEFAULT NULL;
+  DECLARE v_claimed INT DEFAULT 0;
+  DECLARE EXIT HANDLER FOR 1205, 1213
+  BEGIN
+    ROLLBACK;
+    SET ${RESTORE_LOCK_WAIT};
+    SELECT 'in_progress' AS verdict;
+  END;
+  SET v_until = ${until};
+  -- The committed state, without a lock: a settled event is answered at once,
+  -- even while a newer event of its conversion holds the row.
+  IF p_conversion IS NULL THEN
+    SELECT MAX(expires_at) INTO v_expires FROM ${n.events} WHERE event_id = p_event;
+    IF v_expires > v_now THEN
       COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'duplicate' AS status, NULL AS holder;
+      SELECT 'duplicate' AS verdict;
       LEAVE body;
     END IF;
-    IF v_mark IS NOT NULL AND v_mark >= p_order THEN
-      ${markDone};
-      COMMIT;
-      DO RELEASE_ALL_LOCKS();
-      SELECT 'stale' AS status, NULL AS holder;
+  ELSE
+    SELECT MAX(watermark), MAX(event_id), MAX(expires_at) INTO v_mark, v_event, v_expires
+      FROM ${n.conversions} WHERE conversion_id = p_conversion;
+    IF v_expires > v_now AND v_mark >= p_order THEN
+      CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
       LEAVE body;
-    END IF;`
-  return `CREATE PROCEDURE IF NOT EXISTS ${n.begin}(
-  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
-  IN p_lease_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
-body: BEGIN
-  DECLARE v_mark BIGINT DEFAULT NULL;
-  DECLARE v_done INT DEFAULT 0;
-  IF COALESCE(GET_LOCK(${lockName(n, 'e', 'p_event')}, 0), 0) <> 1 THEN
-    SELECT 'in_progress' AS status, IS_USED_LOCK(${lockName(n, 'e', 'p_event')}) AS holder;
+    END IF;
+  END IF;
+  START TRANSACTION;
+  -- InnoDB waits for a row lock in whole seconds: lockWaitMs rounded up.
+  SET @aw_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = p_wait_s;
+  IF v_expires IS NULL THEN
+    -- No row at the read: insert it. A row another transaction inserts
+    -- meanwhile is waited for (bounded), then found here as a duplicate.
+    IF p_conversion IS NULL THEN
+      INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
+    ELSE
+      INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
+        VALUES (p_conversion, p_order, p_event, v_until);
+    END IF;
+    SET v_claimed = ROW_COUNT();
+    IF v_claimed = 0 THEN
+      -- Another transaction inserted it first, and this one holds a shared lock
+      -- on it now: upgrading that lock would deadlock with a third such event.
+      -- Let go, and take the row's exclusive lock afresh.
+      ROLLBACK;
+      START TRANSACTION;
+    END IF;
+  END IF;
+  IF v_claimed = 0 THEN
+    IF p_conversion IS NULL THEN
+      ${retake};
+    ELSE
+      ${raise};
+    END IF;
+    SET v_claimed = ROW_COUNT();
+  END IF;
+  SET ${RESTORE_LOCK_WAIT};
+  IF v_claimed = 1 THEN
+    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
+      @aw_claim_until = v_until;
     LEAVE body;
   END IF;
-  IF p_conversion IS NOT NULL THEN
-    IF COALESCE(GET_LOCK(${lockName(n, 'c', 'p_conversion')}, 0), 0) <> 1 THEN
-      -- Before waiting for the conversion: a duplicate or a stale event is
-      -- answered now (watermarks only rise, so stale now is stale for good).
-      ${read};
-      ${settled}
-      -- Ends the read's transaction on a session without autocommit: it waits holding nothing.
-      COMMIT;
-      SELECT 'locked' AS status, NULL AS holder;
-      LEAVE body;
-    END IF;
-  END IF;
-  -- The transaction starts after both locks, so its snapshot (taken at its first
-  -- read) sees every commit of the last holder, who committed before letting go.
-  -- START TRANSACTION also ends any transaction a session without autocommit left open.
-  START TRANSACTION;
-  ${read};
-  ${settled}
-  SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
-    @aw_claim_until = ${NOW_MS} + p_ordering_ms;
+  -- Not ours: the row is locked by this transaction now (its newest committed
+  -- version decided, and a locking read returns that version, not the snapshot).
   IF p_conversion IS NULL THEN
-    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, NULL)
-      ON DUPLICATE KEY UPDATE expires_at = NULL;
-  ELSE
-    -- The conversion lock is ours and the watermark below p_order (or expired):
-    -- nobody else writes this row, so one keyed write takes it, with no gap lock
-    -- (an UPDATE of a missing row would take one, and two such inserting into
-    -- the same gap deadlock).
-    INSERT INTO ${n.conversions} (conversion_id, watermark, expires_at)
-      VALUES (p_conversion, p_order, @aw_claim_until)
-      ON DUPLICATE KEY UPDATE watermark = p_order, expires_at = @aw_claim_until;
+    ROLLBACK;
+    SELECT 'duplicate' AS verdict;
+    LEAVE body;
   END IF;
+  SET v_mark = NULL;
+  SELECT watermark, event_id INTO v_mark, v_event FROM ${n.conversions}
+    WHERE conversion_id = p_conversion FOR UPDATE;
+  IF v_mark IS NULL THEN
+    -- Pruned between the read and the update (it had expired): the gap is
+    -- locked by this transaction now, so the row is this event's to insert.
+    INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
+      VALUES (p_conversion, p_order, p_event, v_until);
+    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
+      @aw_claim_until = v_until;
+    LEAVE body;
+  END IF;
+  CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
 END`
 }
 
 /**
- * commit(event, conversion, order, dedupeMs, orderingMs). Committed, it answers
- * nothing; otherwise one row (committed = 0): the claim's sentinel is gone, so
- * the transaction the claim began was rolled back (a deadlock, a handler's
- * ROLLBACK), and nothing is committed.
+ * settle(event, watermark's event, dedupeMs) -> one row (verdict) for a
+ * conversion event at or below the committed watermark: its own event is a
+ * `duplicate`; another is `stale`, and marked in the events table so that its
+ * retry is a duplicate too. Commits (ending the claim's transaction, if any).
+ */
+function settleSql(n: SchemaNames): string {
+  return `CREATE PROCEDURE IF NOT EXISTS ${n.settle}(
+  IN p_event VARBINARY(255), IN p_mark_event VARBINARY(255), IN p_dedupe_ms BIGINT)
+body: BEGIN
+  DECLARE v_done INT DEFAULT 0;
+  DECLARE v_until BIGINT DEFAULT ${NOW_MS} + p_dedupe_ms;
+  IF p_event = p_mark_event THEN
+    COMMIT;
+    SELECT 'duplicate' AS verdict;
+    LEAVE body;
+  END IF;
+  SELECT COUNT(*) INTO v_done FROM ${n.events} WHERE event_id = p_event AND expires_at > ${NOW_MS};
+  IF v_done > 0 THEN
+    COMMIT;
+    SELECT 'duplicate' AS verdict;
+    LEAVE body;
+  END IF;
+  INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until)
+    ON DUPLICATE KEY UPDATE expires_at = v_until;
+  COMMIT;
+  SELECT 'stale' AS verdict;
+END`
+}
+
+/**
+ * commit(event, conversion, order). Committed, it answers nothing; otherwise
+ * one row (committed = 0): the claim's row, with the claim's expires_at, is
+ * not in this transaction, so the transaction the claim began was ended (a
+ * handler's ROLLBACK, a deadlock), and nothing is committed.
  */
 function commitSql(n: SchemaNames): string {
   const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
   // Keyed by the primary key alone: without the hint the optimizer weighs the
   // expires_at index too, which costs more than the statement.
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
-  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
-  IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
+  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT)
 body: BEGIN
   DECLARE v_held INT DEFAULT 0;
   IF p_conversion IS NULL THEN
-    UPDATE ${n.events} FORCE INDEX (PRIMARY) SET expires_at = ${NOW_MS} + p_dedupe_ms
-      WHERE event_id = p_event AND expires_at IS NULL;
-    SET v_held = ROW_COUNT();
+    SELECT COUNT(*) INTO v_held FROM ${n.events} FORCE INDEX (PRIMARY)
+      WHERE event_id = p_event AND expires_at = @aw_claim_until;
   ELSE
-    -- Begin's watermark, seen only while its transaction is this one: after a
-    -- rollback the row is the committed one, older (below p_order) or expired
-    -- at another time, and nobody else wrote it (the conversion lock is ours).
     SELECT COUNT(*) INTO v_held FROM ${n.conversions} FORCE INDEX (PRIMARY)
-      WHERE conversion_id = p_conversion AND watermark = p_order AND expires_at = @aw_claim_until;
+      WHERE conversion_id = p_conversion AND watermark = p_order AND event_id = p_event
+        AND expires_at = @aw_claim_until;
   END IF;
   IF v_held <> 1 THEN
     ROLLBACK;
-    DO RELEASE_ALL_LOCKS();
     ${restore};
     SELECT 0 AS committed;
     LEAVE body;
   END IF;
-  IF p_conversion IS NOT NULL THEN
-    INSERT INTO ${n.events} (event_id, expires_at) VALUES (p_event, ${NOW_MS} + p_dedupe_ms)
-      ON DUPLICATE KEY UPDATE expires_at = ${NOW_MS} + p_dedupe_ms;
-  END IF;
   COMMIT;
-  DO RELEASE_ALL_LOCKS();
   ${restore};
 END`
 }
 
-/** release(): roll back, drop the locks, restore the session for the pool. */
+/** release(): roll back (the claim's row and lock go with it), restore the session for the pool. */
 function releaseSql(n: SchemaNames): string {
   return `CREATE PROCEDURE IF NOT EXISTS ${n.release}()
 BEGIN
   ROLLBACK;
-  DO RELEASE_ALL_LOCKS();
   SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
 END`
 }
@@ -300,39 +341,15 @@ body: BEGIN
 END`
 }
 
-/**
- * prune(limit) -> one row (deleted): expired marks and watermarks, at most
- * `limit` of each, in short READ COMMITTED transactions that give up on a row
- * lock after a second (a claim's sentinel on an expired mark is left for later).
- */
-function pruneSql(n: SchemaNames): string {
-  const batch = (table: string) => `SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;
-  DELETE FROM ${table} WHERE expires_at <= ${NOW_MS} ORDER BY expires_at LIMIT p_limit;
-  SET v_deleted = v_deleted + GREATEST(ROW_COUNT(), 0);
-  COMMIT;`
-  return `CREATE PROCEDURE IF NOT EXISTS ${n.prune}(IN p_limit INT)
-BEGIN
-  DECLARE v_deleted INT DEFAULT 0;
-  DECLARE v_lock_wait INT DEFAULT @@SESSION.innodb_lock_wait_timeout;
-  DECLARE CONTINUE HANDLER FOR 1205, 1213 ROLLBACK;
-  SET SESSION innodb_lock_wait_timeout = 1;
-  ${batch(n.events)}
-  ${batch(n.conversions)}
-  SET SESSION innodb_lock_wait_timeout = v_lock_wait;
-  SELECT v_deleted AS deleted;
-END`
-}
-
 /** Everything after the version table, in order. Every statement is idempotent. */
 export function schemaStatements(n: SchemaNames): string[] {
   return [
     ...tablesSql(n),
-    beginSql(n),
+    settleSql(n),
+    claimSql(n),
     commitSql(n),
     releaseSql(n),
     recordAnswerSql(n),
-    pruneSql(n),
   ]
 }
 

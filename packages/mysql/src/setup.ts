@@ -25,16 +25,40 @@ async function recordedVersion(
 }
 
 function wrongVersion(found: number, names: SchemaNames): Error {
+  if (found === 1) return layoutOne(names)
   return new Error(
-    `mysqlStore: the table ${names.version.replaceAll('`', '')} says its tables have layout version ${found}, and this version of @affiliate-webhooks/mysql needs ${MYSQL_SCHEMA_VERSION}. Migrate them (affiliate-webhooks sql schema --mysql prints this version's DDL), or use another tablePrefix.`,
+    `mysqlStore: the table ${unquoted(names.version)} says its tables have layout version ${found}, and this version of @affiliate-webhooks/mysql needs ${MYSQL_SCHEMA_VERSION}. Migrate them (affiliate-webhooks sql schema --mysql prints this version's DDL), or use another tablePrefix.`,
+  )
+}
+
+const unquoted = (name: string) => name.replaceAll('`', '')
+
+/**
+ * The upgrade from layout 1 (named locks, a mark per event) to layout 2 (one
+ * row per conversion), in place, every watermark and mark kept. It leaves no
+ * version row, so the next start (or the printed DDL) creates this layout's
+ * procedures and stamps it. A layout-1 watermark has no event id: its event's
+ * retry is found by its layout-1 mark, or answered stale, the same 200.
+ */
+export function upgradeFromOneSql(names: SchemaNames): string {
+  return [
+    `ALTER TABLE ${unquoted(names.conversions)} ADD COLUMN IF NOT EXISTS event_id VARBINARY(255) NOT NULL DEFAULT '' AFTER watermark`,
+    `DELETE FROM ${unquoted(names.version)}`,
+  ]
+    .map((statement) => `${statement};`)
+    .join(' ')
+}
+
+/** Layout 1 found: what changed, and the two ways to upgrade. */
+function layoutOne(names: SchemaNames): Error {
+  return new Error(
+    `mysqlStore: the ${names.prefix} tables have layout version 1 (named locks, a mark per event), and this version of @affiliate-webhooks/mysql needs layout ${MYSQL_SCHEMA_VERSION} (one row per conversion: its row lock is the conversion's lock). Stop every process of the older version, then upgrade in place, keeping every watermark: ${upgradeFromOneSql(names)} The next start creates the rest (or run the DDL of affiliate-webhooks sql schema --mysql; the procedures named ${names.prefix}*_v1* may then be dropped). Or drop the tables ${unquoted(names.events)}, ${unquoted(names.conversions)}, ${unquoted(names.streak)} and ${unquoted(names.version)} for a fresh layout ${MYSQL_SCHEMA_VERSION} (events handled before are then forgotten: a redelivery within dedupeTtl runs its handler again).`,
   )
 }
 
 /** The store's procedures, unquoted. */
 const routines = (names: SchemaNames) =>
-  [names.begin, names.commit, names.release, names.recordAnswer, names.prune].map((name) =>
-    name.replaceAll('`', ''),
-  )
+  [names.claim, names.settle, names.commit, names.release, names.recordAnswer].map(unquoted)
 
 /** True when every procedure of this version is there (a migration may have left one out). */
 async function hasRoutines(connection: PoolConnection, names: SchemaNames): Promise<boolean> {
