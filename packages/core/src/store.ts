@@ -1,6 +1,22 @@
 /**
  * De-duplication and ordering state, shared by every attempt that may race for
  * the same event. Each operation is one atomic step (one Lua script in Redis).
+ *
+ * Every store answers an event already handled (or judged stale) `duplicate`,
+ * and an event of a conversion at or below its watermark (the order of the
+ * newest event handled for it) `stale`: 2xx, the handler not called. An event
+ * of a conversion while another of its events is in flight waits at most
+ * `lockWaitMs` for it, then `in_progress` (409, the service retries).
+ *
+ * The SQL stores (`@affiliate-webhooks/postgres`, `@affiliate-webhooks/mysql`)
+ * keep one row per conversion: its committed watermark is the handled mark and
+ * its row lock the conversion's lock. There, a committed duplicate or stale
+ * event is answered at once, without a lock, even while a newer event of its
+ * conversion holds the row; and a duplicate of an event whose first delivery
+ * is still running waits on that row too, so it gets `in_progress` within
+ * `lockWaitMs` rather than at once (the memory and Redis stores answer it at
+ * once). Events without a conversion (webhook.test) keep a row of their own
+ * in the same way.
  */
 export interface EventStore<Tx = undefined> {
   /** Decides what to do with a verified event; see {@link BeginResult}. */
@@ -11,8 +27,9 @@ export interface EventStore<Tx = undefined> {
    * claim's lease was lost to a newer attempt or the event is already done.
    *
    * For a claim that carries a transaction ({@link Claim.tx}), the mark and the
-   * watermark are written in that transaction, which then commits: the
-   * handler's writes and the mark land together or not at all. False then means
+   * watermark are written in that transaction (the SQL stores raise the
+   * watermark at the claim already), which then commits: the handler's writes
+   * and the mark land together or not at all. False then means
    * the transaction was ended before its commit (the handler's writes are gone).
    * A store that finds the handler to blame (it caught a failed statement and
    * returned, leaving a transaction that can only roll back) rejects with a

@@ -42,7 +42,7 @@ const unquoted = (name: string) => name.replaceAll('`', '')
  */
 export function upgradeFromOneSql(names: SchemaNames): string {
   return [
-    `ALTER TABLE ${unquoted(names.conversions)} ADD COLUMN IF NOT EXISTS event_id VARBINARY(255) NOT NULL DEFAULT '' AFTER watermark`,
+    `ALTER TABLE ${unquoted(names.conversions)} ADD COLUMN event_id VARBINARY(255) NOT NULL DEFAULT '' AFTER watermark`,
     `DELETE FROM ${unquoted(names.version)}`,
   ]
     .map((statement) => `${statement};`)
