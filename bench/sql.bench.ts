@@ -276,7 +276,7 @@ async function bench(target: Target) {
   return { name: target.name, floor, store, roundTrips, ratio: store.perSecond / floor.perSecond }
 }
 
-const results = []
+const results: Awaited<ReturnType<typeof bench>>[] = []
 for (const driver of [postgres, mariadb] as Driver<object, object>[]) {
   const target = await targetOf(driver)
   try {
@@ -287,7 +287,7 @@ for (const driver of [postgres, mariadb] as Driver<object, object>[]) {
 }
 
 const fixed = (n: number, digits = 2) => n.toFixed(digits)
-const nodeRatio = (r: (typeof results)[number]) => r.store.nodeUs / r.floor.nodeUs
+const nodeRatio = (r: Awaited<ReturnType<typeof bench>>) => r.store.nodeUs / r.floor.nodeUs
 const report = [
   `Command: npm run bench:sql; concurrency ${CONCURRENCY}, ${EVENTS} events a round, median of ${ROUNDS} rounds${QUICK ? ' (quick: figures mean nothing)' : ''}, ${new Date().toISOString().slice(0, 10)}`,
   '',
