@@ -136,11 +136,11 @@ const RESTORE_LOCK_WAIT =
  * locked by another live transaction for waitSeconds, or a deadlock of racing
  * first events; rolled back).
  *
- * REPEATABLE READ: the first read is a consistent read outside the claim's
- * transaction (autocommit; or, without it, a transaction START TRANSACTION
- * ends), so the handler's snapshot is taken after the row is locked, never
- * before a wait. Every decision after a wait is made by a locking statement,
- * which reads the newest committed row.
+ * The first read is a consistent read outside the claim's transaction
+ * (autocommit; or, without it, a transaction the COMMIT before the claim's
+ * ends). The claim's transaction is READ COMMITTED (no snapshot older than the
+ * row's lock for the handler, no gap locks), and every decision after a wait
+ * is made by a locking statement, which reads the newest committed row.
  */
 function claimSql(n: SchemaNames): string {
   const until = 'v_now + IF(p_conversion IS NULL, p_dedupe_ms, p_ordering_ms)'
@@ -161,6 +161,8 @@ body: BEGIN
   DECLARE v_event VARBINARY(255) DEFAULT NULL;
   DECLARE v_expires BIGINT DEFAULT NULL;
   DECLARE v_claimed INT DEFAULT 0;
+  DECLARE v_retries INT DEFAULT 0;
+  DECLARE v_started DATETIME(6);
   DECLARE EXIT HANDLER FOR 1205, 1213
   BEGIN
     ROLLBACK;
@@ -185,26 +187,47 @@ body: BEGIN
       LEAVE body;
     END IF;
   END IF;
+  -- READ COMMITTED, as the Postgres store's: no gap locks, so a claim that
+  -- inserted a new conversion after waiting for another never holds the gap
+  -- beside it (which would stall every new conversion landing there), and each
+  -- of the handler's reads sees the newest commits. (The COMMIT ends the
+  -- read's transaction on a session without autocommit.)
+  COMMIT;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
   -- InnoDB waits for a row lock in whole seconds: lockWaitMs rounded up.
   SET @aw_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = p_wait_s;
   IF v_expires IS NULL THEN
     -- No row at the read: insert it. A row another transaction inserts
     -- meanwhile is waited for (bounded), then found here as a duplicate.
-    IF p_conversion IS NULL THEN
-      INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
-    ELSE
-      INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
-        VALUES (p_conversion, p_order, p_event, v_until);
-    END IF;
-    SET v_claimed = ROW_COUNT();
-    IF v_claimed = 0 THEN
-      -- Another transaction inserted it first, and this one holds a shared lock
-      -- on it now: upgrading that lock would deadlock with a third such event.
-      -- Let go, and take the row's exclusive lock afresh.
-      ROLLBACK;
-      START TRANSACTION;
-    END IF;
+    insert_row: LOOP
+      SET v_started = SYSDATE(6);
+      IF p_conversion IS NULL THEN
+        INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
+      ELSE
+        INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
+          VALUES (p_conversion, p_order, p_event, v_until);
+      END IF;
+      SET v_claimed = ROW_COUNT();
+      IF v_claimed = 0 OR (v_retries < 3 AND TIMESTAMPDIFF(MICROSECOND, v_started, SYSDATE(6)) >= 2000) THEN
+        -- A duplicate: another transaction inserted it first, and this one
+        -- holds a shared lock on it now; upgrading that lock would deadlock
+        -- with a third such event. Or (the insert took 2 ms or more) it may
+        -- have waited for an insert that rolled back, and InnoDB then hands
+        -- the waiter a lock on the gap beside the key, held to the end of the
+        -- transaction: new conversions landing there would wait for this
+        -- handler. Either way: let go, and start again in a fresh transaction.
+        ROLLBACK;
+        SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+        START TRANSACTION;
+        SET v_retries = v_retries + 1;
+        IF v_claimed = 1 THEN
+          SET v_claimed = 0;
+          ITERATE insert_row;
+        END IF;
+      END IF;
+      LEAVE insert_row;
+    END LOOP;
   END IF;
   IF v_claimed = 0 THEN
     IF p_conversion IS NULL THEN
