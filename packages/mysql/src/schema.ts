@@ -127,6 +127,45 @@ const RESTORE_LOCK_WAIT =
   'SESSION innodb_lock_wait_timeout = COALESCE(@aw_lock_wait, @@GLOBAL.innodb_lock_wait_timeout)'
 
 /**
+ * The claim's insert, when its read found no row. A row another transaction
+ * inserts meanwhile is waited for (bounded), then found as a duplicate. Either
+ * that or an insert that may have waited on an insert that rolled back (which
+ * leaves the waiter a gap lock) starts a fresh transaction.
+ */
+const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
+    -- No row at the read: insert it. A row another transaction inserts
+    -- meanwhile is waited for (bounded), then found here as a duplicate.
+    insert_row: LOOP
+      SET v_started = SYSDATE(6);
+      IF p_conversion IS NULL THEN
+        INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
+      ELSE
+        INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
+          VALUES (p_conversion, p_order, p_event, v_until);
+      END IF;
+      SET v_claimed = ROW_COUNT();
+      IF v_claimed = 0 OR (v_retries < 3 AND TIMESTAMPDIFF(MICROSECOND, v_started, SYSDATE(6)) >= 2000) THEN
+        -- A duplicate: another transaction inserted it first, and this one
+        -- holds a shared lock on it now; upgrading that lock would deadlock
+        -- with a third such event. Or (the insert took 2 ms or more) it may
+        -- have waited for an insert that rolled back, and InnoDB then hands
+        -- the waiter a lock on the gap beside the key, held to the end of the
+        -- transaction: new conversions landing there would wait for this
+        -- handler. Either way: let go, and start again in a fresh transaction.
+        ROLLBACK;
+        SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+        START TRANSACTION;
+        SET v_retries = v_retries + 1;
+        IF v_claimed = 1 THEN
+          SET v_claimed = 0;
+          ITERATE insert_row;
+        END IF;
+      END IF;
+      LEAVE insert_row;
+    END LOOP;
+  END IF;`
+
+/**
  * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
  * orderingMs). Claimed, it answers nothing (no result set: the common case
  * costs the least): the transaction is open with the claim's row written and
@@ -197,38 +236,7 @@ body: BEGIN
   START TRANSACTION;
   -- InnoDB waits for a row lock in whole seconds: lockWaitMs rounded up.
   SET @aw_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = p_wait_s;
-  IF v_expires IS NULL THEN
-    -- No row at the read: insert it. A row another transaction inserts
-    -- meanwhile is waited for (bounded), then found here as a duplicate.
-    insert_row: LOOP
-      SET v_started = SYSDATE(6);
-      IF p_conversion IS NULL THEN
-        INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
-      ELSE
-        INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
-          VALUES (p_conversion, p_order, p_event, v_until);
-      END IF;
-      SET v_claimed = ROW_COUNT();
-      IF v_claimed = 0 OR (v_retries < 3 AND TIMESTAMPDIFF(MICROSECOND, v_started, SYSDATE(6)) >= 2000) THEN
-        -- A duplicate: another transaction inserted it first, and this one
-        -- holds a shared lock on it now; upgrading that lock would deadlock
-        -- with a third such event. Or (the insert took 2 ms or more) it may
-        -- have waited for an insert that rolled back, and InnoDB then hands
-        -- the waiter a lock on the gap beside the key, held to the end of the
-        -- transaction: new conversions landing there would wait for this
-        -- handler. Either way: let go, and start again in a fresh transaction.
-        ROLLBACK;
-        SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-        START TRANSACTION;
-        SET v_retries = v_retries + 1;
-        IF v_claimed = 1 THEN
-          SET v_claimed = 0;
-          ITERATE insert_row;
-        END IF;
-      END IF;
-      LEAVE insert_row;
-    END LOOP;
-  END IF;
+${insertNewRow(n)}
   IF v_claimed = 0 THEN
     IF p_conversion IS NULL THEN
       ${retake};
