@@ -28,6 +28,7 @@ export default defineConfig({
         replacement: src('./packages/lambda/src/index.ts'),
       },
       { find: /^@affiliate-webhooks\/koa$/, replacement: src('./packages/koa/src/index.ts') },
+      { find: /^@affiliate-webhooks\/h3$/, replacement: src('./packages/h3/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
       {
