@@ -34,6 +34,12 @@ export interface Adapter {
    * function URLs): an oversize body is refused only once it has all arrived.
    */
   buffersWholeBody?: boolean
+  /**
+   * The framework's cross-site form check answers a POST with no Content-Type
+   * (403) before any route runs (Astro's `security.checkOrigin`). The service
+   * always sends `application/json`, so deliveries never meet it.
+   */
+  refusesPostWithoutContentType?: number
   start(options: ReceiverOptions): Promise<Running>
 }
 
