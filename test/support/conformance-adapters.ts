@@ -40,6 +40,11 @@ export interface Adapter {
    * always sends `application/json`, so deliveries never meet it.
    */
   refusesPostWithoutContentType?: number
+  /**
+   * The platform routes by method and answers 405 itself to one the app does not
+   * export (Vercel's `export function POST`): still a 405, not the receiver's body.
+   */
+  platformAnswersOtherMethods?: boolean
   start(options: ReceiverOptions): Promise<Running>
 }
 

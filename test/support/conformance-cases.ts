@@ -77,6 +77,9 @@ export async function send(url: string, event: object, options: SendOptions = {}
 export function streamOversize(url: string, chunks: number) {
   const { hostname, port, pathname } = new URL(url)
   const chunk = Buffer.alloc(16 * 1024, 'x')
+  // Valid JSON once whole, for platforms that parse every body before the function
+  // (the Functions Framework): they then hand it over, and the receiver's 413 decides.
+  const first = Buffer.concat([Buffer.from('{"pad":"'), chunk.subarray(8)])
   let sent = 0
   return new Promise<{ status: number; code: unknown; sent: number; reset: boolean }>(
     (resolve, reject) => {
@@ -116,13 +119,14 @@ export function streamOversize(url: string, chunks: number) {
       const pump = (): void => {
         if (req.destroyed) return
         if (sent >= chunks) {
-          req.end()
+          req.end('"}')
           return
         }
         sent++
+        const next = sent === 1 ? first : chunk
         // Paced like a slow uplink: loopback socket buffers hold megabytes, so a sender
         // writing flat out could finish before any server had a chance to answer.
-        req.write(chunk, () => setTimeout(pump, 2))
+        req.write(next, () => setTimeout(pump, 2))
       }
       pump()
     },
@@ -458,9 +462,16 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
 
   it('answers other methods 405 method_not_allowed with Allow: POST', async () => {
     const { url, calls } = await start()
-    const answer = await send(url, buildConversionEvent(), { method: 'GET' })
-    expect(answer).toMatchObject({ status: 405, json: { error: { code: 'method_not_allowed' } } })
-    expect(answer.headers.get('allow')).toBe('POST')
+    const answer = await send(url, buildConversionEvent(), { method: 'GET', raw: true })
+    if (adapter.platformAnswersOtherMethods) {
+      expect(answer.status).toBe(405)
+    } else {
+      expect(answer).toMatchObject({
+        status: 405,
+        json: { error: { code: 'method_not_allowed' } },
+      })
+      expect(answer.headers.get('allow')).toBe('POST')
+    }
     expect(calls).toEqual([])
   })
 }
