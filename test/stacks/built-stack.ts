@@ -139,7 +139,13 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       log += chunk
     })
     const base = `http://127.0.0.1:${port}`
+    let closing = false
+    // A server that dies mid-run fails every later case: its last words say why.
+    child.once('exit', (code, signal) => {
+      if (!closing) console.error(`${recipe.example} server exited (${code ?? signal}):\n${log.slice(-4000)}`)
+    })
     const close = async () => {
+      closing = true
       if (child.exitCode !== null || child.signalCode !== null) return
       const exited = once(child, 'exit')
       child.kill('SIGKILL')

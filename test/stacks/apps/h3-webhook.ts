@@ -35,7 +35,7 @@ export const webhook = defineEventHandler(async (event) => {
   // The case reads the log right after the answer: the lines go first. Not after a
   // 413: Astro's Node server, awaiting anything between the 413 and writing it while
   // the client still streams the rest, never writes it (the 413 cases read no log).
-  if (event.node.res.statusCode === 413) void flush()
+  if (event.node.res.statusCode === 413) flush().catch(() => {})
   else await flush()
   return answer
 })
