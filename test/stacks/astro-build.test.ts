@@ -24,7 +24,9 @@ const stack = builtStack({
 
 beforeAll(async () => {
   const seconds = await stack.build()
-  console.log(`Astro: astro build of examples/astro${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`)
+  console.log(
+    `Astro: astro build of examples/astro${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`,
+  )
 }, 240_000)
 afterAll(() => stack.remove())
 

@@ -6,8 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ReceiverOptions } from '@affiliate-webhooks/core'
-import { HttpRequest, InvocationContext } from '@azure/functions'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { HttpRequest, InvocationContext } from '@azure/functions'
 import { describe, expect, it } from 'vitest'
 import { hooksHandler } from '../../examples/azure-functions/src/app.js'
 import { type Adapter, PATH, serve } from '../support/conformance-adapters.js'
@@ -68,6 +68,12 @@ describe('Azure Functions v4 HttpRequest through @affiliate-webhooks/web', () =>
     expect(JSON.parse(answer.body as string)).toMatchObject({
       error: { code: 'raw_body_unavailable', adapter: 'web' },
     })
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`^affiliate-webhooks: 500 raw_body_unavailable ${event.id} .*request\\.clone\\(\\)`))])
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^affiliate-webhooks: 500 raw_body_unavailable ${event.id} .*request\\.clone\\(\\)`,
+        ),
+      ),
+    ])
   })
 })

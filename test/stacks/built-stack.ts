@@ -9,8 +9,8 @@
  * test/runtimes/runtime-bridge.ts, as Bun and Deno do.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
 import {
   cpSync,
   existsSync,
@@ -142,7 +142,8 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
     let closing = false
     // A server that dies mid-run fails every later case: its last words say why.
     child.once('exit', (code, signal) => {
-      if (!closing) console.error(`${recipe.example} server exited (${code ?? signal}):\n${log.slice(-4000)}`)
+      if (!closing)
+        console.error(`${recipe.example} server exited (${code ?? signal}):\n${log.slice(-4000)}`)
     })
     const close = async () => {
       closing = true

@@ -16,7 +16,10 @@ export function eatenBodyCase(stack: BuiltStack, fix: RegExp, path = '/hooks'): 
     const app = await adapter.start({
       secret: SECRET,
       onConversion: () => {},
-      logger: { warn: (line: string) => logged.push(line), error: (line: string) => logged.push(line) },
+      logger: {
+        warn: (line: string) => logged.push(line),
+        error: (line: string) => logged.push(line),
+      },
     })
     try {
       const event = buildConversionEvent()
@@ -31,7 +34,9 @@ export function eatenBodyCase(stack: BuiltStack, fix: RegExp, path = '/hooks'): 
       })
       expect(logged).toHaveLength(1)
       expect(logged[0]).toMatch(
-        new RegExp(`^affiliate-webhooks: 500 raw_body_unavailable ${event.id} \\(unverified id, attempt 1\\): `),
+        new RegExp(
+          `^affiliate-webhooks: 500 raw_body_unavailable ${event.id} \\(unverified id, attempt 1\\): `,
+        ),
       )
       expect(logged[0]).toMatch(fix)
     } finally {

@@ -23,7 +23,9 @@ const stack = builtStack({
 
 beforeAll(async () => {
   const seconds = await stack.build()
-  console.log(`Elysia: bun build of examples/elysia${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`)
+  console.log(
+    `Elysia: bun build of examples/elysia${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`,
+  )
 }, 120_000)
 afterAll(() => stack.remove())
 

@@ -23,7 +23,9 @@ const stack = builtStack({
 
 beforeAll(async () => {
   const seconds = await stack.build()
-  console.log(`Nuxt: nuxt build of examples/nuxt${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`)
+  console.log(
+    `Nuxt: nuxt build of examples/nuxt${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`,
+  )
 }, 300_000)
 afterAll(() => stack.remove())
 

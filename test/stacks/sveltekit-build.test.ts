@@ -22,7 +22,9 @@ const stack = builtStack({
 
 beforeAll(async () => {
   const seconds = await stack.build()
-  console.log(`SvelteKit: vite build of examples/sveltekit${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`)
+  console.log(
+    `SvelteKit: vite build of examples/sveltekit${offline ? ' (no network)' : ''}: ${seconds.toFixed(1)} s`,
+  )
 }, 240_000)
 afterAll(() => stack.remove())
 

@@ -11,10 +11,10 @@ export function hooksHandler(options: ReceiverOptions): HttpHandler {
   const webhook = affiliateWebhook(options)
   return async (request) => {
     const response = await webhook(request as unknown as Request)
-    return {
-      status: response.status,
-      headers: Object.fromEntries(response.headers),
-      body: await response.text(),
-    }
+    const headers: Record<string, string> = {}
+    response.headers.forEach((value, name) => {
+      headers[name] = value
+    })
+    return { status: response.status, headers, body: await response.text() }
   }
 }

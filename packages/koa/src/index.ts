@@ -56,8 +56,7 @@ export function affiliateWebhook<Tx = undefined>(
     method: (ctx) => ctx.method,
     headers: (ctx) => ctx.req.headers,
     body: async (ctx, limit) =>
-      keptBody(ctx.request, limit) ??
-      readRawBody(ctx.req, limit, { adapter: 'koa' }),
+      keptBody(ctx.request, limit) ?? readRawBody(ctx.req, limit, { adapter: 'koa' }),
   })
   return async (ctx, next) => {
     if (path !== undefined && ctx.path !== path) {

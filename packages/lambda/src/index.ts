@@ -4,8 +4,8 @@ import {
   type HeadersInput,
   type ReceiveResult,
   type ReceiverOptions,
-  tooLarge,
   rawBodyUnavailable,
+  tooLarge,
 } from '@affiliate-webhooks/core'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */

@@ -8,7 +8,7 @@ import { defineEventHandler, type EventHandler } from 'h3'
 // @ts-expect-error: plain JavaScript, copied beside this file
 import { bridgedOptions } from './bridge-options.mjs'
 
-let made: { text: string;  handler: EventHandler; flush: () => Promise<void> } | undefined
+let made: { text: string; handler: EventHandler; flush: () => Promise<void> } | undefined
 
 function make(text: string) {
   const config = JSON.parse(text)

@@ -8,7 +8,7 @@ import { affiliateWebhook } from '@affiliate-webhooks/web'
 import { bridgedOptions } from './bridge-options.mjs'
 
 type Handler = (request: Request) => Promise<Response>
-let made: { text: string;  handler: Handler; flush: () => Promise<void> } | undefined
+let made: { text: string; handler: Handler; flush: () => Promise<void> } | undefined
 
 function make(text: string) {
   const config = JSON.parse(text)
