@@ -28,6 +28,7 @@ export default defineConfig({
         replacement: src('./packages/lambda/src/index.ts'),
       },
       { find: /^@affiliate-webhooks\/koa$/, replacement: src('./packages/koa/src/index.ts') },
+      { find: /^@affiliate-webhooks\/h3$/, replacement: src('./packages/h3/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
       {
@@ -55,7 +56,11 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts'],
+          exclude: [
+            ...configDefaults.exclude,
+            'test/adapters/next-*.test.ts',
+            'test/stacks/*-build.test.ts',
+          ],
         },
       },
       {
@@ -65,6 +70,16 @@ export default defineConfig({
           name: 'next',
           include: ['test/adapters/next-*.test.ts'],
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Astro, Nuxt, SvelteKit, React Router: each build takes the CPU too; one at a time, after Next.
+        extends: true,
+        test: {
+          name: 'stacks',
+          include: ['test/stacks/*-build.test.ts'],
+          sequence: { groupOrder: 2 },
+          fileParallelism: false,
         },
       },
     ],

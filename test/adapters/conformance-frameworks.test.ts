@@ -1,5 +1,5 @@
 import { conformanceCases, forEachAdapter } from '../support/conformance-cases.js'
-import { koaAdapters } from './conformance-frameworks.js'
+import { h3Adapters, koaAdapters } from './conformance-frameworks.js'
 import { nestAdapters } from './nest-app.js'
 
-forEachAdapter([...koaAdapters, ...nestAdapters], conformanceCases)
+forEachAdapter([...koaAdapters, ...h3Adapters, ...nestAdapters], conformanceCases)

@@ -1,13 +1,27 @@
 /**
- * Koa 2, Koa 3 and NestJS, started the way their READMEs say, on port 0 of
+ * Koa 2, Koa 3, h3 and NestJS, started the way their READMEs say, on port 0 of
  * 127.0.0.1, for the shared conformance cases.
  */
 import type { ReceiverOptions } from '@affiliate-webhooks/core'
+import { affiliateWebhook as h3Webhook } from '@affiliate-webhooks/h3'
 import { affiliateWebhook as koaWebhook } from '@affiliate-webhooks/koa'
 import Router from '@koa/router'
+import { createApp, createRouter, toNodeListener } from 'h3'
 import Koa from 'koa'
 import Koa2 from 'koa2'
 import { type Adapter, PATH, serve } from '../support/conformance-adapters.js'
+
+/** h3 1.x as Nitro runs it on Node: a router route, the app as a node:http listener. */
+export const h3Adapters: Adapter[] = [
+  {
+    name: 'h3 (router.use, toNodeListener)',
+    start: (options: ReceiverOptions) => {
+      const app = createApp()
+      app.use(createRouter().use(PATH, h3Webhook(options)))
+      return serve(toNodeListener(app))
+    },
+  },
+]
 
 export const koaAdapters: Adapter[] = [
   {

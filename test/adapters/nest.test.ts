@@ -49,7 +49,7 @@ describe('NestJS 11 controller with rawBody: true', () => {
     expect(get).toMatchObject({ status: 405, json: { error: { code: 'method_not_allowed' } } })
   })
 
-  it('without rawBody: true, answers 500 raw_body_unavailable naming the Nest fix, logged once', async () => {
+  it('without rawBody: true, answers 500 raw_body_unavailable naming the Nest fix, one line per delivery with its event id', async () => {
     const error = vi.fn()
     const onConversion = vi.fn()
     const url = await start({ onConversion, logger: { warn: () => {}, error } }, { rawBody: false })
@@ -64,7 +64,10 @@ describe('NestJS 11 controller with rawBody: true', () => {
       )
     }
     expect(onConversion).not.toHaveBeenCalled()
-    expect(error).toHaveBeenCalledTimes(1)
+    expect(error).toHaveBeenCalledTimes(2)
+    expect(error.mock.calls[1]?.[0]).toMatch(
+      /^affiliate-webhooks: 500 raw_body_unavailable evt_\w+ \(unverified id, attempt 2\): .*rawBody: true/,
+    )
   })
 
   it('a declared oversize body gets the receiver 413 payload_too_large from the kept bytes', async () => {

@@ -3,36 +3,9 @@
 // cross to the test process, over loopback HTTP (see test/runtime-bridge.ts).
 import { affiliateWebhook } from '@affiliate-webhooks/web'
 import { Hono } from 'hono'
+import { bridgedOptions } from '../support/bridge-options.mjs'
 
-/**
- * The receiver options a conformance case asked for, with `onConversion` and the
- * logger forwarded to the test process through `post(path, body)`.
- * @param {{ secret: string, maxBodyBytes?: number, logger: boolean }} config
- * @param {(path: string, body: unknown) => Promise<Response>} post
- */
-export function bridgedOptions(config, post) {
-  // Lines are kept and sent together when the answer is ready (see appFetch).
-  const lines = []
-  const log = (level) => (line) => {
-    lines.push({ level, line })
-  }
-  const options = {
-    secret: config.secret,
-    logger: config.logger ? { warn: log('warn'), error: log('error') } : false,
-    onConversion: async (conversion, event) => {
-      const answer = await post('/conversion', { conversion, event })
-      if (!answer.ok) throw new Error(await answer.text())
-    },
-  }
-  if (config.maxBodyBytes !== undefined) options.maxBodyBytes = config.maxBodyBytes
-  return {
-    options,
-    /** Sends the lines logged so far, so they arrive before the answer does. */
-    flush: async () => {
-      if (lines.length > 0) await post('/log', lines.splice(0))
-    },
-  }
-}
+export { bridgedOptions }
 
 /**
  * The app under test: the web handler alone, or mounted on a Hono app the way

@@ -22,7 +22,7 @@ export const startupWarnings: string[] = []
 const STARTUP_WARNING = /the memory store lives in one /
 
 /** What the runtime needs to build the case's receiver: data only. */
-interface BridgeConfig {
+export interface BridgeConfig {
   secret: string
   maxBodyBytes?: number
   logger: boolean
@@ -37,7 +37,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /** The loopback server the runtime calls for the handler and the logger. */
-async function startBridge(options: ReceiverOptions, framework: Framework) {
+export async function startBridge(options: ReceiverOptions, framework: Framework) {
   const { secret, maxBodyBytes, logger, onConversion, ...rest } = options
   const unsupported = Object.keys(rest).filter(
     (key) => rest[key as keyof typeof rest] !== undefined,

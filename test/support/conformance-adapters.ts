@@ -34,6 +34,17 @@ export interface Adapter {
    * function URLs): an oversize body is refused only once it has all arrived.
    */
   buffersWholeBody?: boolean
+  /**
+   * The framework's cross-site form check answers a POST with no Content-Type
+   * (403) before any route runs (Astro's `security.checkOrigin`). The service
+   * always sends `application/json`, so deliveries never meet it.
+   */
+  refusesPostWithoutContentType?: number
+  /**
+   * The platform routes by method and answers 405 itself to one the app does not
+   * export (Vercel's `export function POST`): still a 405, not the receiver's body.
+   */
+  platformAnswersOtherMethods?: boolean
   start(options: ReceiverOptions): Promise<Running>
 }
 

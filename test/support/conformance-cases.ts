@@ -26,6 +26,16 @@ export interface SendOptions {
   /** Replaces the signed headers (a header set to undefined is left out). */
   headers?: Record<string, string | undefined>
   method?: string
+  /** Keeps a body that is not JSON (a framework's own answer) as `text` instead of failing. */
+  raw?: boolean
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return { text }
+  }
 }
 
 /** Sends one signed delivery, as the service would, and reads the answer. */
@@ -52,10 +62,11 @@ export async function send(url: string, event: object, options: SendOptions = {}
     signal: AbortSignal.timeout(10_000),
   })
   const text = await response.text()
+  const json = text === '' ? {} : options.raw ? tryJson(text) : JSON.parse(text)
   return {
     status: response.status,
     headers: response.headers,
-    json: (text === '' ? {} : JSON.parse(text)) as Answer['json'],
+    json: json as Answer['json'],
   } satisfies Answer
 }
 
@@ -66,6 +77,9 @@ export async function send(url: string, event: object, options: SendOptions = {}
 export function streamOversize(url: string, chunks: number) {
   const { hostname, port, pathname } = new URL(url)
   const chunk = Buffer.alloc(16 * 1024, 'x')
+  // Valid JSON once whole, for platforms that parse every body before the function
+  // (the Functions Framework): they then hand it over, and the receiver's 413 decides.
+  const first = Buffer.concat([Buffer.from('{"pad":"'), chunk.subarray(8)])
   let sent = 0
   return new Promise<{ status: number; code: unknown; sent: number; reset: boolean }>(
     (resolve, reject) => {
@@ -105,13 +119,14 @@ export function streamOversize(url: string, chunks: number) {
       const pump = (): void => {
         if (req.destroyed) return
         if (sent >= chunks) {
-          req.end()
+          req.end('"}')
           return
         }
         sent++
+        const next = sent === 1 ? first : chunk
         // Paced like a slow uplink: loopback socket buffers hold megabytes, so a sender
         // writing flat out could finish before any server had a chance to answer.
-        req.write(chunk, () => setTimeout(pump, 2))
+        req.write(next, () => setTimeout(pump, 2))
       }
       pump()
     },
@@ -422,25 +437,41 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
       status: 400,
       json: { error: { code: 'missing_signature' } },
     })
-    // Not even a Content-Type: still the receiver's answer, not the framework's.
-    expect(
-      await send(url, event, {
-        headers: {
-          'service-signature': undefined,
-          'service-event-id': undefined,
-          'service-delivery-attempt': undefined,
-          'content-type': undefined,
-        },
-      }),
-    ).toMatchObject({ status: 400, json: { error: { code: 'missing_signature' } } })
+    // Not even a Content-Type: still the receiver's answer, not the framework's,
+    // unless the framework refuses such a POST itself (never a 2xx either way).
+    const bare = send(url, event, {
+      headers: {
+        'service-signature': undefined,
+        'service-event-id': undefined,
+        'service-delivery-attempt': undefined,
+        'content-type': undefined,
+      },
+      raw: true,
+    })
+    const refusedBy = adapter.refusesPostWithoutContentType
+    if (refusedBy === undefined) {
+      expect(await bare).toMatchObject({
+        status: 400,
+        json: { error: { code: 'missing_signature' } },
+      })
+    } else {
+      expect((await bare).status).toBe(refusedBy)
+    }
     expect(calls).toEqual([])
   })
 
   it('answers other methods 405 method_not_allowed with Allow: POST', async () => {
     const { url, calls } = await start()
-    const answer = await send(url, buildConversionEvent(), { method: 'GET' })
-    expect(answer).toMatchObject({ status: 405, json: { error: { code: 'method_not_allowed' } } })
-    expect(answer.headers.get('allow')).toBe('POST')
+    const answer = await send(url, buildConversionEvent(), { method: 'GET', raw: true })
+    if (adapter.platformAnswersOtherMethods) {
+      expect(answer.status).toBe(405)
+    } else {
+      expect(answer).toMatchObject({
+        status: 405,
+        json: { error: { code: 'method_not_allowed' } },
+      })
+      expect(answer.headers.get('allow')).toBe('POST')
+    }
     expect(calls).toEqual([])
   })
 }

@@ -1,5 +1,6 @@
 import {
   SERVICE_DISABLES_AFTER as DISABLE_AFTER,
+  rawBodyFixOf,
   readReceiverAnswer,
 } from '@affiliate-webhooks/core'
 import type { Delivery, WebhookEndpoint } from './types.js'
@@ -21,7 +22,12 @@ interface Cause {
 }
 
 /** What one of this library's error codes in the answer says went wrong. */
-function causeOfCode(code: string, status: number, id: string): Cause | undefined {
+function causeOfCode(
+  code: string,
+  status: number,
+  id: string,
+  adapter?: string,
+): Cause | undefined {
   switch (code) {
     case 'signature_mismatch':
       return {
@@ -65,11 +71,14 @@ function causeOfCode(code: string, status: number, id: string): Cause | undefine
       }
     case 'raw_body_unavailable':
       return {
-        key: code,
-        title: '500 raw_body_unavailable: a body parser ran before the webhook',
+        // One cause per stack: two stacks that lost the body are two fixes.
+        key: adapter === undefined ? code : `${code}:${adapter}`,
+        title: `500 raw_body_unavailable: something read the body before the webhook${adapter ? ` (${adapter} adapter)` : ''}`,
         detail:
-          'The exact bytes were consumed before the webhook handler, so nothing can be verified.',
-        fix: 'mount the webhook before express.json(), or keep the bytes (see the error message in the response body)',
+          'The exact bytes were consumed, held or never delivered to the webhook handler, so nothing can be verified; the receiver answered at once rather than wait.',
+        fix:
+          rawBodyFixOf(adapter) ??
+          'let the webhook read the body first, or keep its exact bytes (the error message in the response body names the fix for your framework)',
       }
     case 'payload_too_large':
       return {
@@ -97,7 +106,7 @@ function causeOfCode(code: string, status: number, id: string): Cause | undefine
 /** Reads one failed attempt: which way the receiver went wrong. */
 export function causeOf(delivery: Delivery, id: string): Cause {
   const status = delivery.responseStatus
-  const { code } = readReceiverAnswer(delivery.responseBody)
+  const { code, adapter } = readReceiverAnswer(delivery.responseBody)
   const error = delivery.errorMessage ?? ''
   if (status === null || status === undefined || status === 0) {
     if (/time|10 ?s|10000/i.test(error)) {
@@ -126,7 +135,7 @@ export function causeOf(delivery: Delivery, id: string): Cause {
       fix: `register the final URL: affiliate-webhooks endpoints update ${id} --url <final url>`,
     }
   }
-  const known = code === undefined ? undefined : causeOfCode(code, status, id)
+  const known = code === undefined ? undefined : causeOfCode(code, status, id, adapter)
   if (known) return known
   if (status === 404 || status === 405) {
     return {

@@ -42,7 +42,7 @@ describe('createAdapter', () => {
     expect(onConversion).toHaveBeenCalledTimes(1)
   })
 
-  it('answers a reader WebhookError with its code, says a setup mistake once, and gives no answer when the client went away', async () => {
+  it('answers a reader WebhookError with its code, logs each one with the claimed event id, and gives no answer when the client went away', async () => {
     const error = vi.fn()
     const adapter = adapterFor({
       secret: SECRET,
@@ -51,7 +51,7 @@ describe('createAdapter', () => {
     })
     const unavailable = {
       method: 'POST',
-      headers: {},
+      headers: { 'service-event-id': 'evt_claimed', 'service-delivery-attempt': '2' },
       body: () => {
         throw new WebhookError('raw_body_unavailable', 'Keep the bytes.')
       },
@@ -62,7 +62,11 @@ describe('createAdapter', () => {
         error: { code: 'raw_body_unavailable' },
       })
     }
-    expect(error.mock.calls.filter(([line]) => /fake: Keep the bytes/.test(line))).toHaveLength(1)
+    expect(error.mock.calls.map(([line]) => line)).toEqual(
+      Array(3).fill(
+        'affiliate-webhooks: 500 raw_body_unavailable evt_claimed (unverified id, attempt 2): Keep the bytes.',
+      ),
+    )
     const gone = {
       method: 'POST',
       headers: {},

@@ -1,8 +1,8 @@
 /**
  * The one shape every adapter has. An adapter hands this factory the runtime's
  * own ways to read a request (method, headers, exact bytes); the factory does the
- * rest: the POST check, the body read with its limit, the setup-mistake line said
- * once, the receiver. What is left in an adapter is writing the answer back.
+ * rest: the POST check, the body read with its limit, the refusal's log line, the
+ * receiver. What is left in an adapter is writing the answer back.
  */
 import type { Logger } from './delivery-log.js'
 import { isWebhookError, WebhookError } from './errors.js'
@@ -26,11 +26,6 @@ export interface AdapterIO<Req> {
    * with any other error when the client went away (no answer is written).
    */
   body(request: Req, limit: number): Promise<Uint8Array> | Uint8Array
-  /**
-   * Where a setup mistake (a body parser took the bytes) is said, once. Default:
-   * the receiver's `logger`. Fastify passes its request logger.
-   */
-  setupMistake?(request: Req, line: string): void
 }
 
 /** What {@link createAdapter} gives an adapter. */
@@ -65,7 +60,6 @@ export function createAdapter<Req, Env = unknown, Tx = undefined>(
     made ??= start((options as (env: Env | undefined) => ReceiverOptions<Tx>)(env), io)
     return made
   }
-  let warned = false
   const handle = async (request: Req, receiver: Receiver) => {
     if (io.method(request) !== 'POST') return receiver.reject('method_not_allowed')
     let rawBody: Uint8Array
@@ -73,14 +67,9 @@ export function createAdapter<Req, Env = unknown, Tx = undefined>(
       rawBody = await io.body(request, receiver.maxBodyBytes)
     } catch (error) {
       if (!isWebhookError(error)) return undefined
-      // A setup mistake, not a bad delivery: said once in the app's log, not per retry.
-      if (error.code === 'raw_body_unavailable' && !warned) {
-        warned = true
-        const line = `${io.name}: ${error.message}`
-        if (io.setupMistake) io.setupMistake(request, line)
-        else receiver.logger?.error(line)
-      }
-      return receiver.reject(error.code, error.message)
+      // Logged like every unacknowledged delivery: status, code, the claimed event
+      // id, and (for a body already taken) the fix for this stack.
+      return receiver.reject(error, undefined, io.headers(request))
     }
     return receiver.receive({ headers: io.headers(request), rawBody })
   }

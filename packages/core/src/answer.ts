@@ -82,7 +82,13 @@ const outcomeOf = (error: WebhookError): Outcome =>
 export function refuse(error: WebhookError, event?: AnyWebhookEvent): ReceiveResult {
   const result: ReceiveResult = {
     status: error.status,
-    body: JSON.stringify({ error: { code: error.code, message: clip(error.message) } }),
+    // The adapter before the message: both fit the 500 characters the service keeps.
+    body: JSON.stringify({
+      error:
+        error.adapter === undefined
+          ? { code: error.code, message: clip(error.message) }
+          : { code: error.code, adapter: error.adapter, message: clip(error.message) },
+    }),
     headers: errorHeaders(error),
     outcome: outcomeOf(error),
     error,
@@ -100,12 +106,20 @@ export function refuse(error: WebhookError, event?: AnyWebhookEvent): ReceiveRes
 export function readReceiverAnswer(body: string | null | undefined): {
   outcome?: string
   code?: string
+  /** The adapter that answered, where the code's fix depends on it (`raw_body_unavailable`). */
+  adapter?: string
 } {
   if (body?.[0] !== '{') return {}
   try {
-    const answer = JSON.parse(body) as { outcome?: unknown; error?: { code?: unknown } }
+    const answer = JSON.parse(body) as {
+      outcome?: unknown
+      error?: { code?: unknown; adapter?: unknown }
+    }
     if (typeof answer.outcome === 'string') return { outcome: answer.outcome }
-    if (typeof answer.error?.code === 'string') return { code: answer.error.code }
+    const { code, adapter } = answer.error ?? {}
+    if (typeof code === 'string') {
+      return typeof adapter === 'string' ? { code, adapter } : { code }
+    }
   } catch {
     // Not JSON, or cut short.
   }

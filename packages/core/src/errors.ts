@@ -119,13 +119,26 @@ export class WebhookError extends Error {
   override readonly name = 'WebhookError'
   readonly code: WebhookErrorCode
   readonly status: number
+  /**
+   * The adapter that answered, for codes whose fix depends on the stack
+   * (`raw_body_unavailable`): 'express', 'h3', 'web'... Sent in the answer.
+   */
+  readonly adapter: string | undefined
   readonly [BRAND] = true
 
   /** Without a message, the code's default from {@link ERROR_CODES}. */
-  constructor(code: WebhookErrorCode, message?: string, options?: { cause?: unknown }) {
-    super(message ?? ERROR_CODES[code].message, options)
+  constructor(
+    code: WebhookErrorCode,
+    message?: string,
+    options?: { cause?: unknown; adapter?: string | undefined },
+  ) {
+    super(
+      message ?? ERROR_CODES[code].message,
+      options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
+    )
     this.code = code
     this.status = ERROR_CODES[code].status
+    this.adapter = options?.adapter
   }
 }
 

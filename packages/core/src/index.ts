@@ -29,6 +29,14 @@ export {
   toQueuedJobData,
 } from './queue.js'
 export {
+  BODY_IDLE_MS,
+  RAW_BODY_FIXES,
+  type RawBodyAdapter,
+  type RawBodyLoss,
+  rawBodyFixOf,
+  rawBodyUnavailable,
+} from './raw-body-fixes.js'
+export {
   type AnyHandler,
   createReceiver,
   type EventHandlers,

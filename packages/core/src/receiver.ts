@@ -2,6 +2,7 @@ import { acknowledge, type Outcome, type ReceiveResult, refuse } from './answer.
 import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
 import { isWebhookError, rowOf, WebhookError, type WebhookErrorCode } from './errors.js'
 import { failureStreakWarning } from './failure-streak.js'
+import type { HeadersInput } from './headers.js'
 import { localFailureStreak, memoryStore } from './memory-store.js'
 import { platform } from './platform/index.js'
 import { handOff, type QueueHandoff } from './queue.js'
@@ -122,8 +123,18 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
 export interface Receiver {
   /** Runs the whole pipeline for one delivery. Never rejects. */
   receive(input: DeliveryInput): Promise<ReceiveResult>
-  /** The answer for a delivery an adapter refuses before the pipeline (405, 413 while reading...). */
-  reject(code: WebhookErrorCode, message?: string | undefined): ReceiveResult
+  /**
+   * The answer for a delivery an adapter refuses before the pipeline (405, 413
+   * while reading, a body already read...). A code, or the adapter's own
+   * `WebhookError`. With the request's `headers`, a delivery's refusal is logged
+   * like any other unacknowledged one: status, code, the event id the header
+   * claims, and the message with its fix.
+   */
+  reject(
+    code: WebhookErrorCode | WebhookError,
+    message?: string | undefined,
+    headers?: HeadersInput,
+  ): ReceiveResult
   /** Adapters stop reading a body past this many bytes. */
   readonly maxBodyBytes: number
   /** The `logger` option resolved (undefined for `false`), for an adapter's setup mistakes. */
@@ -325,10 +336,21 @@ function createSettle(setup: Setup, telemetry: { current: ReceiverTelemetry | un
     if (trace !== undefined) trace.end(result)
     return result
   }
-  return { settle, countAnswer }
+  /** The log line of an adapter's refusal: only the headers are known. */
+  const logRefusal = (result: ReceiveResult, headers: HeadersInput) => {
+    if (!log) return
+    try {
+      log(result, { headers, rawBody: NO_BODY })
+    } catch {
+      // A logger that throws must not change the answer.
+    }
+  }
+  return { settle, countAnswer, logRefusal }
 }
 
 type Fail = (e: WebhookError, ev?: AnyWebhookEvent) => ReceiveResult
+
+const NO_BODY = new Uint8Array(0)
 
 /**
  * How a claim ends, and the answer each end gets: committed (`processed`), or
@@ -497,7 +519,7 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
   const options = typedOptions as ReceiverOptions<unknown>
   const setup = resolveSetup(options)
   const telemetry = setupTelemetry(options)
-  const { settle, countAnswer } = createSettle(setup, telemetry)
+  const { settle, countAnswer, logRefusal } = createSettle(setup, telemetry)
   const { settings, queue } = setup
   const handlerOf = handlerLookup(setup)
   const { onError, onDuplicate, onStale } = options
@@ -569,11 +591,15 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
       const { pending } = telemetry
       return pending === undefined ? run(input) : pending.then(() => run(input))
     },
-    reject(code, message) {
-      const result = fail(new WebhookError(code, message))
+    reject(code, message, headers) {
+      const error = isWebhookError(code) ? code : new WebhookError(code, message)
+      const result = fail(error)
       // An adapter's refusals (a body parser took the bytes, a body over the
       // limit) fail the service's deliveries and count like any other answer.
-      if (rowOf(code)?.stray !== true) countAnswer(code)
+      if (rowOf(error.code)?.stray !== true) {
+        if (headers !== undefined) logRefusal(result, headers)
+        countAnswer(error.code)
+      }
       return result
     },
   }

@@ -18,6 +18,18 @@ describe('errorHint', () => {
     expect(errorHint('service', '<!DOCTYPE html><html>')).toMatch(/AFFILIATE_API_URL/)
   })
 
+  it("names the fix of the stack whose webhook answered raw_body_unavailable, not Express's", () => {
+    const h3 =
+      '500 {"error":{"code":"raw_body_unavailable","adapter":"h3","message":"The body was read..."}}'
+    expect(errorHint('app', h3)).toMatch(/readBody\(event\)/)
+    const web =
+      '{"error":{"code":"raw_body_unavailable","adapter":"web","message":"The body was read..."}}'
+    expect(errorHint('app', web)).toMatch(/context\.request\.clone\(\)/)
+    expect(errorHint('app', '{"error":{"code":"raw_body_unavailable","message":"x"}}')).toMatch(
+      /read the body before the webhook/,
+    )
+  })
+
   it('gives none when no usual cause fits', () => {
     expect(errorHint('app', '500 handler_failed')).toBeUndefined()
   })

@@ -5,6 +5,7 @@
  * listening, too slow, a proxy's page). What the CLI prints after `hint:`.
  */
 import { API_URL_ENV } from '@affiliate-webhooks/client'
+import { rawBodyFixOf, readReceiverAnswer } from '@affiliate-webhooks/core'
 
 /** What failed: the management API (`service`) or the user's app (`app`). */
 export type HintTarget = 'service' | 'app'
@@ -44,6 +45,23 @@ const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
 
 /** The hint for an error's text (its message, or the answer's body), or undefined when none fits. */
 export function errorHint(target: HintTarget, text: string): string | undefined {
+  const lost = target === 'app' ? lostBodyHint(text) : undefined
+  if (lost !== undefined) return lost
   const said = HINTS.find(([pattern]) => pattern.test(text))?.[1]
   return typeof said === 'string' ? said : said?.[target]
+}
+
+/**
+ * A receiver's raw_body_unavailable answer: the fix for the stack that answered
+ * (the answer names its adapter), not one framework's advice for all.
+ */
+function lostBodyHint(text: string): string | undefined {
+  const at = text.indexOf('{')
+  if (at === -1 || !text.includes('raw_body_unavailable')) return undefined
+  const { code, adapter } = readReceiverAnswer(text.slice(at))
+  if (code !== 'raw_body_unavailable') return undefined
+  return (
+    rawBodyFixOf(adapter) ??
+    'something read the body before the webhook handler: let the webhook read it first, or keep its exact bytes'
+  )
 }

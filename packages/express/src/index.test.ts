@@ -114,7 +114,7 @@ describe.each([
     expect(await postJson(`${url}/api/echo`, { b: [2] })).toEqual({ parsed: { b: [2] } })
   })
 
-  it('after a plain express.json() answers 500 raw_body_unavailable naming the fix, logged once, handler not called', async () => {
+  it('after a plain express.json() answers 500 raw_body_unavailable naming the fix, one line per delivery: status, code, event id and the fix, handler not called', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {})
     const onConversion = vi.fn()
     const app = express()
@@ -131,8 +131,10 @@ describe.each([
       expect(answer.json.error?.message).toMatch(/before app\.use\(express\.json\(\)\)/)
     }
     expect(onConversion).not.toHaveBeenCalled()
-    expect(log).toHaveBeenCalledTimes(1)
-    expect(String(log.mock.calls[0]?.[0])).toMatch(/@affiliate-webhooks\/express: .*rawBodySaver/)
+    expect(log).toHaveBeenCalledTimes(2)
+    expect(String(log.mock.calls[0]?.[0])).toMatch(
+      /^affiliate-webhooks: 500 raw_body_unavailable evt_\w+ \(unverified id, attempt 1\): .*rawBodySaver/,
+    )
   })
 
   it('reads the intact stream of a request express.json() skipped (Express 4 still sets req.body = {})', async () => {

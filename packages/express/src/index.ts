@@ -6,9 +6,6 @@ import type { RequestHandler } from 'express'
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type ExpressWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
-const UNAVAILABLE_MESSAGE =
-  'A body parser (express.json()?) read this request first, so its exact bytes are gone. Register the webhook before app.use(express.json()), or keep the bytes: express.json({ verify: rawBodySaver }), express.raw() on this route, or NestFactory.create(AppModule, { rawBody: true }) in NestJS.'
-
 /**
  * `express.json({ verify: rawBodySaver })` keeps each body's exact bytes in
  * `req.rawBody`, so the webhook route still verifies after the app's JSON parser.
@@ -27,7 +24,7 @@ export function affiliateWebhook<Tx = undefined>(
 ): RequestHandler {
   const { answer } = createNodeAdapter(options, {
     name: '@affiliate-webhooks/express',
-    unavailableMessage: UNAVAILABLE_MESSAGE,
+    adapter: 'express',
   })
   return (req, res) => void answer(req, res)
 }

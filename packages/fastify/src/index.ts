@@ -3,7 +3,7 @@ import {
   keptBody,
   type ReceiveResult,
   type ReceiverOptions,
-  WebhookError,
+  rawBodyUnavailable,
 } from '@affiliate-webhooks/core'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
@@ -17,9 +17,6 @@ export interface FastifyWebhookOptions<Tx = undefined> extends ReceiverOptions<T
 export type FastifyWebhookHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
 const NAME = '@affiliate-webhooks/fastify'
-const UNAVAILABLE_MESSAGE =
-  'This route has no raw body, so the signature cannot be checked. Register fastify-raw-body (ideally with encoding: false) and give the route config: { rawBody: true }, or let app.register(affiliateWebhook, { path }) add the route with its own body parser.'
-
 function send(reply: FastifyReply, result: ReceiveResult | undefined): void {
   // Fastify has read the whole body before a handler runs: there is always an answer.
   if (result) reply.code(result.status).headers(result.headers).send(result.body)
@@ -27,7 +24,6 @@ function send(reply: FastifyReply, result: ReceiveResult | undefined): void {
 
 const method = (request: FastifyRequest) => request.method
 const headers = (request: FastifyRequest) => request.headers
-const setupMistake = (request: FastifyRequest, line: string) => request.log.error(line)
 
 /**
  * For a route the app defines itself with fastify-raw-body:
@@ -40,10 +36,9 @@ export function affiliateWebhookHandler<Tx = undefined>(
     name: NAME,
     method,
     headers,
-    setupMistake,
     body: (request, limit) => {
       const kept = keptBody(request, limit)
-      if (kept === undefined) throw new WebhookError('raw_body_unavailable', UNAVAILABLE_MESSAGE)
+      if (kept === undefined) throw rawBodyUnavailable('fastify', 'consumed')
       return kept
     },
   })
@@ -75,7 +70,6 @@ export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnySt
     name: NAME,
     method,
     headers,
-    setupMistake,
     body: (request) => (request.body instanceof Uint8Array ? request.body : EMPTY),
   })
   const receiver = adapter.receiver()
@@ -84,9 +78,9 @@ export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnySt
     parsed(null, body),
   )
   // Fastify stops reading past bodyLimit; the core words the answer, as for every adapter.
-  app.setErrorHandler((error: { statusCode?: number }, _request, reply) => {
+  app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
     if (error.statusCode !== 413) throw error
-    send(reply, receiver.reject('payload_too_large'))
+    send(reply, receiver.reject('payload_too_large', undefined, request.headers))
   })
   app.all(path, { bodyLimit: receiver.maxBodyBytes }, async (request, reply) =>
     send(reply, await adapter.handle(request)),

@@ -102,7 +102,7 @@ describe.each([
     expect(onConversion).toHaveBeenCalledTimes(1)
   })
 
-  it('after a parser that kept no raw body: 500 raw_body_unavailable naming the fix, logged once', async () => {
+  it('after a parser that kept no raw body: 500 raw_body_unavailable naming the fix, one line per delivery: status, code, event id and the fix', async () => {
     const onConversion = vi.fn()
     const error = vi.fn()
     const app = new KoaApp()
@@ -125,9 +125,9 @@ describe.each([
       expect(answer.json.error?.message).toMatch(/before app\.use\(bodyParser\(\)\)/)
     }
     expect(onConversion).not.toHaveBeenCalled()
-    expect(error).toHaveBeenCalledTimes(1)
+    expect(error).toHaveBeenCalledTimes(2)
     expect(error.mock.calls[0]?.[0]).toMatch(
-      /^@affiliate-webhooks\/koa: A body parser \(koa-bodyparser or @koa\/bodyparser\?\)/,
+      /^affiliate-webhooks: 500 raw_body_unavailable evt_\w+ \(unverified id, attempt 1\): .*before app\.use\(bodyParser\(\)\)/,
     )
     expect(error.mock.calls[0]?.[0]).not.toContain(SECRET)
   })

@@ -35,9 +35,6 @@ export type KoaWebhookMiddleware = (
   next: () => Promise<unknown>,
 ) => Promise<void>
 
-const UNAVAILABLE_MESSAGE =
-  'A body parser (koa-bodyparser or @koa/bodyparser?) read this request before the webhook middleware and kept no raw body, so its exact bytes are gone and the signature cannot be checked. Put the webhook middleware or route before app.use(bodyParser()), or leave the rawBody it sets on ctx.request in place.'
-
 function send(ctx: KoaContextLike, result: ReceiveResult): void {
   ctx.status = result.status
   // Content-Type first: Koa only guesses one for a string body when none is set.
@@ -59,8 +56,7 @@ export function affiliateWebhook<Tx = undefined>(
     method: (ctx) => ctx.method,
     headers: (ctx) => ctx.req.headers,
     body: async (ctx, limit) =>
-      keptBody(ctx.request, limit) ??
-      readRawBody(ctx.req, limit, { unavailableMessage: UNAVAILABLE_MESSAGE }),
+      keptBody(ctx.request, limit) ?? readRawBody(ctx.req, limit, { adapter: 'koa' }),
   })
   return async (ctx, next) => {
     if (path !== undefined && ctx.path !== path) {

@@ -238,7 +238,7 @@ describe('@affiliate-webhooks/lambda', () => {
     }
   })
 
-  it('answers 500 raw_body_unavailable to a hand-made event whose body is an object, logged once', async () => {
+  it('answers 500 raw_body_unavailable to a hand-made event whose body is an object, one line per delivery: status, code, event id and the fix', async () => {
     const error = vi.fn()
     const handler = affiliateWebhook({
       secret: SECRET,
@@ -252,9 +252,9 @@ describe('@affiliate-webhooks/lambda', () => {
       expect(result.statusCode).toBe(500)
       expect(code(result.body)).toBe('raw_body_unavailable')
     }
-    expect(error).toHaveBeenCalledTimes(1)
+    expect(error).toHaveBeenCalledTimes(2)
     expect(error.mock.calls[0]?.[0]).toMatch(
-      /^@affiliate-webhooks\/lambda: The event body is not a string/,
+      /^affiliate-webhooks: 500 raw_body_unavailable .*: .*integration event untouched/,
     )
     expect(error.mock.calls[0]?.[0]).not.toContain(SECRET)
   })

@@ -4,8 +4,8 @@ import {
   type HeadersInput,
   type ReceiveResult,
   type ReceiverOptions,
+  rawBodyUnavailable,
   tooLarge,
-  WebhookError,
 } from '@affiliate-webhooks/core'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
@@ -62,9 +62,6 @@ export type LambdaWebhookHandler = (
   context?: unknown,
 ) => Promise<LambdaHttpResult>
 
-const NOT_TEXT_MESSAGE =
-  'The event body is not a string, so the signed bytes are not in it. API Gateway and function URLs send the body as text or base64; pass their event unchanged.'
-
 const isV2 = (event: LambdaHttpEvent): event is ApiGatewayV2Event =>
   typeof (event as ApiGatewayV2Event).requestContext?.http?.method === 'string'
 
@@ -85,7 +82,7 @@ function headers(event: LambdaHttpEvent): HeadersInput {
 function body(event: LambdaHttpEvent, limit: number): Uint8Array {
   const text: unknown = event.body ?? ''
   // A hand-made test event with a parsed object as body: the signed bytes are not in it.
-  if (typeof text !== 'string') throw new WebhookError('raw_body_unavailable', NOT_TEXT_MESSAGE)
+  if (typeof text !== 'string') throw rawBodyUnavailable('lambda', 'consumed')
   const bytes = Buffer.from(text, event.isBase64Encoded ? 'base64' : 'utf8')
   if (bytes.byteLength > limit) throw tooLarge(limit)
   return bytes

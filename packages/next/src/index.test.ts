@@ -110,7 +110,7 @@ describe('Pages Router: affiliateWebhookPages(opts)', () => {
     expect(onConversion).toHaveBeenCalledTimes(1)
   })
 
-  it('with the body parser left on, answers 500 naming bodyParser: false, logged once, handler not called', async () => {
+  it('with the body parser left on, answers 500 naming bodyParser: false, one line per delivery, handler not called', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {})
     const onConversion = vi.fn()
     const url = await serve(affiliateWebhookPages({ secret: SECRET, onConversion }), true)
@@ -125,6 +125,7 @@ describe('Pages Router: affiliateWebhookPages(opts)', () => {
       )
     }
     expect(onConversion).not.toHaveBeenCalled()
-    expect(log).toHaveBeenCalledTimes(1)
+    expect(log).toHaveBeenCalledTimes(2)
+    expect(String(log.mock.calls[0]?.[0])).toMatch(/500 raw_body_unavailable .*bodyParser: false/)
   })
 })

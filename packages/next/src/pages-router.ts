@@ -2,9 +2,6 @@ import { createNodeAdapter } from '@affiliate-webhooks/node'
 import type { NextApiHandler } from 'next'
 import type { NextWebhookOptions } from './app-router.js'
 
-const UNAVAILABLE_MESSAGE =
-  "Next.js parsed this request's body before the webhook handler, so its exact bytes are gone and the signature cannot be checked. Add `export const config = { api: { bodyParser: false } }` to this file in pages/api."
-
 /**
  * Pages Router: `export default affiliateWebhookPages(opts)` in `pages/api/...`,
  * next to `export const config = { api: { bodyParser: false } }` (a literal Next
@@ -17,7 +14,7 @@ export function affiliateWebhookPages<Tx = undefined>(
   // (which checks `secret`) is made on the first request.
   const { answer } = createNodeAdapter(() => options, {
     name: '@affiliate-webhooks/next',
-    unavailableMessage: UNAVAILABLE_MESSAGE,
+    adapter: 'next-pages',
   })
   return (req, res) => answer(req, res)
 }

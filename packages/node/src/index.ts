@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
   type AdapterOptions,
   createAdapter,
+  type RawBodyAdapter,
   type ReceiveResult,
   type Receiver,
   type ReceiverOptions,
@@ -32,8 +33,8 @@ export function sendResult(res: ServerResponse, result: ReceiveResult): void {
 export interface NodeAdapterInfo {
   /** The package, for its log lines: '@affiliate-webhooks/express'. */
   name: string
-  /** The raw_body_unavailable message: how to keep the bytes in that framework. */
-  unavailableMessage?: string | undefined
+  /** Whose fix a raw_body_unavailable answer names (core's RAW_BODY_FIXES). Default 'node'. */
+  adapter?: RawBodyAdapter | undefined
 }
 
 /** A Node adapter: its receiver, and the function that answers one request. */
@@ -58,7 +59,7 @@ export function createNodeAdapter<Tx = undefined>(
     name: info.name,
     method: (req) => req.method,
     headers: (req) => req.headers,
-    body: (req, limit) => readRawBody(req, limit, { unavailableMessage: info.unavailableMessage }),
+    body: (req, limit) => readRawBody(req, limit, { adapter: info.adapter }),
   })
   return {
     receiver: core.receiver,

@@ -1,27 +1,35 @@
 import type { IncomingMessage } from 'node:http'
-import { BoundedBody, keptBody, tooLarge, WebhookError } from '@affiliate-webhooks/core'
+import {
+  BODY_IDLE_MS,
+  BoundedBody,
+  keptBody,
+  type RawBodyAdapter,
+  rawBodyUnavailable,
+  tooLarge,
+} from '@affiliate-webhooks/core'
 
 /** Options of {@link readRawBody}. */
 export interface ReadRawBodyOptions {
-  /** The raw_body_unavailable message: how to keep the bytes in the caller's framework. */
-  unavailableMessage?: string | undefined
+  /** Whose fix a raw_body_unavailable answer names: 'express', 'koa'... Default 'node'. */
+  adapter?: RawBodyAdapter | undefined
+  /** No byte for this long is answered raw_body_unavailable. Default {@link BODY_IDLE_MS}. */
+  idleMs?: number | undefined
 }
-
-const UNAVAILABLE_MESSAGE =
-  'A body parser read this request before the webhook handler, so its exact bytes are gone. Mount the webhook route before the JSON parser, or keep the bytes with express.raw({ type: "application/json" }) or express.json({ verify: rawBodySaver }).'
 
 /**
  * The exact bytes of a request body, read with a size limit enforced while
  * reading: past `limit` it stops and rejects with `payload_too_large` without
  * buffering the rest. When a body parser ran first it uses the bytes that parser
- * kept, and rejects with `raw_body_unavailable` when it kept none (never waits on
- * a stream that was already read, never re-serialises).
+ * kept, and rejects with `raw_body_unavailable` when it kept none, or when the
+ * stream gives nothing for `idleMs` (another reader holds it): it never waits on
+ * a stream someone else read, and never re-serialises.
  */
 export function readRawBody(
   req: IncomingMessage,
   limit: number,
   options: ReadRawBodyOptions = {},
 ): Promise<Uint8Array> {
+  const adapter = options.adapter ?? 'node'
   try {
     const kept = keptBody(req as { body?: unknown; rawBody?: unknown }, limit)
     if (kept !== undefined) return Promise.resolve(kept)
@@ -31,9 +39,7 @@ export function readRawBody(
   // Judge by the stream, not by req.body: Express 4's json() sets req.body = {} on
   // requests it skips (another Content-Type), leaving their bytes unread and intact.
   if (req.readableDidRead || req.readableEnded) {
-    return Promise.reject(
-      new WebhookError('raw_body_unavailable', options.unavailableMessage ?? UNAVAILABLE_MESSAGE),
-    )
+    return Promise.reject(rawBodyUnavailable(adapter, 'consumed'))
   }
   const declared = Number(req.headers['content-length'])
   if (declared > limit) return Promise.reject(tooLarge(limit))
@@ -43,14 +49,25 @@ export function readRawBody(
 
   return new Promise((resolve, reject) => {
     const body = new BoundedBody(limit)
+    const idleMs = options.idleMs ?? BODY_IDLE_MS
+    let idle: ReturnType<typeof setTimeout> | undefined
+    const quiet = () => {
+      cleanup()
+      reject(rawBodyUnavailable(adapter, 'stalled'))
+    }
+    const waitForBytes = () => {
+      if (idle !== undefined) clearTimeout(idle)
+      idle = setTimeout(quiet, idleMs)
+    }
     const cleanup = () => {
+      if (idle !== undefined) clearTimeout(idle)
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
       req.off('close', onClose)
     }
     const onData = (chunk: Buffer) => {
-      if (body.add(chunk)) return
+      if (body.add(chunk)) return waitForBytes()
       cleanup()
       // Stop reading; the answer closes the connection instead of draining it.
       req.pause()
@@ -72,5 +89,6 @@ export function readRawBody(
     req.on('end', onEnd)
     req.on('error', onError)
     req.on('close', onClose)
+    waitForBytes()
   })
 }

@@ -22,6 +22,55 @@ describe('@affiliate-webhooks/web', () => {
     expect(big.bodyUsed).toBe(false)
   })
 
+  it('answers a body a middleware already read (Astro: await context.request.json()) 500 raw_body_unavailable at once, logged with the event id and the fix', async () => {
+    const error = vi.fn()
+    const handler = affiliateWebhook({
+      secret: SECRET,
+      onConversion: () => {},
+      logger: { warn() {}, error },
+    })
+    const event = buildConversionEvent()
+    const { headers, body } = await signedDelivery({ secret: SECRET, event })
+    const request = new Request('http://x/hooks', { method: 'POST', headers, body })
+    await request.json()
+    const response = await handler(request)
+    expect(response.status).toBe(500)
+    expect(await response.json()).toMatchObject({
+      error: { code: 'raw_body_unavailable', adapter: 'web' },
+    })
+    expect(error).toHaveBeenCalledTimes(1)
+    expect(error.mock.calls[0]?.[0]).toMatch(
+      new RegExp(
+        `^affiliate-webhooks: 500 raw_body_unavailable ${event.id} \\(unverified id, attempt 1\\): .*request\\.clone\\(\\)`,
+      ),
+    )
+  })
+
+  it('answers a body stream another reader holds (locked) raw_body_unavailable, not a wait', async () => {
+    const request = new Request('http://x/', { method: 'POST', body: '{"a":1}' })
+    request.body?.getReader()
+    await expect(readRequestBody(request, 100)).rejects.toMatchObject({
+      code: 'raw_body_unavailable',
+      message: expect.stringMatching(/^Another reader holds the body stream/),
+    })
+  })
+
+  it('answers a body that stops giving bytes raw_body_unavailable after the idle bound', async () => {
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"a":'))
+      },
+    })
+    // As a server hands it over: headers, a body stream, nothing read yet.
+    const request = { bodyUsed: false, headers: new Headers(), body: stalled } as Request
+    const started = performance.now()
+    await expect(readRequestBody(request, 100, 200)).rejects.toMatchObject({
+      code: 'raw_body_unavailable',
+      message: expect.stringMatching(/^No body bytes arrived/),
+    })
+    expect(performance.now() - started).toBeLessThan(2_000)
+  })
+
   it('does not trust a Content-Length that is not a number to bound the read', async () => {
     const request = new Request('http://x/', {
       method: 'POST',

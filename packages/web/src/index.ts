@@ -1,11 +1,12 @@
 import {
   type AdapterOptions,
+  BODY_IDLE_MS,
   BoundedBody,
   createAdapter,
   type ReceiveResult,
   type ReceiverOptions,
+  rawBodyUnavailable,
   tooLarge,
-  WebhookError,
 } from '@affiliate-webhooks/core'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
@@ -18,9 +19,6 @@ export type WebWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
  */
 export type FetchHandler<Env = unknown> = (request: Request, env?: Env) => Promise<Response>
 
-const UNAVAILABLE_MESSAGE =
-  'The request body was read before the webhook handler, so its exact bytes are gone. Pass the untouched request (read a request.clone() elsewhere if you must).'
-
 /** The core's answer as a Web Response. */
 export function toResponse(result: ReceiveResult): Response {
   return new Response(result.body, { status: result.status, headers: result.headers })
@@ -29,29 +27,49 @@ export function toResponse(result: ReceiveResult): Response {
 /**
  * The exact bytes of a Web request's body, at most `limit` of them: a declared
  * length past the limit is refused before reading, a streamed body is read
- * until it passes the limit and no further.
+ * until it passes the limit and no further. A body already read, held by
+ * another reader, or silent for `idleMs` is `raw_body_unavailable` at once,
+ * never a wait.
  */
-export async function readRequestBody(request: Request, limit: number): Promise<Uint8Array> {
-  if (request.bodyUsed) throw new WebhookError('raw_body_unavailable', UNAVAILABLE_MESSAGE)
+export async function readRequestBody(
+  request: Request,
+  limit: number,
+  idleMs: number = BODY_IDLE_MS,
+): Promise<Uint8Array> {
+  if (request.bodyUsed) throw rawBodyUnavailable('web', 'consumed')
   const declared = request.headers.get('content-length')
-  if (declared !== null) {
-    // A length that is not a number is not trusted to bound the read: not <= limit.
-    if (!(Number(declared) <= limit)) throw tooLarge(limit)
-    // The runtime holds a declared body to its length, so reading it whole is bounded.
-    return new Uint8Array(await request.arrayBuffer())
-  }
+  // A length that is not a number is not trusted to bound the read: not <= limit.
+  if (declared !== null && !(Number(declared) <= limit)) throw tooLarge(limit)
   if (request.body === null) return new Uint8Array(0)
+  if (request.body.locked) throw rawBodyUnavailable('web', 'locked')
   const reader = request.body.getReader()
   const body = new BoundedBody(limit)
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+  for (let read = await nextChunk(reader, idleMs); !read.done; ) {
     if (!body.add(read.value)) {
       // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
       // cancelling destroys the socket before the 413 can reach the service.
       reader.releaseLock()
       throw tooLarge(limit)
     }
+    read = await nextChunk(reader, idleMs)
   }
   return body.bytes()
+}
+
+/** The next chunk, or raw_body_unavailable when none comes within `idleMs`. */
+function nextChunk(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  idleMs: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      // First the answer, then let go of the source (which ends the pending read).
+      reject(rawBodyUnavailable('web', 'stalled'))
+      reader.cancel().catch(() => {})
+    }, idleMs)
+  })
+  return Promise.race([reader.read(), silence]).finally(() => clearTimeout(timer))
 }
 
 /**
@@ -66,7 +84,7 @@ export function affiliateWebhook<Env = unknown, Tx = undefined>(
     name: '@affiliate-webhooks/web',
     method: (request) => request.method,
     headers: (request) => request.headers,
-    body: readRequestBody,
+    body: (request, limit) => readRequestBody(request, limit),
   })
   return async (request, env) => {
     const result = await adapter.handle(request, env)
