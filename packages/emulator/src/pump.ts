@@ -83,8 +83,10 @@ export class Pump<T extends Queued> {
   }
 
   /**
-   * Moves the clock by `ms`, running every batch that comes due in order, its
-   * attempts one after another; resolves after the last.
+   * Moves the clock by `ms`, running every batch that comes due in order: the
+   * attempts of one batch go out together (at most `concurrency` at once), as the
+   * service sends a batch, and the next batch waits until they have all settled.
+   * Resolves after the last.
    */
   advance(ms: number, after: () => void): Promise<void> {
     const run = this.advanceChain.then(async () => {
@@ -217,10 +219,18 @@ export class Pump<T extends Queued> {
       const next = this.batchAtOrAfter(this.nextDue())
       if (next > target) break
       clock.advanceTo(next)
-      const due = [...this.ready.splice(0), ...this.collect(clock.now())]
-      for (const entry of due) await this.start(entry)
+      await this.sendBatch([...this.ready.splice(0), ...this.collect(clock.now())])
     }
     clock.advanceTo(target)
+  }
+
+  /** One batch while advancing: every attempt out at once, up to `concurrency`; resolves when all settled. */
+  private async sendBatch(due: { item: T; batchAt: number }[]): Promise<void> {
+    const lane = async () => {
+      for (let entry = due.shift(); entry; entry = due.shift()) await this.start(entry)
+    }
+    const lanes = Math.min(this.options.concurrency, due.length)
+    await Promise.all(Array.from({ length: lanes }, lane))
   }
 
   private isIdle(): boolean {
