@@ -42,6 +42,7 @@ export {
 } from './catalogue.js'
 export { readCatalogueFile } from './catalogue-file.js'
 export type { Channel } from './channels.js'
+export { characterCount } from './characters.js'
 export { type Clock, type ClockOptions, createClock } from './clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './create-emulator.js'
 export { type CatalogueSeed, DEFAULT_CATALOGUE } from './default-catalogue.js'
@@ -157,5 +158,11 @@ export {
   formatSimulationProgress,
   formatSimulationSummary,
 } from './simulation-text.js'
-export { CONVERSION_STATUSES } from './validation.js'
-export { checkWebhookUrl, isLoopbackHost, MAX_URL_LENGTH } from './webhook-url.js'
+export { CONVERSION_STATUSES, MAX_DESCRIPTION_LENGTH } from './validation.js'
+export {
+  checkWebhookUrl,
+  isLoopbackHost,
+  isPrivateHost,
+  MAX_URL_LENGTH,
+  privateHostReason,
+} from './webhook-url.js'

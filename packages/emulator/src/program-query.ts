@@ -5,9 +5,10 @@ import {
   type ProgramStatus,
 } from './applications.js'
 import { APPROVAL_TYPES, PAYOUT_TYPES } from './catalogue.js'
+import { characterCount } from './characters.js'
 import { bodyObject, Fields, readEnum, readPaging } from './validation.js'
 
-/** Longest application note. */
+/** Longest application note, in characters (code points, as every limit). */
 export const MAX_NOTE_LENGTH = 500
 
 /** An integer id from the query, or undefined; anything else is noted in `fields`. */
@@ -97,7 +98,7 @@ export function parseApplicationInput(raw: unknown): { programId: number; channe
   const channelId = requiredInteger(body, 'channelId', fields)
   if (body.note !== undefined && body.note !== null) {
     if (typeof body.note !== 'string') fields.invalid('note', 'must be a string')
-    else if ([...body.note].length > MAX_NOTE_LENGTH) {
+    else if (characterCount(body.note) > MAX_NOTE_LENGTH) {
       fields.invalid('note', `must be at most ${MAX_NOTE_LENGTH} characters`)
     }
   }

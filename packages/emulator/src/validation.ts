@@ -1,5 +1,6 @@
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { ApiError, type FieldError, validationError } from './api-error.js'
+import { characterCount } from './characters.js'
 import type { DeliveryStatus } from './schedule.js'
 import { checkWebhookUrl } from './webhook-url.js'
 
@@ -20,7 +21,7 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
   'succeeded',
   'failed',
 ]
-/** Longest endpoint description. */
+/** Longest endpoint description, in characters (code points, as every limit). */
 export const MAX_DESCRIPTION_LENGTH = 255
 
 /** Collects the offending fields of one request, then throws them all at once. */
@@ -104,7 +105,7 @@ export function parseWebhookInput(
     input.description = null
   } else if (body.description !== undefined) {
     if (typeof body.description !== 'string') fields.invalid('description', 'must be a string')
-    else if (body.description.length > MAX_DESCRIPTION_LENGTH) {
+    else if (characterCount(body.description) > MAX_DESCRIPTION_LENGTH) {
       fields.invalid('description', `must be at most ${MAX_DESCRIPTION_LENGTH} characters`)
     } else input.description = body.description
   }

@@ -22,6 +22,23 @@ describe('checkWebhookUrl', () => {
     expect(checkWebhookUrl(`https://a.com/${'x'.repeat(786)}`, false).ok).toBe(true)
   })
 
+  it('counts the 800 characters on the URL as stored: 787 written characters that store as 1,547 are refused', () => {
+    // Each é is stored as %C3%A9: six characters.
+    const written = `https://a.com/${'é'.repeat(152)}${'x'.repeat(621)}`
+    expect(written.length).toBe(787)
+    const verdict = checkWebhookUrl(written, false)
+    expect(verdict).toMatchObject({ ok: false, kind: 'invalid_format' })
+    expect(!verdict.ok && verdict.reason).toContain('1547 as stored, from 787 as written')
+  })
+
+  it('at the edge with astral characters: stored at 800 accepted, 801 refused', () => {
+    // 😀 is one character written, %F0%9F%98%80 (12) stored: 14 + 65 x 12 + 6 = 800.
+    const edge = `https://a.com/${'😀'.repeat(65)}${'x'.repeat(6)}`
+    const accepted = checkWebhookUrl(edge, false)
+    expect(accepted.ok && accepted.url.length).toBe(800)
+    expect(checkWebhookUrl(`${edge}x`, false)).toMatchObject({ ok: false, kind: 'invalid_format' })
+  })
+
   it('refuses with url_not_allowed another port, credentials, private and internal hosts', () => {
     for (const url of [
       'https://shop.example.com:8443/',
@@ -47,11 +64,52 @@ describe('checkWebhookUrl', () => {
     }
   })
 
+  it('accepts public addresses carried in IPv6, and the globally reachable entries of 2001::/23', () => {
+    for (const url of [
+      'https://[64:ff9b::808:808]/',
+      'https://[2002:808:808::1]/',
+      'https://[::ffff:8.8.8.8]/',
+      'https://[2001:4:112::1]/',
+      'https://[2001:3::1]/',
+      'https://[2606:4700::1111]/',
+      'https://192.0.3.1/',
+      'https://100.128.0.1/',
+      'https://198.20.0.1/',
+      'https://223.255.255.1/',
+    ]) {
+      expect(checkWebhookUrl(url, false), url).toMatchObject({ ok: true })
+    }
+  })
+
+  it('names the range it refused, judging a carried IPv4 address by itself', () => {
+    expect(checkWebhookUrl('https://[64:ff9b::7f00:1]/', false)).toMatchObject({
+      reason: 'the host is a private or internal address (NAT64 127.0.0.1: 127.0.0.0/8, loopback)',
+    })
+    expect(checkWebhookUrl('https://198.51.100.7/', false)).toMatchObject({
+      reason:
+        'the host is a private or internal address (198.51.100.0/24, documentation (TEST-NET-2))',
+    })
+  })
+
   it('with allowLoopback, http and any port on loopback hosts only, never with credentials', () => {
     expect(checkWebhookUrl('http://localhost:3000/hooks', true).ok).toBe(true)
     expect(checkWebhookUrl('http://app.localhost:3000/hooks', true).ok).toBe(true)
     expect(checkWebhookUrl('http://127.0.0.2:1/hooks', true).ok).toBe(true)
     expect(checkWebhookUrl('https://[::1]:8443/hooks', true).ok).toBe(true)
+    // Judged by the IPv4 address they carry: loopback.
+    for (const host of [
+      '[::127.0.0.1]',
+      '[::ffff:127.0.0.1]',
+      '[64:ff9b::7f00:1]',
+      '[2002:7f00:1::1]',
+      '[::ffff:0:7f00:1]',
+    ]) {
+      expect(checkWebhookUrl(`http://${host}:3000/hooks`, true).ok, host).toBe(true)
+    }
+    // Carrying a private address that is not loopback: no exception.
+    expect(checkWebhookUrl('http://[::ffff:10.0.0.1]:3000/hooks', true)).toMatchObject({
+      kind: 'invalid_format',
+    })
     expect(checkWebhookUrl('http://192.168.1.5:3000/hooks', true)).toMatchObject({
       kind: 'invalid_format',
     })

@@ -5,12 +5,13 @@ import {
   formatApplied,
   isDuplicateApplicationError,
 } from '@affiliate-webhooks/client'
+import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator'
 import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
 import { flag, str } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
 
-const MAX_NOTE = 500
+const MAX_NOTE = MAX_NOTE_LENGTH
 
 export const apply = manageCommand({
   name: 'apply',
@@ -31,7 +32,7 @@ rejection cannot be re-applied.`,
     if (channelId === undefined)
       throw new UsageError('missing --channel ID: the channel that applies')
     const note = str(values, 'note')
-    if (note !== undefined && [...note].length > MAX_NOTE) {
+    if (note !== undefined && characterCount(note) > MAX_NOTE) {
       throw new UsageError(`--note must be at most ${MAX_NOTE} characters`)
     }
     return withClient('apply', values, io, async (api) => {
