@@ -96,14 +96,14 @@ function ipv6Value(text: string): bigint {
   return all.reduce((value, group) => (value << 16n) | BigInt(Number.parseInt(group, 16)), 0n)
 }
 
-const valueOf = (address: string, family: 4 | 6) =>
+const addressValue = (address: string, family: 4 | 6) =>
   family === 4 ? ipv4Value(address) : ipv6Value(address)
 
 function contains(cidr: string, family: 4 | 6, value: bigint): boolean {
   const [base = '', bits = '0'] = cidr.split('/')
   const size = family === 4 ? 32n : 128n
   const shift = size - BigInt(bits)
-  return value >> shift === valueOf(base, family) >> shift
+  return value >> shift === addressValue(base, family) >> shift
 }
 
 /** The IPv4 address an IPv6 address carries, and the form it is carried in. */
