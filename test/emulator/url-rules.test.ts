@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Harness, startEmulator } from './emulator-harness.js'
+import { type Harness, startEmulator } from '../support/emulator-harness.js'
 
 /** Every form refused with 422 url_not_allowed: the emulator's README lists them. */
 const REFUSED_FORMS = [
