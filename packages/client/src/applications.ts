@@ -1,5 +1,5 @@
 import { isDuplicateApplicationError } from './duplicate-application-error.js'
-import { walkPages } from './page-walk.js'
+import { PAGE_SIZE, walkPages } from './page-walk.js'
 import { isAmbiguous, type Transport } from './transport.js'
 import type {
   Application,
@@ -65,7 +65,7 @@ export class ApplicationsResource {
 
   /** Every application of the account across channels, newest first, each once. */
   list(filters: ApplicationFilters = {}): AsyncGenerator<ApplicationListEntry> {
-    const { signal, size = 100, status, programId, channelId } = filters
+    const { signal, size = PAGE_SIZE, status, programId, channelId } = filters
     return walkPages(
       (page) =>
         this.#http.call<ApplicationListEntry[]>(

@@ -2,7 +2,7 @@ import { ApplicationsResource } from './applications.js'
 import { EmulatorControls } from './emulator-controls.js'
 import { ProgramsResource } from './programs.js'
 import { type RetryOptions, Transport } from './transport.js'
-import type { KeyInfo, RateLimitState } from './types.js'
+import type { KeyInfo, QuotaState, RateLimitState } from './types.js'
 import { type CallOptions, WebhooksResource } from './webhooks.js'
 
 /** The environment variable that holds the API key, by convention (the CLI reads it). */
@@ -39,6 +39,10 @@ export interface Client {
   health(options?: CallOptions): Promise<unknown>
   /** The rate-limit window as the last answer reported it. */
   readonly rateLimit: RateLimitState | undefined
+  /** The monthly quota as the last answer that carried it reported it. */
+  readonly quota: QuotaState | undefined
+  /** Real ms until the rate-limit window clears, by the last answer (0 when unknown or past). */
+  msUntilRateLimitReset(): number
 }
 
 const KEY = /^la_[\x21-\x7e]{32}$/
@@ -92,6 +96,10 @@ export function createClient(options: ClientOptions): Client {
     get rateLimit() {
       return transport.pacer.state
     },
+    get quota() {
+      return transport.pacer.quota
+    },
+    msUntilRateLimitReset: () => transport.pacer.msUntilReset(),
   }
 }
 

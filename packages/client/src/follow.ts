@@ -1,38 +1,68 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
 import type { Client } from './client.js'
 import { delay } from './delay.js'
-import type { Delivery } from './types.js'
+import { isServiceError } from './errors.js'
+import {
+  type FollowPlan,
+  nextPoll,
+  planFollow,
+  type QuotaStop,
+  quotaStop,
+} from './follow-pacing.js'
+import { PAGE_SIZE } from './page-walk.js'
+import { type ServicePace, servicePace } from './service-pace.js'
+import type { Delivery, RateLimitState } from './types.js'
+
+/** One attempt of a delivery, as `followDeliveries` and `followDeliveryAttempts` saw it. */
+export interface AttemptSeen {
+  type: 'attempt'
+  /** When it was seen (ISO). */
+  at: string
+  /** The endpoint the delivery goes to. */
+  endpointId: string
+  deliveryId: string
+  eventId: string | null
+  eventType: string | null
+  /** The attempt's number in its round, when the service says. */
+  attempt: number | null
+  /** The delivery's status after it: succeeded, retrying or failed. */
+  status: string
+  responseStatus: number | null
+  /** The receiver's own error code (`signature_mismatch`...), when it answered one. */
+  errorCode: string | null
+  durationMs: number | null
+  /** Why nothing answered (refused, timed out). */
+  errorMessage: string | null
+  /** When the next attempt is due (ISO), while retrying, when the service says (the emulator does). */
+  nextAttemptAt: string | null
+}
 
 /** One thing `followDeliveries` saw happen. */
 export type FollowEvent =
-  | {
-      type: 'attempt'
-      /** When it was seen (ISO). */
-      at: string
-      deliveryId: string
-      eventId: string | null
-      eventType: string | null
-      /** The attempt's number in its round, when the service says. */
-      attempt: number | null
-      /** The delivery's status after it: succeeded, retrying or failed. */
-      status: string
-      responseStatus: number | null
-      /** The receiver's own error code (`signature_mismatch`...), when it answered one. */
-      errorCode: string | null
-      durationMs: number | null
-      /** Why nothing answered (refused, timed out). */
-      errorMessage: string | null
-    }
+  | AttemptSeen
   | { type: 'endpoint'; at: string; endpointId: string; status: string }
 
-/** Options of {@link followDeliveries} and {@link waitForAttempt}. */
+/** How `followDeliveries` paces itself, and why it stopped: for the caller to say. */
+export type FollowNotice =
+  /** Before the first look: the interval and what it costs. */
+  | { type: 'plan'; at: string; plan: FollowPlan }
+  /** The account's rate-limit window is nearly used up: the next look waits longer. */
+  | { type: 'backoff'; at: string; delayMs: number; rateLimit: RateLimitState }
+  /** The last event: the follow stopped before the monthly quota runs out. */
+  | ({ type: 'stopped'; at: string } & QuotaStop)
+
+/** Options of {@link followDeliveries}. */
 export interface FollowOptions {
   signal?: AbortSignal
   /**
-   * Least time between two requests, ms. Default 1000: one request a second,
-   * half the service's 120 a minute, so other commands still have room.
+   * Real ms between two looks. Default: the service's batch interval (a minute,
+   * divided by the emulator's time scale; see {@link servicePace}), at least 1 s.
    */
   intervalMs?: number
+  /** The pace, when already known; default asked with {@link servicePace}. */
+  pace?: ServicePace
+  /** In [0, 1), for the jitter. Default Math.random. */
+  random?: () => number
 }
 
 /** What changes when an attempt is made; a replay or a disable alone changes no count. */
@@ -45,18 +75,20 @@ const fingerprint = (d: Delivery) =>
 async function newest(api: Client, id: string, signal?: AbortSignal): Promise<Delivery[]> {
   const rows: Delivery[] = []
   for await (const delivery of api.webhooks.deliveries(id, {
-    size: 100,
+    size: PAGE_SIZE,
     ...(signal ? { signal } : {}),
   })) {
     rows.push(delivery)
-    if (rows.length === 100) break
+    if (rows.length === PAGE_SIZE) break
   }
   return rows
 }
 
-const attemptEvent = (d: Delivery): FollowEvent => ({
+/** A delivery as the attempt just seen, on endpoint `endpointId`. */
+export const attemptSeen = (endpointId: string, d: Delivery): AttemptSeen => ({
   type: 'attempt',
   at: new Date().toISOString(),
+  endpointId,
   deliveryId: d.id,
   eventId: d.eventId ?? null,
   eventType: d.eventType ?? null,
@@ -66,56 +98,102 @@ const attemptEvent = (d: Delivery): FollowEvent => ({
   errorCode: readReceiverAnswer(d.responseBody).code ?? null,
   durationMs: d.durationMs,
   errorMessage: d.errorMessage ?? null,
+  nextAttemptAt:
+    d.status === 'retrying' && typeof d.nextAttemptAt === 'string' ? d.nextAttemptAt : null,
 })
+
+const now = () => new Date().toISOString()
+
+/** The attempts among `page` not seen before (oldest first), remembering what was seen. */
+function* newAttempts(
+  endpointId: string,
+  page: Delivery[],
+  seen: Map<string, string>,
+): Generator<AttemptSeen> {
+  for (const delivery of [...page].reverse()) {
+    const print = fingerprint(delivery)
+    const before = seen.get(delivery.id)
+    seen.set(delivery.id, print)
+    if (before === print || delivery.status === 'pending') continue
+    const made = attemptsOf(delivery)
+    if (before !== undefined && made !== null && before.split('|')[0] === String(made)) continue
+    yield attemptSeen(endpointId, delivery)
+  }
+}
+
+/** A 429 `quota_exceeded` as the follow's last word; any other error is thrown on. */
+function quotaExceeded(error: unknown, api: Client): FollowNotice {
+  if (!isServiceError(error) || error.code !== 'quota_exceeded') throw error
+  return { type: 'stopped', at: now(), reason: 'quota_exceeded', quota: api.quota, reserve: 0 }
+}
 
 /**
  * A live tail of an endpoint: each delivery attempt as it is seen, and each
  * change of the endpoint's status (disabled after the failure streak, enabled
- * again). It polls, alternating the newest page of deliveries and the endpoint,
- * at most one request per `intervalMs`; what happened before it started is not
- * repeated. Two attempts of one delivery between two polls (an emulator with a
- * large time scale) show as the later one. Ends when `signal` aborts.
+ * again); what happened before it started is not repeated. A guest of the
+ * account, whose rate limit and quota the publisher's production integration
+ * shares: it looks once per batch interval of the service (nothing new can be
+ * seen sooner; a minute, less on a faster emulator), with jitter, two calls a
+ * look (the newest page of deliveries, then the endpoint). First it yields a
+ * `plan` (the interval and the cost); a `backoff` when the account's rate-limit
+ * window is nearly used up; and a last `stopped` before the monthly quota runs
+ * out ({@link quotaStop}). Two attempts of one delivery between two looks show
+ * as the later one. Ends when `signal` aborts, rejecting with its reason.
  */
 export async function* followDeliveries(
   api: Client,
   endpointId: string,
   options: FollowOptions = {},
-): AsyncGenerator<FollowEvent> {
+): AsyncGenerator<FollowEvent | FollowNotice> {
   const { signal } = options
-  const interval = options.intervalMs ?? 1000
   const call = signal ? { signal } : {}
-  const seen = new Map((await newest(api, endpointId, signal)).map((d) => [d.id, fingerprint(d)]))
-  await delay(interval, signal)
-  let status = (await api.webhooks.get(endpointId, call)).status
-  let disabled: FollowEvent | undefined
+  const random = options.random ?? Math.random
+  const pace = options.pace ?? (await servicePace(api, call))
+  const seen = new Map<string, string>()
+  let status: string
+  try {
+    for (const d of await newest(api, endpointId, signal)) seen.set(d.id, fingerprint(d))
+    status = (await api.webhooks.get(endpointId, call)).status
+  } catch (error) {
+    yield quotaExceeded(error, api)
+    return
+  }
+  const plan = planFollow(pace, { intervalMs: options.intervalMs, quota: api.quota })
+  yield { type: 'plan', at: now(), plan }
+  let lowStreak = 0
   for (;;) {
-    await delay(interval, signal)
-    // Oldest first, so lines come in the order the attempts were made.
-    for (const delivery of (await newest(api, endpointId, signal)).reverse()) {
-      const print = fingerprint(delivery)
-      const before = seen.get(delivery.id)
-      seen.set(delivery.id, print)
-      if (before === print || delivery.status === 'pending') continue
-      const made = attemptsOf(delivery)
-      if (before !== undefined && made !== null && before.split('|')[0] === String(made)) continue
-      yield attemptEvent(delivery)
+    const stop = quotaStop(api.quota)
+    if (stop) {
+      yield { type: 'stopped', at: now(), ...stop }
+      return
     }
-    if (disabled) yield disabled
-    disabled = undefined
-    await delay(interval, signal)
-    const endpoint = await api.webhooks.get(endpointId, call)
-    if (endpoint.status === status) continue
-    status = endpoint.status
-    const change: FollowEvent = {
-      type: 'endpoint',
-      at: new Date().toISOString(),
-      endpointId,
-      status,
+    const next = nextPoll({
+      intervalMs: plan.intervalMs,
+      rateLimit: api.rateLimit,
+      msUntilReset: api.msUntilRateLimitReset(),
+      lowStreak,
+      random: random(),
+    })
+    lowStreak = next.lowStreak
+    if (next.rateLimit) {
+      yield { type: 'backoff', at: now(), delayMs: next.delayMs, rateLimit: next.rateLimit }
     }
-    // A disable is said after the next look at the deliveries, so the attempts that
-    // caused it come first; an enable at once, before the replays it lets through.
-    if (status === 'disabled') disabled = change
-    else yield change
+    await delay(next.delayMs, signal)
+    let page: Delivery[]
+    let endpoint: { status: string }
+    try {
+      page = await newest(api, endpointId, signal)
+      endpoint = await api.webhooks.get(endpointId, call)
+    } catch (error) {
+      yield quotaExceeded(error, api)
+      return
+    }
+    // The attempts first, so a disable comes after the failures that caused it.
+    yield* newAttempts(endpointId, page, seen)
+    if (endpoint.status !== status) {
+      status = endpoint.status
+      yield { type: 'endpoint', at: now(), endpointId, status }
+    }
   }
 }
 
@@ -129,11 +207,10 @@ export async function waitForAttempt(
   endpointId: string,
   deliveryId: string,
   options: FollowOptions = {},
-): Promise<FollowEvent & { type: 'attempt' }> {
+): Promise<AttemptSeen> {
   for (;;) {
     const found = (await newest(api, endpointId, options.signal)).find((d) => d.id === deliveryId)
-    if (found && found.status !== 'pending')
-      return attemptEvent(found) as FollowEvent & { type: 'attempt' }
+    if (found && found.status !== 'pending') return attemptSeen(endpointId, found)
     await delay(options.intervalMs ?? 1000, options.signal)
   }
 }

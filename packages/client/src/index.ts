@@ -1,5 +1,11 @@
 export type { ApplicationFilters, ApplicationsResource } from './applications.js'
 export {
+  COMMAND_COSTS,
+  type CommandCost,
+  type CostedCommand,
+  type CostItem,
+} from './call-cost.js'
+export {
   API_KEY_ENV,
   API_URL_ENV,
   type Client,
@@ -11,8 +17,10 @@ export {
   isDuplicateApplicationError,
 } from './duplicate-application-error.js'
 export {
+  type ClockAdvance,
   type ConversionInput,
   type EmitResult,
+  type EmulatorClock,
   EmulatorControls,
 } from './emulator-controls.js'
 export { checkEndpointHealth, type HealthFinding } from './endpoint-health.js'
@@ -24,12 +32,30 @@ export {
   type ServiceErrorDetails,
 } from './errors.js'
 export {
+  type AttemptSeen,
+  attemptSeen,
   type FollowEvent,
+  type FollowNotice,
   type FollowOptions,
   followDeliveries,
   followDelivery,
   waitForAttempt,
 } from './follow.js'
+export {
+  FOLLOW_CALLS_PER_POLL,
+  type FollowPlan,
+  LOW_RATE_SHARE,
+  MAX_BACKOFF_FACTOR,
+  MIN_POLL_MS,
+  type NextPoll,
+  nextPoll,
+  POLL_JITTER,
+  planFollow,
+  QUOTA_RESERVE_SHARE,
+  type QuotaStop,
+  quotaStop,
+} from './follow-pacing.js'
+export { PAGE_SIZE } from './page-walk.js'
 export {
   formatApplications,
   formatApplied,
@@ -43,8 +69,19 @@ export {
   type ReplaySummary,
   recoverEndpoint,
   replayAll,
+  type StillQueued,
+  stillQueued,
   streakStart,
 } from './recovery.js'
+export {
+  DAY_MS,
+  SERVICE_PACE,
+  type ServicePace,
+  SPEC_BATCH_INTERVAL_MS,
+  SPEC_MONTHLY_QUOTA,
+  SPEC_RATE_LIMIT,
+  servicePace,
+} from './service-pace.js'
 export {
   answerOf,
   formatDeliveries,
@@ -74,6 +111,7 @@ export type {
   Program,
   ProgramStatus,
   ProgramSummary,
+  QuotaState,
   RateLimitState,
   ReplayResult,
   SubscribableEventType,

@@ -1,5 +1,5 @@
 import { delay } from './delay.js'
-import type { RateLimitState } from './types.js'
+import type { QuotaState, RateLimitState } from './types.js'
 
 /**
  * Keeps a client under the service's fixed-window rate limit, from the
@@ -17,6 +17,7 @@ export class Pacer {
   /** The service's own name for the current window: its reset time. */
   #window = 0
   #state: RateLimitState | undefined
+  #quota: QuotaState | undefined
   #waiters: (() => void)[] = []
   readonly #now: () => number
 
@@ -27,6 +28,16 @@ export class Pacer {
   /** What the last answer said, or undefined before the first. */
   get state(): RateLimitState | undefined {
     return this.#state
+  }
+
+  /** The monthly quota as the last answer that carried it reported it, or undefined before. */
+  get quota(): QuotaState | undefined {
+    return this.#quota
+  }
+
+  /** Real ms until the current rate-limit window clears (0 when it has, or none is known). */
+  msUntilReset(): number {
+    return Math.max(0, this.#resetAt - this.#now())
   }
 
   /** Waits until a request may go out, and counts it in flight until {@link release}. */
@@ -57,6 +68,7 @@ export class Pacer {
   }
 
   #update(headers: Headers): void {
+    this.#updateQuota(headers)
     const limit = Number(headers.get('x-ratelimit-limit'))
     const remaining = Number(headers.get('x-ratelimit-remaining'))
     const reset = Number(headers.get('x-ratelimit-reset'))
@@ -84,6 +96,22 @@ export class Pacer {
       this.#remaining = remaining
     } else if (reset === this.#window) {
       this.#remaining = Math.min(this.#remaining ?? remaining, remaining)
+    }
+  }
+
+  /** X-Quota-Used counts the month's calls before this one: this one makes it one more. */
+  #updateQuota(headers: Headers): void {
+    const used = Number(headers.get('x-quota-used'))
+    const limit = Number(headers.get('x-quota-limit'))
+    if (!headers.has('x-quota-used') || !Number.isSafeInteger(used) || !(limit > 0)) return
+    // Answers may come out of order: within a month the count only grows.
+    const before = this.#quota
+    if (before && before.limit === limit && before.usedBefore > used) return
+    this.#quota = {
+      usedBefore: used,
+      used: used + 1,
+      limit,
+      remaining: Math.max(0, limit - used - 1),
     }
   }
 

@@ -1,5 +1,8 @@
 import type { Answer } from './transport.js'
 
+/** Rows per request of every list walk: the most the service gives (fewer calls against the limits). */
+export const PAGE_SIZE = 100
+
 /** The paging fields of a list's answer, wherever the service put them. */
 export interface Paging {
   lastPage: number | undefined

@@ -1,4 +1,4 @@
-import { walkPages } from './page-walk.js'
+import { PAGE_SIZE, walkPages } from './page-walk.js'
 import type { Transport } from './transport.js'
 import type { ApprovalType, PayoutType, Program, ProgramStatus, ProgramSummary } from './types.js'
 import type { CallOptions } from './webhooks.js'
@@ -33,7 +33,7 @@ export class ProgramsResource {
    * program id is yielded once.
    */
   list(filters: ProgramFilters = {}): AsyncGenerator<ProgramSummary> {
-    const { signal, size = 100, ...query } = filters
+    const { signal, size = PAGE_SIZE, ...query } = filters
     return walkPages(
       (page) =>
         this.#http.call<ProgramSummary[]>(

@@ -64,6 +64,38 @@ export interface RecoveryReport {
   since: string | null
   failedFound: number
   replay: ReplaySummary
+  /** Deliveries the service still retries: not replayable until they succeed or fail for good. */
+  stillQueued: StillQueued
+}
+
+/** Deliveries still pending or retrying, and when their next attempts are due. */
+export interface StillQueued {
+  pending: number
+  retrying: number
+  /** The earliest next attempt among them (ISO, the service's clock), when the service says. */
+  firstNextAttemptAt: string | null
+  /** The latest next attempt among them. */
+  lastNextAttemptAt: string | null
+}
+
+/**
+ * The deliveries the service still has queued: the spec refuses to replay a
+ * pending or retrying one (409 `delivery_not_replayable`), the service tries it
+ * again on its schedule. Next attempt times come from `nextAttemptAt` where the
+ * service gives it (the spec does not name it; the emulator does).
+ */
+export function stillQueued(deliveries: readonly Delivery[]): StillQueued {
+  const queued = deliveries.filter((d) => d.status === 'pending' || d.status === 'retrying')
+  const times = queued
+    .map((d) => (typeof d.nextAttemptAt === 'string' ? Date.parse(d.nextAttemptAt) : Number.NaN))
+    .filter(Number.isFinite)
+  const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null)
+  return {
+    pending: queued.filter((d) => d.status === 'pending').length,
+    retrying: queued.filter((d) => d.status === 'retrying').length,
+    firstNextAttemptAt: iso(Math.min(...times)),
+    lastNextAttemptAt: iso(Math.max(...times)),
+  }
 }
 
 /**
@@ -123,5 +155,6 @@ export async function recoverEndpoint(
     since: since?.toISOString() ?? null,
     failedFound: failed.length,
     replay,
+    stillQueued: stillQueued(all),
   }
 }

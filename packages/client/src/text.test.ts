@@ -81,22 +81,27 @@ describe('endpoints and deliveries', () => {
   })
 
   it('a followed attempt and an endpoint change, each on one line', () => {
-    expect(
-      formatFollowEvent({
-        type: 'attempt',
-        at: '2026-11-20T09:15:07.000Z',
-        deliveryId: 'dlv_1',
-        eventId: 'evt_1',
-        eventType: 'conversion.created',
-        attempt: 2,
-        status: 'retrying',
-        responseStatus: 401,
-        errorCode: 'signature_mismatch',
-        durationMs: 9,
-        errorMessage: null,
-      }),
-    ).toBe(
+    const attempt = {
+      type: 'attempt',
+      at: '2026-11-20T09:15:07.000Z',
+      endpointId: 'wh_1',
+      deliveryId: 'dlv_1',
+      eventId: 'evt_1',
+      eventType: 'conversion.created',
+      attempt: 2,
+      status: 'retrying',
+      responseStatus: 401,
+      errorCode: 'signature_mismatch',
+      durationMs: 9,
+      errorMessage: null,
+      nextAttemptAt: '2026-11-20T09:20:07.000Z',
+    } as const
+    expect(formatFollowEvent(attempt)).toBe(
       '09:15:07  evt_1  conversion.created  attempt 2  401 signature_mismatch (retrying)  9 ms',
+    )
+    // With several endpoints every line names its own.
+    expect(formatFollowEvent(attempt, { endpoint: true })).toBe(
+      '09:15:07  wh_1  evt_1  conversion.created  attempt 2  401 signature_mismatch (retrying)  9 ms',
     )
     expect(
       formatFollowEvent({
@@ -131,6 +136,7 @@ describe('replay, recovery and health', () => {
       since: null,
       failedFound: 1,
       replay: { ...summary, replayed: 1, alreadyReplaying: 0, failed: [] },
+      stillQueued: { pending: 0, retrying: 0, firstNextAttemptAt: null, lastNextAttemptAt: null },
     })
     expect(text).toMatch(
       /^wh_1 re-enabled; the service had disabled it at 2026-11-20T09:00:00Z \(the service's clock\)$/m,

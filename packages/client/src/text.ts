@@ -66,9 +66,18 @@ export const answerOf = (delivery: Delivery): string =>
     ? `${delivery.responseStatus} ${(delivery.responseBody ?? '').replace(/\s+/g, ' ').slice(0, 60)}`
     : (delivery.errorMessage ?? '-')
 
-/** One line of `deliveries --follow`: time, event, type, attempt, status (and the receiver's code), ms. */
-export function formatFollowEvent(event: FollowEvent): string {
-  const time = event.at.slice(11, 19)
+/**
+ * One line of `deliveries --follow`: time, event, type, attempt, status (and the
+ * receiver's code), ms; with `endpoint`, the endpoint's id after the time (several endpoints).
+ */
+export function formatFollowEvent(
+  event: FollowEvent,
+  options: { endpoint?: boolean } = {},
+): string {
+  const time =
+    options.endpoint && event.type === 'attempt'
+      ? `${event.at.slice(11, 19)}  ${event.endpointId}`
+      : event.at.slice(11, 19)
   if (event.type === 'endpoint') {
     return `${time}  ${event.endpointId} ${event.status === 'disabled' ? 'disabled: deliveries stopped' : `is ${event.status} again`}`
   }

@@ -36,6 +36,8 @@ export interface CallSpec {
   body?: unknown
   auth?: boolean
   signal?: AbortSignal | undefined
+  /** Longest wait for this answer, when not the client's (a clock move that runs attempts). */
+  timeoutMs?: number | undefined
 }
 
 /** A successful answer: status, headers and the envelope's `data`. */
@@ -142,7 +144,8 @@ export class Transport {
   }
 
   async #once<T>(spec: CallSpec): Promise<Answer<T>> {
-    const { baseUrl, apiKey, timeoutMs } = this.#options
+    const { baseUrl, apiKey } = this.#options
+    const timeoutMs = spec.timeoutMs ?? this.#options.timeoutMs
     const url = new URL(baseUrl + spec.path)
     for (const [name, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value))

@@ -105,6 +105,18 @@ export interface RateLimitState {
   reset: number
 }
 
+/** The monthly quota as an answer's `X-Quota-Used` and `X-Quota-Limit` reported it. */
+export interface QuotaState {
+  /** `X-Quota-Used`: the month's calls before the answered one. */
+  usedBefore: number
+  /** Calls used this month, the answered one included. */
+  used: number
+  /** `X-Quota-Limit`: calls a month (250,000 by the spec). */
+  limit: number
+  /** Calls left this month after the answered one. */
+  remaining: number
+}
+
 /** The payout types the spec names (a filter takes only these). */
 export const PAYOUT_TYPES = ['cps', 'cpc'] as const
 /** `cps` (share of sale) or `cpc` (per click); a type the service adds later stays a string. */

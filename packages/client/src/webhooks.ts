@@ -1,4 +1,5 @@
 import { ServiceError } from './errors.js'
+import { PAGE_SIZE } from './page-walk.js'
 import { isAmbiguous, type Transport } from './transport.js'
 import type {
   CreateWebhookInput,
@@ -162,7 +163,7 @@ export class WebhooksResource {
    * next page: each delivery id is yielded once.
    */
   async *deliveries(id: string, options: DeliveriesOptions = {}): AsyncGenerator<Delivery> {
-    const size = options.size ?? 100
+    const size = options.size ?? PAGE_SIZE
     const seen = new Set<string>()
     for (let page = 1; ; page++) {
       const { data } = await this.#http.call<Delivery[]>(

@@ -298,6 +298,20 @@ export function createRoutes(
       },
     },
     {
+      // Public: a client learns the pace of the emulator's batches before polling
+      // it; the same probe against the real service is a 404 that counts nothing.
+      method: 'GET',
+      pattern: path('/emulator/clock'),
+      access: 'public',
+      control: true,
+      handle: () =>
+        ok({
+          now: new Date(engine.clock.now()).toISOString(),
+          timeScale: engine.clock.timeScale,
+          batchIntervalMs: engine.rules.batchIntervalMs,
+        }),
+    },
+    {
       method: 'GET',
       pattern: path('/emulator/log'),
       access: 'key',

@@ -16,6 +16,7 @@ import {
   sinceOf,
   sinceOption,
 } from '../manage/api.js'
+import { costText, formatFollowNotice, formatFollowPlan } from '../text/pacing-text.js'
 import { flag, str } from './command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
@@ -49,7 +50,14 @@ export const deliveries = manageCommand({
 status, attempts, and the receiver's last answer. With --follow, a live tail
 instead: one line per attempt as it is seen (time, event, type, attempt, HTTP
 status and the receiver's error code, ms) and one when the endpoint is disabled
-or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
+or enabled again. It looks once per batch interval of the service (a minute; on
+the emulator, a minute of its time), with jitter, and says what that costs; it
+waits longer while the account's rate limit runs low, and stops with one line
+(exit 1) before the monthly quota runs out. Ctrl-C stops it (exit 0).
+
+${costText('deliveries')}
+
+--follow: ${costText('deliveries --follow')}`,
   options: {
     follow: flag.bool('follow new attempts live (with --json, one object per line)'),
     status: flag.text('STATUS', DELIVERY_STATUSES.join(', ')),
@@ -73,13 +81,20 @@ or enabled again; at most one request a second. Ctrl-C stops it (exit 0).`,
   },
 })
 
-/** `--follow`: prints each event as it comes, until Ctrl-C. */
+/**
+ * `--follow`: each attempt and endpoint change on stdout as it comes; the plan,
+ * back-offs and a stop on stderr. Until Ctrl-C (0) or the quota stop (1).
+ */
 async function tail(api: Client, id: string, io: Io, json: boolean): Promise<number> {
-  io.stderr.write(`following ${id}; Ctrl-C stops\n`)
   return interruptible(io, async (signal) => {
     try {
       for await (const event of followDeliveries(api, id, { signal })) {
-        io.stdout.write(`${json ? JSON.stringify(event) : formatFollowEvent(event)}\n`)
+        if (event.type === 'plan') io.stderr.write(`${formatFollowPlan(id, event.plan)}\n`)
+        else if (event.type === 'backoff') io.stderr.write(`${formatFollowNotice(event)}\n`)
+        else if (event.type === 'stopped') {
+          io.stderr.write(`${formatFollowNotice(event)}\n`)
+          return EXIT.failed
+        } else io.stdout.write(`${json ? JSON.stringify(event) : formatFollowEvent(event)}\n`)
       }
     } catch (error) {
       // Ctrl-C is how a tail ends: not a failure.
