@@ -7,6 +7,7 @@ import {
 } from '@affiliate-webhooks/client'
 import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator'
 import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { flag, str } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 import { idOf, oneOf } from './programs.js'
@@ -60,7 +61,9 @@ export const applications = manageCommand({
   summary: 'your applications to programs, newest first',
   usage: ['applications list [--status STATUS] [--program ID] [--channel ID]'],
   about: `Every application of the account across channels, newest first, across all
-pages, with the merchant's name.`,
+pages, with the merchant's name.
+
+${costText('applications list')}`,
   options: {
     status: flag.text('STATUS', APPLICATION_STATUSES.join(', ')),
     program: flag.text('ID', 'only this program'),

@@ -5,6 +5,7 @@ import {
 } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
 import { manageCommand, onlyArgument, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { EXIT, output } from './io.js'
 
 /** How many recent deliveries doctor reads. */
@@ -19,7 +20,9 @@ and why, the failure streak and how close it is to the service's limit of 20, wh
 the receiver's answers mean (401 signature_mismatch: the secret or the body
 changed; 409: still in flight; timeouts: a handler slower than 10 s; refused
 connections: URL or firewall), and which command fixes each. Exit code 1 when it
-found a problem.`,
+found a problem.
+
+${costText('doctor')}`,
   options: {},
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')

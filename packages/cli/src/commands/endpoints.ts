@@ -8,6 +8,7 @@ import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import { manageCommand, positional, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { flag, str, type Values } from './command.js'
 import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
 
@@ -66,7 +67,9 @@ export const endpoints = manageCommand({
 secret once: --redis stores it where receivers using redisSecretSource read it,
 --show-secret prints it; one of them is required so it is not lost. "enable"
 turns a disabled endpoint back on and resets its failure count (to also replay
-what failed meanwhile, use recover).`,
+what failed meanwhile, use recover).
+
+list: ${costText('endpoints list')}`,
   options: {
     url: flag.text('URL', "the receiver's public https URL"),
     events: flag.text('LIST', `comma-separated (default ${CONVERSION_EVENT_TYPES.join(',')})`),

@@ -7,6 +7,7 @@ import {
   type ProgramSummary,
 } from '@affiliate-webhooks/client'
 import { manageCommand, positional, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { flag, str, type Values } from './command.js'
 import { EXIT, output, UsageError } from './io.js'
 
@@ -38,7 +39,9 @@ export const programs = manageCommand({
   about: `list: every program matching the filters (combined with AND), newest first,
 across all pages, each once. get: one program with its description, regions
 and logo. The status is your application state: for --channel, or the best
-across your channels without it.`,
+across your channels without it.
+
+list: ${costText('programs list')}`,
   options: {
     search: flag.text('TEXT', 'merchant name or domain contains TEXT'),
     category: flag.text('SLUG', 'a category slug (home_garden)'),

@@ -1,5 +1,6 @@
 import { formatRecovery, recoverEndpoint } from '@affiliate-webhooks/client'
 import { manageCommand, onlyArgument, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { costText, formatStillQueued } from '../text/pacing-text.js'
 import { interruptible, output } from './io.js'
 import { progressLine, replayExit } from './replay.js'
 
@@ -12,7 +13,11 @@ doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
 every failed delivery since TIME (default: the start of the failure streak), and
 prints the window between the service disabling the endpoint and now, during
 which the service queued nothing: conversions from that window must be reconciled
-from the service's reports.`,
+from the service's reports. Deliveries the service still retries cannot be
+replayed (the spec refuses it): it says how many and when their next attempts
+are due.
+
+${costText('recover')}`,
   options: {
     since: sinceOption('replay the failed deliveries'),
   },
@@ -24,7 +29,8 @@ from the service's reports.`,
       const report = await interruptible(io, (signal) =>
         recoverEndpoint(api, id, { since, signal, ...(onProgress ? { onProgress } : {}) }),
       )
-      output(io, values, report, formatRecovery(report))
+      const queued = formatStillQueued(report.stillQueued)
+      output(io, values, report, [formatRecovery(report), queued].filter(Boolean).join('\n'))
       return replayExit(report.replay)
     })
   },

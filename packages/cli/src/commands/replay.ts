@@ -1,5 +1,6 @@
 import { formatReplaySummary, type ReplaySummary, replayAll } from '@affiliate-webhooks/client'
 import { manageCommand, positional, sinceOf, sinceOption, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { flag } from './command.js'
 import { collectDeliveries } from './deliveries.js'
 import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
@@ -28,7 +29,9 @@ export const replay = manageCommand({
   about: `Starts a fresh set of eight attempts for a succeeded or failed delivery, with the
 same event id (your receiver de-duplicates it). With --failed, every failed
 delivery of the endpoint, one after another, paced under the service's 120 calls
-a minute, with a progress bar and a summary. Ctrl-C stops after the current one.`,
+a minute, with a progress bar and a summary. Ctrl-C stops after the current one.
+
+--failed: ${costText('replay --failed')}`,
   options: {
     failed: flag.bool('every delivery whose status is failed'),
     since: sinceOption('with --failed: only those'),

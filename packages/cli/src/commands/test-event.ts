@@ -1,4 +1,12 @@
-import { answerOf, type Client, type Delivery, followDelivery } from '@affiliate-webhooks/client'
+import {
+  answerOf,
+  type Client,
+  type Delivery,
+  followDelivery,
+  planFollow,
+  servicePace,
+} from '@affiliate-webhooks/client'
+import { costText } from '../text/pacing-text.js'
 import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
 import { flag, str } from './command.js'
 import { EXIT, type Io, interruptible, writeJson } from './io.js'
@@ -40,22 +48,29 @@ export const test = manageCommand({
   about: `Queues a webhook.test event for the endpoint (whatever it subscribes to). With
 --wait, follows the delivery until it succeeds or fails, printing each attempt's
 status and the receiver's answer. The service retries a failed attempt after 1
-minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying).`,
+minute, then 5, 30 ...; Ctrl-C stops following (the service keeps trying). It
+looks once per batch interval (a minute; on the emulator, a minute of its time)
+unless --poll says otherwise.
+
+--wait: ${costText('test --wait')}`,
   options: {
     wait: flag.bool('follow the delivery'),
     timeout: flag.text('DURATION', 'stop following after this long (default: until it settles)'),
-    poll: flag.text('DURATION', 'how often to look (default 1s)'),
+    poll: flag.text('DURATION', "how often to look (default the service's batch interval)"),
   },
   async run(values, io, positionals) {
     const id = onlyArgument(positionals, 'endpoint id')
     const timeoutText = str(values, 'timeout')
     const timeoutMs = timeoutText === undefined ? undefined : parseDuration('timeout', timeoutText)
-    const pollMs = parseDuration('poll', str(values, 'poll') ?? '1s')
+    const pollText = str(values, 'poll')
+    const pollGiven = pollText === undefined ? undefined : parseDuration('poll', pollText)
     return withClient('test', values, io, async (api) => {
       const { eventId, deliveryId } = await api.webhooks.sendTest(id)
       if (values.json && !values.wait) writeJson(io, { eventId, deliveryId })
       else io.stdout.write(`queued webhook.test ${eventId} as delivery ${deliveryId}\n`)
-      return values.wait ? follow(api, id, deliveryId, io, pollMs, timeoutMs) : EXIT.ok
+      if (!values.wait) return EXIT.ok
+      const pollMs = pollGiven ?? planFollow(await servicePace(api)).intervalMs
+      return follow(api, id, deliveryId, io, pollMs, timeoutMs)
     })
   },
 })
