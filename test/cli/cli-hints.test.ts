@@ -158,7 +158,7 @@ describe('hints', () => {
     const { cli: loop } = await startLoop()
     const made = await loop('endpoints', 'create', '--url', `${url}/hooks`, '--show-secret')
     expect(made.code, made.stderr).toBe(0)
-    const triggered = await loop('trigger', 'conversion.created', '--wait')
+    const triggered = await loop('trigger', 'conversion.created', '--wait', '--timeout', '5s')
     expect(triggered.code).toBe(1)
     // At 600x the retries come fast: the first attempt seen may be a later one.
     expect(triggered.stdout).toMatch(/attempt \d+ {2}404 \(retrying\)/)

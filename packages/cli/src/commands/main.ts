@@ -5,6 +5,7 @@ import { completion } from './completion.js'
 import { deliveries } from './deliveries.js'
 import { doctor } from './doctor.js'
 import { emulator } from './emulator.js'
+import { emulatorClock } from './emulator-clock.js'
 import { endpoints } from './endpoints.js'
 import { EXIT, type Io, parseNumber, UsageError } from './io.js'
 import { listen } from './listen.js'
@@ -102,7 +103,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.stdout.write(`${command ? helpText(command) : HELP}\n`)
     return rest[0] === undefined || command ? EXIT.ok : EXIT.usage
   }
-  const command = COMMANDS.find((c) => c.name === first)
+  // `emulator clock +1h` talks to a running emulator: a management command of its own.
+  const clock = first === 'emulator' && rest[0] === 'clock'
+  const command = clock ? emulatorClock : COMMANDS.find((c) => c.name === first)
+  if (clock) rest.shift()
   if (!command) {
     io.stderr.write(
       `${BIN}: unknown command "${first}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}\nRun "${BIN} --help" for usage.\n`,

@@ -6,8 +6,8 @@ import {
   planFollow,
   servicePace,
 } from '@affiliate-webhooks/client'
-import { costText } from '../text/pacing-text.js'
 import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
+import { costText } from '../text/pacing-text.js'
 import { flag, str } from './command.js'
 import { EXIT, type Io, interruptible, writeJson } from './io.js'
 

@@ -1,9 +1,12 @@
 import {
+  type AttemptSeen,
+  attemptSeen,
   type Client,
   type ConversionInput,
   type EmitResult,
+  followDelivery,
   formatFollowEvent,
-  waitForAttempt,
+  MIN_POLL_MS,
 } from '@affiliate-webhooks/client'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
@@ -50,7 +53,39 @@ function conversionOf(type: string, values: Values): ConversionInput {
   return input
 }
 
-/** `--wait`: each delivery's attempt as it is made, and the route hint after a 404 or 405. */
+/** One delivery followed to its end: each attempt as a line; true when it succeeded. */
+async function followOne(
+  api: Client,
+  delivery: EmitResult['deliveries'][number],
+  options: { values: Values; io: Io; signal: AbortSignal; intervalMs: number; several: boolean },
+): Promise<boolean> {
+  const { values, io, signal, intervalMs, several } = options
+  let hinted = false
+  let last: AttemptSeen | undefined
+  const following = { signal, intervalMs }
+  for await (const found of followDelivery(api, delivery.webhookId, delivery.id, following)) {
+    last = attemptSeen(delivery.webhookId, found)
+    const line = values.json ? JSON.stringify(last) : formatAttempt(last, several)
+    io.stdout.write(`${line}\n`)
+    if (!hinted && isWrongRoute(last.responseStatus)) {
+      hinted = true
+      const { url } = await api.webhooks.get(delivery.webhookId, { signal })
+      await writeRouteHint(io, url, last.responseStatus as number)
+    }
+  }
+  return last?.status === 'succeeded'
+}
+
+/** An attempt line; with several endpoints it names its endpoint; a retry says when it is due. */
+const formatAttempt = (seen: AttemptSeen, several: boolean) =>
+  `${formatFollowEvent(seen, { endpoint: several })}${seen.nextAttemptAt ? `  next attempt ${seen.nextAttemptAt.slice(11, 19)}` : ''}`
+
+/**
+ * `--wait`: every delivery followed at once until it succeeds, fails for good or
+ * the wait ends; the route hint after a 404 or 405. Each endpoint's newest
+ * deliveries are read once a look, the looks spaced so the emulator's rate limit
+ * (120 a minute of its time) is never near.
+ */
 async function printAttempts(
   api: Client,
   deliveries: EmitResult['deliveries'],
@@ -58,17 +93,13 @@ async function printAttempts(
   io: Io,
   signal: AbortSignal,
 ): Promise<number> {
-  let code: number = EXIT.ok
-  for (const { webhookId, id } of deliveries) {
-    const seen = await waitForAttempt(api, webhookId, id, { signal })
-    io.stdout.write(`${values.json ? JSON.stringify(seen) : formatFollowEvent(seen)}\n`)
-    if (seen.status !== 'succeeded') code = EXIT.failed
-    if (isWrongRoute(seen.responseStatus)) {
-      const { url } = await api.webhooks.get(webhookId, { signal })
-      await writeRouteHint(io, url, seen.responseStatus as number)
-    }
-  }
-  return code
+  const several = new Set(deliveries.map((d) => d.webhookId)).size > 1
+  const intervalMs = MIN_POLL_MS * deliveries.length
+  const options = { values, io, signal, intervalMs, several }
+  const outcomes = await Promise.allSettled(deliveries.map((d) => followOne(api, d, options)))
+  const failure = outcomes.find((o) => o.status === 'rejected')
+  if (failure) throw failure.reason
+  return outcomes.every((o) => o.status === 'fulfilled' && o.value) ? EXIT.ok : EXIT.failed
 }
 
 export const trigger = manageCommand({
@@ -84,7 +115,10 @@ which emits the event to every active endpoint subscribed to it. A new
 conversion id gives conversion.created, a new status of a known one
 conversion.updated, the same status nothing (as the service). An update keeps
 the amounts, program and channel it had unless you pass them. Prints the event
-id; with --wait, each delivery's first attempt as it is made.`,
+id; with --wait, follows each delivery until it succeeds, fails for good (all
+eight attempts) or --timeout ends: one line per attempt as it is made, naming
+its endpoint when the event went to several, and when a retry is due. Move the
+emulator's clock meanwhile to see the retries sooner: ${BIN} emulator clock +5m.`,
   options: {
     'conversion-id': flag.number('ID', 'the conversion (default: a new random id)', {
       min: 1,
@@ -102,7 +136,7 @@ id; with --wait, each delivery's first attempt as it is made.`,
     commission: flag.text('AMOUNT', "the publisher's share, e.g. 4.20"),
     'sale-amount': flag.text('AMOUNT', 'the order value, e.g. 60.00'),
     currency: flag.text('CODE', 'ISO 4217 code of both amounts, e.g. EUR'),
-    wait: flag.bool("wait for each delivery's attempt and print its outcome"),
+    wait: flag.bool('follow each delivery to its end, printing every attempt'),
     timeout: flag.text(
       'DURATION',
       'longest --wait (default 2m: deliveries go out in minute batches)',
@@ -146,7 +180,7 @@ ${MANAGE_FOOTER.replace('the endpoint or delivery is not healthy', 'no event, or
         return printAttempts(api, deliveries, values, io, waiting).catch((error) => {
           if (!waiting.aborted) throw error
           if (signal.aborted) return EXIT.interrupted
-          io.stdout.write('no attempt within --timeout; the emulator keeps trying\n')
+          io.stdout.write('--timeout ended the wait; the emulator keeps trying what is not done\n')
           return EXIT.failed
         })
       })

@@ -78,3 +78,9 @@ export function formatStillQueued(queued: StillQueued): string | undefined {
         : `next attempts due from ${queued.firstNextAttemptAt} to ${queued.lastNextAttemptAt}`
   return `${what}: not replayed (the service refuses a delivery it still retries); it tries them again itself, ${due} (the service's clock). Those that fail all eight attempts can be replayed then: run recover again.`
 }
+
+/** What `emulator clock` did. */
+export function formatClockAdvance(by: string, moved: { now: string; attempts: number }): string {
+  const attempts = `${moved.attempts} attempt${moved.attempts === 1 ? '' : 's'} made`
+  return `clock moved forward ${by}, to ${moved.now} (the emulator's clock); ${attempts}`
+}
