@@ -206,7 +206,7 @@ describe('the emulator console in Chromium', () => {
     await second.locator('#delivery-rows tr').filter({ hasText: delivery.eventId }).waitFor()
 
     // Attempt 1 fails with the receiver's code; the page shows it without reloading.
-    await row.getByRole('button', { name: delivery.eventId }).click()
+    await row.getByRole('link', { name: delivery.eventId }).click()
     const view = page.locator('#delivery')
     await view
       .locator('#next-step')
@@ -317,6 +317,59 @@ describe('the emulator console in Chromium', () => {
     await second.close()
     await page.close()
   }, 60_000)
+
+  it('with two endpoints every delivery row names its endpoint; a link opens one delivery, another one endpoint', async () => {
+    const made: { id: string }[] = []
+    for (const name of ['a', 'b']) {
+      made.push(
+        await api('POST', '/v1/webhooks', {
+          url: `${receiver.url}?to=${name}`,
+          events: ['conversion.created'],
+        }),
+      )
+    }
+    const emitted = await api('POST', '/emulator/conversions', { id: 7777, status: 'pending' })
+    const ours = emitted.deliveries.filter((d: { webhookId: string }) =>
+      made.some((e) => e.id === d.webhookId),
+    )
+    expect(ours).toHaveLength(2)
+    const page = await context.newPage()
+    await page.goto(consoleUrl)
+    for (const delivery of ours) {
+      const row = page
+        .locator('#delivery-rows tr')
+        .filter({ hasText: emitted.event.id })
+        .filter({ hasText: delivery.webhookId })
+      await row.waitFor()
+      // Each row links to its delivery's attempt view and to its endpoint.
+      expect(await row.getByRole('link', { name: emitted.event.id }).getAttribute('href')).toBe(
+        `#delivery=${delivery.id}`,
+      )
+      expect(await row.getByRole('link', { name: delivery.webhookId }).getAttribute('href')).toBe(
+        `#endpoint=${delivery.webhookId}`,
+      )
+    }
+    // The link is an address: opened on its own, it shows that delivery.
+    const [first, second] = ours
+    const opened = await context.newPage()
+    await opened.goto(`${base}/console#delivery=${first.id}`)
+    await opened.locator('#delivery h3').getByText(first.id).waitFor()
+    await opened.locator('#delivery').getByText(first.webhookId).waitFor()
+    // An endpoint's link shows only its deliveries.
+    await opened.goto(`${base}/console#endpoint=${second.webhookId}`)
+    await opened
+      .locator('#delivery-rows tr')
+      .filter({ hasText: second.webhookId })
+      .first()
+      .waitFor()
+    expect(await opened.locator('#filter-endpoint').inputValue()).toBe(second.webhookId)
+    await opened
+      .locator('#delivery-rows tr')
+      .filter({ hasText: first.webhookId })
+      .first()
+      .waitFor({ state: 'detached' })
+    for (const endpoint of made) await api('DELETE', `/v1/webhooks/${endpoint.id}`)
+  })
 
   it('asks for the API key without the token, and a foreign Host gets nothing', async () => {
     // Batches go out on the clock's whole minutes. Step just past one: the next

@@ -68,7 +68,7 @@ export const CONSOLE_HTML = `<!doctype html>
       <label>Status <select id="filter-status"></select></label>
     </div>
     <table class="deliveries">
-      <thead><tr><th>Event id</th><th>Type</th><th>Conversion</th><th>Status</th><th>Attempts</th><th>Queued</th></tr></thead>
+      <thead><tr><th>Event id</th><th>Endpoint</th><th>Type</th><th>Conversion</th><th>Status</th><th>Attempts</th><th>Queued</th></tr></thead>
       <tbody id="delivery-rows"></tbody>
     </table>
     <article id="delivery" class="delivery" hidden></article>
@@ -268,11 +268,11 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     var active = endpoint.status === 'active'
     return el(
       'article',
-      { class: 'endpoint', 'data-endpoint': endpoint.id },
+      { class: 'endpoint', 'data-endpoint': endpoint.id, id: 'endpoint-' + endpoint.id },
       el(
         'h3',
         null,
-        el('code', { text: endpoint.id }),
+        el('code', null, el('a', { href: endpointLink(endpoint.id), title: 'Link to endpoint ' + endpoint.id + ' and its deliveries', text: endpoint.id })),
         ' ',
         el('span', { class: 'status status-' + endpoint.status, text: endpoint.status }),
       ),
@@ -392,17 +392,9 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
       el(
         'tr',
         { 'data-delivery': d.id, class: d.id === state.openDelivery ? 'open' : null },
-        el(
-          'td',
-          null,
-          el('button', {
-            type: 'button',
-            class: 'link',
-            text: d.eventId,
-            title: 'Open delivery ' + d.id,
-            onclick: () => openDelivery(d.id),
-          }),
-        ),
+        // Links: each delivery's attempt view and its endpoint have an address of their own.
+        el('td', null, el('a', { href: deliveryLink(d.id), title: 'Open delivery ' + d.id, text: d.eventId })),
+        el('td', null, el('a', { href: endpointLink(d.webhookId), title: 'Deliveries of ' + d.webhookId, text: d.webhookId })),
         el('td', { text: d.eventType }),
         el('td', { text: d.conversionId === null ? '\u2013' : String(d.conversionId) }),
         el('td', null, el('span', { class: 'status status-' + d.status, text: d.status })),
@@ -420,6 +412,36 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   function openDelivery(id) {
     state.openDelivery = id
     refresh()
+  }
+
+  function deliveryLink(id) {
+    return '#delivery=' + encodeURIComponent(id)
+  }
+
+  function endpointLink(id) {
+    return '#endpoint=' + encodeURIComponent(id)
+  }
+
+  // The address names what to show: #delivery=<id> opens its attempt view,
+  // #endpoint=<id> shows that endpoint's card and only its deliveries.
+  function followHash() {
+    var wanted = new URLSearchParams(location.hash.slice(1))
+    var delivery = wanted.get('delivery')
+    var endpoint = wanted.get('endpoint')
+    if (delivery) {
+      openDelivery(delivery)
+      $('delivery').scrollIntoView()
+    } else if (endpoint) {
+      var select = $('filter-endpoint')
+      if (!Array.prototype.some.call(select.options, (o) => o.value === endpoint)) {
+        select.append(el('option', { value: endpoint, text: endpoint }))
+      }
+      select.value = endpoint
+      refresh().then(() => {
+        var card = document.getElementById('endpoint-' + endpoint)
+        if (card) card.scrollIntoView()
+      })
+    }
   }
 
   // Positions on a log scale: +1 min and +24 h both stay readable on one line.
@@ -742,14 +764,18 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
           input.value = ''
           say('Signed in.')
           start(answer.data.token)
+          followHash()
         })
         .catch((error) => say(error.message, true))
     })
     var params = new URLSearchParams(location.search)
     var token = params.get('token') || sessionStorage.getItem('console-token')
     // The token leaves the address bar (and the history) once read.
-    if (params.has('token')) history.replaceState(null, '', location.pathname)
-    if (token) start(token)
-    else signIn()
+    if (params.has('token')) history.replaceState(null, '', location.pathname + location.hash)
+    window.addEventListener('hashchange', followHash)
+    if (token) {
+      start(token)
+      followHash()
+    } else signIn()
   })
 })()`
