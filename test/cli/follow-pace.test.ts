@@ -140,15 +140,13 @@ describe('deliveries --follow when the account runs low', () => {
 
   it('a 429 quota_exceeded: one line, exit 1', async () => {
     const server = createServer((_req, res) =>
-      res
-        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '86400' })
-        .end(
-          JSON.stringify({
-            success: false,
-            message: 'Monthly quota used up.',
-            error: { code: 'quota_exceeded' },
-          }),
-        ),
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '86400' }).end(
+        JSON.stringify({
+          success: false,
+          message: 'Monthly quota used up.',
+          error: { code: 'quota_exceeded' },
+        }),
+      ),
     )
     server.listen(0, '127.0.0.1')
     await once(server, 'listening')

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Harness, type Receiver, startEmulator, startReceiver } from '../support/emulator-harness.js'
+import {
+  type Harness,
+  type Receiver,
+  startEmulator,
+  startReceiver,
+} from '../support/emulator-harness.js'
 
 let harness: Harness | undefined
 let receiver: Receiver | undefined

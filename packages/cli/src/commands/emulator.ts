@@ -26,7 +26,7 @@ export const emulator: Command = {
   usage: [
     `emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
                                    [--time-scale N] [--state FILE.json] [--strict] [--catalog FILE.json]`,
-    "emulator clock +DURATION      (moves a running emulator's clock; see emulator clock --help)",
+    "emulator clock +DURATION      (moves a running emulator's clock: its own help tells how)",
   ],
   about: `Runs the Publisher Affiliate API's webhook side on this machine: GET /v1/health,
 /v1/me, /v1/webhooks (register, list, change, delete, rotate-secret, test,
