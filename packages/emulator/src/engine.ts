@@ -107,6 +107,8 @@ export class Engine {
   private readonly watchers = new Set<(event: EngineEvent) => void>()
   private closed = false
   private sent = 0
+  /** Attempts out to each endpoint, by endpoint id: the failure limit counts them. */
+  private readonly outTo = new Map<string, Set<Promise<unknown>>>()
 
   constructor(private readonly options: EngineOptions) {
     const { clock, initial } = options
@@ -353,17 +355,48 @@ export class Engine {
     this.agents.destroy()
   }
 
+  /**
+   * A batch goes out at once, but the 21st attempt is not sent while the 20th
+   * may still disable the endpoint: an attempt that could be past the failure
+   * limit, were every attempt out to the endpoint to fail, waits for them first.
+   * Resolves to the release of the slot it took (taken in the same step as the check).
+   */
+  private async takeSlot(endpoint: WebhookEndpoint): Promise<() => void> {
+    const out = this.outTo.get(endpoint.id) ?? new Set<Promise<unknown>>()
+    this.outTo.set(endpoint.id, out)
+    const limit = this.rules.disableAfterFailures
+    while (
+      out.size > 0 &&
+      endpoint.state.status === 'active' &&
+      endpoint.state.consecutiveFailures + out.size >= limit
+    ) {
+      await Promise.race(out)
+    }
+    let release = () => {}
+    const slot = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    out.add(slot)
+    return () => {
+      out.delete(slot)
+      release()
+    }
+  }
+
   private async attempt(delivery: DeliveryRecord, batchAt: number): Promise<void> {
     const endpoint = this.endpointMap.get(delivery.webhookId)
     if (!endpoint || !this.deliveryMap.has(delivery.id)) return
+    const release = await this.takeSlot(endpoint)
     // "Deliveries still queued are marked failed as they come due."
     if (endpoint.state.status === 'disabled') {
+      release()
       failDelivery(delivery, 'endpoint_disabled')
       this.onChange()
       return
     }
     const sequence = ++this.sent
-    const made = await attemptDelivery(this.context, endpoint, delivery, batchAt, sequence)
+    const sending = attemptDelivery(this.context, endpoint, delivery, batchAt, sequence)
+    const made = await sending.finally(release)
     if (!made) return
     if (isQueued(delivery)) this.pump.add(delivery)
     this.attemptLog.push(made.entry)
