@@ -1,7 +1,8 @@
 /**
  * The shape issue 20 asks of the code: no function in a package over 100 lines
  * (a declarative route table excepted), and a CLI that stays a shell: at most
- * 2,600 lines in packages/cli/src, tests apart.
+ * 2,800 lines in packages/cli/src, tests apart (2,600 until issue 32 put the
+ * terminal text of pacing, costs and the clock there, as libraries return data).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -64,14 +65,14 @@ describe('code shape', () => {
     expect(long).toEqual([])
   })
 
-  it('keeps packages/cli/src (tests apart) at most 2,600 lines: library logic lives in its package', () => {
+  it('keeps packages/cli/src (tests apart) at most 2,800 lines: library logic lives in its package', () => {
     const cli = sources(join(root, 'packages', 'cli', 'src'))
     expect(cli.length).toBeGreaterThan(10)
     const lines = cli.reduce(
       (sum, file) => sum + readFileSync(file, 'utf8').split('\n').length - 1,
       0,
     )
-    expect(lines).toBeLessThanOrEqual(2600)
+    expect(lines).toBeLessThanOrEqual(2800)
   })
 
   it('finds a long function when there is one (the check itself works)', () => {
