@@ -349,25 +349,26 @@ describe('the emulator console in Chromium', () => {
         `#endpoint=${delivery.webhookId}`,
       )
     }
-    // The link is an address: opened on its own, it shows that delivery.
+    // The link is an address: loaded afresh in a tab holding the token, it shows that delivery.
     const [first, second] = ours
-    const opened = await context.newPage()
-    await opened.goto(`${base}/console#delivery=${first.id}`)
-    await opened.locator('#delivery h3').getByText(first.id).waitFor()
-    await opened.locator('#delivery').getByText(first.webhookId).waitFor()
+    await page.goto(`${base}/console#delivery=${first.id}`)
+    await page.reload()
+    await page.locator('#delivery h3').getByText(first.id).waitFor()
+    await page.locator('#delivery').getByText(first.webhookId).waitFor()
     // An endpoint's link shows only its deliveries.
-    await opened.goto(`${base}/console#endpoint=${second.webhookId}`)
-    await opened
+    await page
       .locator('#delivery-rows tr')
       .filter({ hasText: second.webhookId })
-      .first()
-      .waitFor()
-    expect(await opened.locator('#filter-endpoint').inputValue()).toBe(second.webhookId)
-    await opened
+      .getByRole('link', { name: second.webhookId })
+      .click()
+    await page.waitForURL(`${base}/console#endpoint=${second.webhookId}`)
+    expect(await page.locator('#filter-endpoint').inputValue()).toBe(second.webhookId)
+    await page
       .locator('#delivery-rows tr')
       .filter({ hasText: first.webhookId })
       .first()
       .waitFor({ state: 'detached' })
+    await page.locator('#delivery-rows tr').filter({ hasText: second.webhookId }).first().waitFor()
     for (const endpoint of made) await api('DELETE', `/v1/webhooks/${endpoint.id}`)
   })
 
