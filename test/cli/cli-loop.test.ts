@@ -155,8 +155,15 @@ describe('deliveries --follow', () => {
 
     const follow = live(['deliveries', id, '--follow'], env)
     const followJson = live(['deliveries', id, '--follow', '--json'], env)
-    // Both have read where things stand before anything happens.
-    await new Promise((resolve) => setTimeout(resolve, 2500))
+    // Both have read where things stand before anything happens: the plan line
+    // comes once the follower has its baseline.
+    for (const follower of [follow, followJson]) {
+      const deadline = Date.now() + 30_000
+      while (!follower.stderr().includes(`following ${id}: a look every`)) {
+        if (Date.now() > deadline) throw new Error(`no plan line:\n${follower.stderr()}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
     // 20 failed attempts in a row disable the endpoint.
     for (let n = 0; n < 20; n++) {
       const made = await fetch(`${env.AFFILIATE_API_URL}/emulator/conversions`, {
