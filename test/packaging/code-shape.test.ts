@@ -4,9 +4,17 @@
  * 2,800 lines in packages/cli/src, tests apart (2,600 until issue 32 put the
  * terminal text of pacing, costs and the clock there, as libraries return data).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { isAbsolute, join, relative } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
@@ -32,6 +40,12 @@ const packageSources = () =>
     }
   })
 
+/** A file's path from the repository's root, or its whole path when it lies elsewhere. */
+function where(file: string): string {
+  const inside = relative(root, file)
+  return inside.startsWith('..') || isAbsolute(inside) ? file : inside
+}
+
 /** Functions longer than `limit` lines: `file:line name (n lines)`. */
 function longFunctions(file: string, limit: number): string[] {
   const text = readFileSync(file, 'utf8')
@@ -45,7 +59,7 @@ function longFunctions(file: string, limit: number): string[] {
         (node as ts.FunctionDeclaration).name?.getText() ??
         ((node.parent as ts.VariableDeclaration).name?.getText?.() || '(anonymous)')
       if (last - first + 1 > limit) {
-        found.push(`${file.slice(root.length)}:${first + 1} ${name} (${last - first + 1} lines)`)
+        found.push(`${where(file)}:${first + 1} ${name} (${last - first + 1} lines)`)
       }
     }
     ts.forEachChild(node, visit)
@@ -56,6 +70,22 @@ function longFunctions(file: string, limit: number): string[] {
 
 // A list of routes, each an object with its own small handler: declarative, not logic.
 const ROUTE_TABLES = ['packages/emulator/src/routes.ts:']
+
+/** A file with one function of 101 lines and one of 100, in `dir`. */
+function writeSample(dir: string): string {
+  const body = (n: number) => Array.from({ length: n }, (_, i) => `  const a${i} = ${i}`)
+  const file = join(dir, 'sample.ts')
+  const text = [
+    'export function tooLong() {',
+    ...body(99),
+    '}',
+    'export const fits = () => {',
+    ...body(98),
+    '}',
+  ].join('\n')
+  writeFileSync(file, text)
+  return file
+}
 
 describe('code shape', () => {
   it('has no function over 100 lines in packages/*/src, route tables apart', () => {
@@ -78,20 +108,27 @@ describe('code shape', () => {
   it('finds a long function when there is one (the check itself works)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'aw-shape-'))
     try {
-      const body = (n: number) => Array.from({ length: n }, (_, i) => `  const a${i} = ${i}`)
-      const file = join(dir, 'sample.ts')
-      const text = [
-        'export function tooLong() {',
-        ...body(99),
-        '}',
-        'export const fits = () => {',
-        ...body(98),
-        '}',
-      ].join('\n')
-      writeFileSync(file, text)
+      const file = writeSample(dir)
       const found = longFunctions(file, 100)
       expect(found).toHaveLength(1)
       expect(found[0]).toMatch(/sample\.ts:1 tooLong \(101 lines\)$/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('names a file outside the repository by its whole path, however long either path is', () => {
+    // A fresh clone may live deeper than the temporary directory, or the other way
+    // round: a path cut by the length of the repository's own path lost its start.
+    const dir = mkdtempSync(join(tmpdir(), 'aw-shape-'))
+    try {
+      const deep = join(dir, ...Array.from({ length: 12 }, (_, i) => `level-${i}-of-a-deep-path`))
+      expect(deep.length).toBeGreaterThan(root.length)
+      mkdirSync(deep, { recursive: true })
+      const file = writeSample(deep)
+      expect(longFunctions(file, 100)).toEqual([`${file}:1 tooLong (101 lines)`])
+      const shallow = writeSample(dir)
+      expect(longFunctions(shallow, 100)).toEqual([`${shallow}:1 tooLong (101 lines)`])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
