@@ -4,7 +4,7 @@
  * everything, so the repository's own stamps say "up to date".
  */
 import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -13,6 +13,17 @@ import { afterAll, expect, it } from 'vitest'
 const run = promisify(execFile)
 const root = new URL('../..', import.meta.url).pathname
 const stamps = join(root, 'node_modules/.cache/affiliate-webhooks-build')
+// Every workspace package with a build script: the count the build reports.
+const built = (
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces as string[]
+).filter((dir) => {
+  const manifest = join(root, dir, 'package.json')
+  return (
+    dir.startsWith('packages/') &&
+    existsSync(manifest) &&
+    JSON.parse(readFileSync(manifest, 'utf8')).scripts?.build !== undefined
+  )
+}).length
 const temp = mkdtempSync(join(tmpdir(), 'aw-build-cache-'))
 afterAll(() => rmSync(temp, { recursive: true, force: true }))
 
@@ -25,7 +36,8 @@ const dryRun = async (cache: string, ...flags: string[]) => {
 }
 
 it('builds nothing when no input changed since the last build', async () => {
-  expect(await dryRun(stamps)).toBe('build: all 15 packages up to date')
+  expect(built).toBeGreaterThan(10)
+  expect(await dryRun(stamps)).toBe(`build: all ${built} packages up to date`)
 })
 
 it('rebuilds only the package whose stamp no longer matches', async () => {
@@ -38,7 +50,7 @@ it('rebuilds only the package whose stamp no longer matches', async () => {
 it('with no stamps (a fresh clone) builds every package, each after the packages it imports', async () => {
   const line = await dryRun(join(temp, 'empty'))
   const order = line.replace('build: would build ', '').split(' ')
-  expect(order).toHaveLength(15)
+  expect(order).toHaveLength(built)
   const before = (a: string, b: string) =>
     order.indexOf(`@affiliate-webhooks/${a}`) < order.indexOf(`@affiliate-webhooks/${b}`)
   expect(before('core', 'express')).toBe(true)
@@ -49,6 +61,6 @@ it('with no stamps (a fresh clone) builds every package, each after the packages
 
 it('--force rebuilds everything even when the stamps match', async () => {
   expect(await dryRun(stamps, '--force')).toMatch(
-    /^build: would build (@affiliate-webhooks\/\S+ ?){15}$/,
+    new RegExp(`^build: would build (@affiliate-webhooks/\\S+ ?){${built}}$`),
   )
 })
