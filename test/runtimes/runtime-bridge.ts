@@ -202,6 +202,7 @@ export function bundleWorker(): Promise<string> {
 export function workerdRuntime(framework: Framework): Adapter {
   return {
     name: `${framework} on workerd (Miniflare)`,
+    resetsWithoutAnswer: true,
     start: async (options): Promise<Running> => {
       const bridge = await startBridge(options, framework)
       const bridgeUrl = bridge.config.bridge

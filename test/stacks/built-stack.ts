@@ -46,6 +46,8 @@ export interface StackRecipe {
   path: string
   /** See `Adapter.refusesPostWithoutContentType`. */
   refusesPostWithoutContentType?: number
+  /** See `Adapter.resetsWithoutAnswer`. */
+  resetsWithoutAnswer?: boolean
 }
 
 /** Where the sandbox allows it, builds run in a network namespace with no network at all. */
@@ -186,6 +188,7 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       ...(recipe.refusesPostWithoutContentType === undefined
         ? {}
         : { refusesPostWithoutContentType: recipe.refusesPostWithoutContentType }),
+      ...(recipe.resetsWithoutAnswer === true ? { resetsWithoutAnswer: true } : {}),
       start: async (options): Promise<Running> => {
         const bridge = await startBridge(options, 'web')
         // A nonce, so two cases never share a receiver even if a bridge port comes back.

@@ -19,6 +19,8 @@ const stack = builtStack({
   build: [process.execPath, join(root, 'node_modules/nuxt/bin/nuxt.mjs'), 'build'],
   serve: [process.execPath, '.output/server/index.mjs'],
   path: '/hooks',
+  // Seen once in three loaded runs: the 413 lost to a reset before the client read it.
+  resetsWithoutAnswer: true,
 })
 
 beforeAll(async () => {

@@ -45,6 +45,13 @@ export interface Adapter {
    * export (Vercel's `export function POST`): still a 405, not the receiver's body.
    */
   platformAnswersOtherMethods?: boolean
+  /**
+   * The platform now and then resets a connection that is still sending with no
+   * answer read at all (workerd behind Miniflare; Nitro's server under load): the
+   * streamed-oversize case tries a fresh connection once, which must then be
+   * answered 413.
+   */
+  resetsWithoutAnswer?: boolean
   start(options: ReceiverOptions): Promise<Running>
 }
 

@@ -70,6 +70,13 @@ export async function send(url: string, event: object, options: SendOptions = {}
   } satisfies Answer
 }
 
+/** The connection was reset before any answer came (see streamOversize). */
+export class NoAnswerError extends Error {
+  constructor(sent: number, cause: unknown) {
+    super(`connection reset after ${sent} chunks, with no answer`, { cause })
+  }
+}
+
 /**
  * Streams `chunks` chunks of 16 KiB without a Content-Length, one every few ms,
  * and reports the answer and how many chunks were written by the time it came.
@@ -112,9 +119,17 @@ export function streamOversize(url: string, chunks: number) {
         })
       })
       // The server stops reading and closes; writes after that may fail, which is the point.
+      // A reset with no answer at all, though, is never an answer: fail fast, not at the
+      // test's timeout.
+      let answered = false
+      req.on('response', () => {
+        answered = true
+      })
       req.on('error', (error) => {
-        if (sent < chunks) return
-        reject(error)
+        if (sent >= chunks) return reject(error)
+        setTimeout(() => {
+          if (!answered) reject(new NoAnswerError(sent, error))
+        }, 2_000)
       })
       const pump = (): void => {
         if (req.destroyed) return
@@ -290,7 +305,13 @@ export function conformanceCases(adapter: Adapter, mode: Mode = inline): void {
     const { url, calls } = await start(undefined, { maxBodyBytes: 64 * 1024 })
     // 3.2 MB offered against a 64 KiB limit: the answer must come long before the end,
     // unless the platform takes the whole body before the handler can see it.
-    const { status, code, sent, reset } = await streamOversize(url, 200)
+    // workerd behind Miniflare now and then resets a cold connection with no answer at
+    // all (test/README.md): one more try on a fresh connection, which must then answer.
+    const attempt = () => streamOversize(url, 200)
+    const { status, code, sent, reset } = await attempt().catch((error: unknown) => {
+      if (error instanceof NoAnswerError && adapter.resetsWithoutAnswer === true) return attempt()
+      throw error
+    })
     expect(status).toBe(413)
     // Unless a connection reset took the body with it (see streamOversize).
     if (!reset) expect(code).toBe('payload_too_large')
