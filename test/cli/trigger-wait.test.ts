@@ -50,7 +50,10 @@ describe('trigger --wait and emulator clock', () => {
       new RegExp(`  ${badId}  evt_\\w+  conversion\\.created  attempt 8  500 boom \\(failed\\)`),
       30_000,
     )
-    const code = await new Promise((resolve) => waiting.child.on('exit', resolve))
+    // It may have exited already, before a listener could be added.
+    const code =
+      waiting.child.exitCode ??
+      (await new Promise((resolve) => waiting.child.once('exit', resolve)))
     expect(code).toBe(1)
     // Every attempt line names its endpoint.
     const lines = waiting
