@@ -1,6 +1,6 @@
-import { WebhookError } from './errors.js'
+import { WebhookError } from '../errors.js'
+import type { AnyWebhookEvent, Conversion } from './event-types.js'
 import { isoTimeMicros } from './iso-time.js'
-import type { AnyWebhookEvent, Conversion } from './types.js'
 
 export interface ParsedEvent {
   event: AnyWebhookEvent

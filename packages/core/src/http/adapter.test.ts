@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { WebhookError } from '../errors.js'
+import { memoryStore } from '../store/memory-store.js'
+import { buildConversionEvent, signedDelivery } from '../testing/index.js'
 import { BoundedBody, createAdapter, keptBody } from './adapter.js'
-import { WebhookError } from './errors.js'
-import { memoryStore } from './memory-store.js'
-import { buildConversionEvent, signedDelivery } from './testing/index.js'
 
 const SECRET = 'whsec_adapter_factory'
 

@@ -4,15 +4,16 @@
  * rest: the POST check, the body read with its limit, the refusal's log line, the
  * receiver. What is left in an adapter is writing the answer back.
  */
-import type { Logger } from './delivery-log.js'
-import { isWebhookError, WebhookError } from './errors.js'
-import type { HeadersInput } from './headers.js'
+
+import { isWebhookError, WebhookError } from '../errors.js'
 import {
   createReceiver,
   type ReceiveResult,
   type Receiver,
   type ReceiverOptions,
-} from './receiver.js'
+} from '../receiver/create-receiver.js'
+import type { Logger } from '../telemetry/delivery-log.js'
+import type { HeadersInput } from './headers.js'
 
 /** How an adapter reads one request of its runtime. */
 export interface AdapterIO<Req> {

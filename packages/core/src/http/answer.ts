@@ -1,5 +1,5 @@
-import { rowOf, type WebhookError } from './errors.js'
-import type { AnyWebhookEvent } from './types.js'
+import { rowOf, type WebhookError } from '../errors.js'
+import type { AnyWebhookEvent } from '../events/event-types.js'
 
 /** What happened to a delivery. */
 export type Outcome =

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createReceiver } from '../receiver/create-receiver.js'
 import { readReceiverAnswer } from './answer.js'
 import {
   RAW_BODY_FIXES,
@@ -7,7 +8,6 @@ import {
   rawBodyFixOf,
   rawBodyUnavailable,
 } from './raw-body-fixes.js'
-import { createReceiver } from './receiver.js'
 
 const adapters = Object.keys(RAW_BODY_FIXES) as RawBodyAdapter[]
 const losses: RawBodyLoss[] = ['consumed', 'locked', 'stalled']

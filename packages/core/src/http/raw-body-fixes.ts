@@ -3,7 +3,7 @@
  * by the adapters (for their answer and log line) and by `doctor` (for the fix of
  * the stack that answered, named in the answer's `error.adapter`).
  */
-import { WebhookError } from './errors.js'
+import { WebhookError } from '../errors.js'
 
 /** The adapters that can lose a body to code that ran before them. */
 export type RawBodyAdapter =

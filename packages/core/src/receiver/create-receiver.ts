@@ -1,21 +1,4 @@
-import { acknowledge, type Outcome, type ReceiveResult, refuse } from './answer.js'
-import { createDeliveryLog, type Logger, resolveLogger } from './delivery-log.js'
-import { isWebhookError, rowOf, WebhookError, type WebhookErrorCode } from './errors.js'
-import { failureStreakWarning } from './failure-streak.js'
-import type { HeadersInput } from './headers.js'
-import { localFailureStreak, memoryStore } from './memory-store.js'
-import { platform } from './platform/index.js'
-import { handOff, type QueueHandoff } from './queue.js'
-import {
-  type BeginResult,
-  type Claim,
-  type EventStore,
-  type FailureStreak,
-  isPromiseLike,
-  type MaybePromise,
-  resolveStoreTimings,
-} from './store.js'
-import { type DeliveryTrace, otelApiOf, ReceiverTelemetry } from './telemetry.js'
+import { isWebhookError, rowOf, WebhookError, type WebhookErrorCode } from '../errors.js'
 import {
   type AnyWebhookEvent,
   type Conversion,
@@ -25,7 +8,10 @@ import {
   EVENT_TYPES,
   type UnknownWebhookEvent,
   type WebhookTestEvent,
-} from './types.js'
+} from '../events/event-types.js'
+import { acknowledge, type Outcome, type ReceiveResult, refuse } from '../http/answer.js'
+import type { HeadersInput } from '../http/headers.js'
+import { platform } from '../platform/index.js'
 import {
   type DeliveryInput,
   resolveVerifySettings,
@@ -33,7 +19,21 @@ import {
   type VerifyOptions,
   type VerifySettings,
   verifyDelivery,
-} from './verify.js'
+} from '../signature/verify.js'
+import {
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  type FailureStreak,
+  isPromiseLike,
+  type MaybePromise,
+  resolveStoreTimings,
+} from '../store/event-store.js'
+import { localFailureStreak, memoryStore } from '../store/memory-store.js'
+import { createDeliveryLog, type Logger, resolveLogger } from '../telemetry/delivery-log.js'
+import { failureStreakWarning } from '../telemetry/failure-streak.js'
+import { type DeliveryTrace, otelApiOf, ReceiverTelemetry } from '../telemetry/otel-telemetry.js'
+import { handOff, type QueueHandoff } from './queue-handoff.js'
 
 export type { Outcome, ReceiveResult }
 

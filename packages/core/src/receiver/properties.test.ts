@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createReceiver } from './receiver.js'
-import { buildConversionEvent, signPayload } from './testing/index.js'
-import { verifyEvent } from './verify.js'
+import { verifyEvent } from '../signature/verify.js'
+import { buildConversionEvent, signPayload } from '../testing/index.js'
+import { createReceiver } from './create-receiver.js'
 
 const SECRET = 'whsec_property_secret_0123456789'
 const NOW = 1_790_000_000

@@ -1,7 +1,7 @@
-import { WebhookError } from './errors.js'
-import { parseEvent } from './parse-event.js'
-import { type EventStore, isPromiseLike, type PeekResult } from './store.js'
-import type { AnyWebhookEvent } from './types.js'
+import { WebhookError } from '../errors.js'
+import type { AnyWebhookEvent } from '../events/event-types.js'
+import { parseEvent } from '../events/parse-event.js'
+import { type EventStore, isPromiseLike, type PeekResult } from '../store/event-store.js'
 
 /**
  * Where a receiver with the `queue` option hands a verified event, instead of

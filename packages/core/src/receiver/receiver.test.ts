@@ -1,10 +1,10 @@
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it, vi } from 'vitest'
-import { memoryStore } from './memory-store.js'
-import { createReceiver, type ReceiverOptions } from './receiver.js'
-import type { EventStore } from './store.js'
-import { buildConversionEvent, buildTestEvent, signedDelivery } from './testing/index.js'
-import type { Conversion } from './types.js'
+import type { Conversion } from '../events/event-types.js'
+import type { EventStore } from '../store/event-store.js'
+import { memoryStore } from '../store/memory-store.js'
+import { buildConversionEvent, buildTestEvent, signedDelivery } from '../testing/index.js'
+import { createReceiver, type ReceiverOptions } from './create-receiver.js'
 
 const SECRET = 'whsec_receiver_test_secret'
 const NOW = 1_790_000_000

@@ -1,6 +1,6 @@
 import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import { describe, expect, it } from 'vitest'
-import { diagnoseSignature, formatDiagnosis } from './signature-diagnosis.js'
+import { diagnoseSignature, formatDiagnosis } from './diagnose.js'
 
 const SECRET = 'whsec_diagnose_test'
 const NOW = 1_790_000_000

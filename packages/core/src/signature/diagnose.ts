@@ -1,6 +1,6 @@
-import { isWebhookError, WebhookError } from './errors.js'
+import { isWebhookError, WebhookError } from '../errors.js'
+import { signPayload } from '../testing/index.js'
 import { parseSignatureHeader } from './signature-header.js'
-import { signPayload } from './testing/index.js'
 import {
   DEFAULT_TOLERANCE_SECONDS,
   signatureAgeSeconds,

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
-import { createReceiver } from './receiver.js'
+import { createReceiver } from '../receiver/create-receiver.js'
+import { buildConversionEvent, signedDelivery } from '../testing/index.js'
 import type { SecretSource } from './secret-source.js'
-import { buildConversionEvent, signedDelivery } from './testing/index.js'
 import { verifyEvent } from './verify.js'
 
 const OLD = 'whsec_before_rotation'

@@ -1,4 +1,4 @@
-import { WebhookError } from './errors.js'
+import { WebhookError } from '../errors.js'
 
 /**
  * Where the current secrets come from when they can change while the process

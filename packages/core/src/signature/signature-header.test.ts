@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isWebhookError } from './errors.js'
+import { isWebhookError } from '../errors.js'
 import { MAX_SIGNATURE_HEADER_LENGTH, parseSignatureHeader } from './signature-header.js'
 
 const HEX = 'ab'.repeat(32)

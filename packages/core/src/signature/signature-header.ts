@@ -1,4 +1,4 @@
-import { WebhookError } from './errors.js'
+import { WebhookError } from '../errors.js'
 
 /**
  * Longer headers are refused before any work is done on them. Node refuses a

@@ -1,12 +1,12 @@
 import Stripe from 'stripe'
 import { describe, expect, it } from 'vitest'
-import { isWebhookError, type WebhookErrorCode } from './errors.js'
+import { isWebhookError, type WebhookErrorCode } from '../errors.js'
 import {
   buildConversionEvent,
   buildTestEvent,
   signedDelivery,
   signPayload,
-} from './testing/index.js'
+} from '../testing/index.js'
 import { verifyEvent } from './verify.js'
 
 const SECRET = 'whsec_test_5f2b8c1d9e7a4b3c'
@@ -313,7 +313,7 @@ describe('verifyEvent', () => {
   })
 
   it('reads Service-Delivery-Attempt only when it is a plain number', async () => {
-    const { createReceiver } = await import('./receiver.js')
+    const { createReceiver } = await import('../receiver/create-receiver.js')
     const attempts: (number | null)[] = []
     const receiver = createReceiver({
       secret: SECRET,

@@ -1,10 +1,10 @@
-import { WebhookError } from './errors.js'
-import { getHeader, type HeadersInput } from './headers.js'
-import { parseEvent } from './parse-event.js'
-import { platform } from './platform/index.js'
+import { WebhookError } from '../errors.js'
+import type { AnyWebhookEvent } from '../events/event-types.js'
+import { parseEvent } from '../events/parse-event.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
+import { platform } from '../platform/index.js'
 import { isSecretSource, SecretKeeper, type SecretSource } from './secret-source.js'
 import { canonicalHeader, parseSignatureHeader } from './signature-header.js'
-import type { AnyWebhookEvent } from './types.js'
 
 /** Name of the signature header, lowercase. */
 export const SIGNATURE_HEADER = 'service-signature'

@@ -1,4 +1,3 @@
-import { ExpiringMap, ExpiringSet } from './expiring-map.js'
 import {
   type BeginInput,
   type BeginResult,
@@ -12,7 +11,8 @@ import {
   resolveStoreTimings,
   STREAK_CODES_KEPT,
   type StoreTimings,
-} from './store.js'
+} from './event-store.js'
+import { ExpiringMap, ExpiringSet } from './expiring-map.js'
 
 /** Options of {@link memoryStore}; every one has a default. */
 export interface MemoryStoreOptions extends StoreTimings {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { FailureStreak } from './store.js'
+import type { FailureStreak } from './event-store.js'
 import {
   atMostEvery,
   checkAcquireTimeout,

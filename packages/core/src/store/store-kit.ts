@@ -3,7 +3,7 @@
  * the failure streak's reset gate, a pool checkout with a deadline, and work
  * done at most once a period. One copy here, so the stores cannot drift.
  */
-import type { Logger } from './delivery-log.js'
+import type { Logger } from '../telemetry/delivery-log.js'
 import {
   type BeginInput,
   type BeginResult,
@@ -14,7 +14,7 @@ import {
   type PeekInput,
   type PeekResult,
   type StoreTimings,
-} from './store.js'
+} from './event-store.js'
 
 /** Options every store on a database pool takes, beside its pool and names. */
 export interface PooledStoreOptions extends StoreTimings {

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { WebhookError } from '../errors.js'
+import { createReceiver, type ReceiverOptions } from '../receiver/create-receiver.js'
+import type { EventStore } from '../store/event-store.js'
+import { buildConversionEvent, signedDelivery } from '../testing/index.js'
 import { BURST_WINDOW_MS, createDeliveryLog } from './delivery-log.js'
-import { WebhookError } from './errors.js'
-import { createReceiver, type ReceiverOptions } from './receiver.js'
-import type { EventStore } from './store.js'
-import { buildConversionEvent, signedDelivery } from './testing/index.js'
 
 const SECRET = 'whsec_logging_test_secret'
 

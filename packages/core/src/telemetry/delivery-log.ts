@@ -1,7 +1,7 @@
-import type { WebhookError, WebhookErrorCode } from './errors.js'
-import { getHeader } from './headers.js'
-import type { AnyWebhookEvent } from './types.js'
-import { ATTEMPT_HEADER, type DeliveryInput, EVENT_ID_HEADER } from './verify.js'
+import type { WebhookError, WebhookErrorCode } from '../errors.js'
+import type { AnyWebhookEvent } from '../events/event-types.js'
+import { getHeader } from '../http/headers.js'
+import { ATTEMPT_HEADER, type DeliveryInput, EVENT_ID_HEADER } from '../signature/verify.js'
 
 /**
  * Where a receiver reports what it did not acknowledge: `console`, pino, or

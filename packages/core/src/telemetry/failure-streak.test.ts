@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { memoryStore } from './memory-store.js'
-import { createReceiver } from './receiver.js'
-import type { EventStore } from './store.js'
-import { buildConversionEvent, signedDelivery } from './testing/index.js'
+import { createReceiver } from '../receiver/create-receiver.js'
+import type { EventStore } from '../store/event-store.js'
+import { memoryStore } from '../store/memory-store.js'
+import { buildConversionEvent, signedDelivery } from '../testing/index.js'
 
 const SECRET = 'whsec_streak_test_secret'
 

@@ -1,4 +1,4 @@
-import type { FailureStreak } from './store.js'
+import type { FailureStreak } from '../store/event-store.js'
 
 /** Streak lengths at which the receiver warns; the service disables the endpoint at 20. */
 export const FAILURE_STREAK_WARNINGS: readonly number[] = [5, 10, 15]

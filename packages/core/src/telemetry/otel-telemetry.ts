@@ -8,10 +8,10 @@ import type {
   Span,
   Tracer,
 } from '@opentelemetry/api'
-import type { ReceiveResult } from './answer.js'
-import { isPromiseLike } from './store.js'
-import type { AnyWebhookEvent } from './types.js'
-import type { VerifiedDelivery } from './verify.js'
+import type { AnyWebhookEvent } from '../events/event-types.js'
+import type { ReceiveResult } from '../http/answer.js'
+import type { VerifiedDelivery } from '../signature/verify.js'
+import { isPromiseLike } from '../store/event-store.js'
 
 type Api = typeof OtelApi
 

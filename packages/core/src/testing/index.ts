@@ -2,15 +2,16 @@
  * Helpers to test your own handlers with deliveries signed exactly as the service
  * signs them. `import { signPayload } from '@affiliate-webhooks/core/testing'`.
  */
-import { platform } from '../platform/index.js'
-import { formatSignatureHeader } from '../signature-header.js'
+
 import type {
   Conversion,
   ConversionCreatedEvent,
   ConversionStatus,
   ConversionUpdatedEvent,
   WebhookTestEvent,
-} from '../types.js'
+} from '../events/event-types.js'
+import { platform } from '../platform/index.js'
+import { formatSignatureHeader } from '../signature/signature-header.js'
 
 /** Options of {@link signPayload}. */
 export interface SignPayloadOptions {
