@@ -1,5 +1,5 @@
 import type { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
-import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core'
+import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core/internal'
 
 /**
  * The service's delivery rules, as the spec states them ("Delivery rules",

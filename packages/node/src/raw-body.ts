@@ -6,7 +6,7 @@ import {
   type RawBodyAdapter,
   rawBodyUnavailable,
   tooLarge,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link readRawBody}. */
 export interface ReadRawBodyOptions {

@@ -1,11 +1,7 @@
+import { type CONVERSION_STATUSES, EVENT_TYPES } from './spec-lists.js'
+
 /** Conversion statuses in the spec, widened so a status added later still type-checks. */
-export type ConversionStatus =
-  | 'pending'
-  | 'approved'
-  | 'available'
-  | 'ready_for_payout'
-  | 'rejected'
-  | (string & {})
+export type ConversionStatus = (typeof CONVERSION_STATUSES)[number] | (string & {})
 
 /** Event types in the spec, widened so a type added later still type-checks. */
 export type EventType = 'conversion.created' | 'conversion.updated' | 'webhook.test' | (string & {})
@@ -59,11 +55,6 @@ export type UnknownWebhookEvent = EventEnvelope<string & {}, Record<string, unkn
 
 /** Whatever a verified delivery can carry. Narrow it with {@link isKnownEvent}. */
 export type AnyWebhookEvent = WebhookEvent | UnknownWebhookEvent
-
-/** The event types an endpoint subscribes to: the spec's conversion events. */
-export const CONVERSION_EVENT_TYPES = ['conversion.created', 'conversion.updated'] as const
-/** Every event type of the spec: the conversion events and `webhook.test` (sent by the test route only). */
-export const EVENT_TYPES = [...CONVERSION_EVENT_TYPES, 'webhook.test'] as const
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
 

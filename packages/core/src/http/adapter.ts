@@ -6,13 +6,10 @@
  */
 
 import { isWebhookError, WebhookError } from '../errors.js'
-import {
-  createReceiver,
-  type ReceiveResult,
-  type Receiver,
-  type ReceiverOptions,
-} from '../receiver/create-receiver.js'
+import { createReceiver } from '../receiver/create-receiver.js'
+import type { Receiver, ReceiverOptions } from '../receiver/receiver-types.js'
 import type { Logger } from '../telemetry/delivery-log.js'
+import type { ReceiveResult } from './answer.js'
 import type { HeadersInput } from './headers.js'
 
 /** How an adapter reads one request of its runtime. */

@@ -4,7 +4,8 @@ import type { Conversion } from '../events/event-types.js'
 import type { EventStore } from '../store/event-store.js'
 import { memoryStore } from '../store/memory-store.js'
 import { buildConversionEvent, buildTestEvent, signedDelivery } from '../testing/index.js'
-import { createReceiver, type ReceiverOptions } from './create-receiver.js'
+import { createReceiver } from './create-receiver.js'
+import type { ReceiverOptions } from './receiver-types.js'
 
 const SECRET = 'whsec_receiver_test_secret'
 const NOW = 1_790_000_000

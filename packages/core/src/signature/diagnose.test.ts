@@ -1,6 +1,7 @@
 import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import { describe, expect, it } from 'vitest'
-import { diagnoseSignature, formatDiagnosis } from './diagnose.js'
+import { diagnoseSignature } from './diagnose.js'
+import { formatDiagnosis } from './diagnosis-messages.js'
 
 const SECRET = 'whsec_diagnose_test'
 const NOW = 1_790_000_000
