@@ -1,4 +1,4 @@
-import { WebhookError } from '../errors.js'
+import { isWebhookError, WebhookError } from '../errors.js'
 import type { AnyWebhookEvent } from '../events/event-types.js'
 import { acknowledge, type ReceiveResult } from '../http/answer.js'
 import {
@@ -55,7 +55,7 @@ export function claimEndings(store: EventStore<unknown>, fail: Fail) {
   // store that finds the handler to blame (it left the transaction unusable)
   // throws `handler_failed`, answered 500 like a handler that threw.
   const commitFailed = (cause: unknown, event: AnyWebhookEvent) =>
-    cause instanceof WebhookError && cause.code === 'handler_failed'
+    isWebhookError(cause) && cause.code === 'handler_failed'
       ? fail(cause, event)
       : storeFailed(cause, event)
 

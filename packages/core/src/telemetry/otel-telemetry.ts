@@ -63,7 +63,12 @@ export function otelApiOf(module: unknown): Api | undefined {
  * the process (another route) cannot hide the first one's streak, and a
  * receiver no longer used is not kept alive by the gauge.
  */
-const streakGauges = new WeakMap<Meter, Set<WeakRef<{ streak: number }>>>()
+// Kept on globalThis under a registered symbol, like the error's brand: the CommonJS
+// builds of the main and the internal entry each carry their own copy of this module.
+const GAUGES = Symbol.for('affiliate-webhooks.failureStreakGauges')
+type StreakGauges = WeakMap<Meter, Set<WeakRef<{ streak: number }>>>
+const streakGauges: StreakGauges = ((globalThis as Record<symbol, unknown>)[GAUGES] ??=
+  new WeakMap()) as StreakGauges
 function streakGaugeOf(meter: Meter): Set<WeakRef<{ streak: number }>> {
   let holders = streakGauges.get(meter)
   if (holders !== undefined) return holders
