@@ -6,7 +6,10 @@
  */
 
 export {
+  ERROR_CODES,
   ERROR_STATUS,
+  type ErrorCodeRow,
+  type ErrorOutcome,
   isWebhookError,
   WebhookError,
   type WebhookErrorCode,

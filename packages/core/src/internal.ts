@@ -10,11 +10,6 @@
  */
 
 export {
-  ERROR_CODES,
-  type ErrorCodeRow,
-  type ErrorOutcome,
-} from './errors.js'
-export {
   APPLICATION_STATUSES,
   DELIVERY_STATUSES,
   ENDPOINT_STATUSES,

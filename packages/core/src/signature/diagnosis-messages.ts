@@ -1,6 +1,7 @@
 import type { Diagnosis, DiagnosisCode } from './diagnosis-types.js'
 import { withinTolerance } from './verify.js'
 
+/** One sentence per {@link DiagnosisCode}: what is wrong, or that it verifies. */
 export const MESSAGES: Record<DiagnosisCode, string> = {
   verified: 'The signature matches this body and secret, within the tolerance.',
   missing_header: 'There is no Service-Signature value to check.',
@@ -33,9 +34,11 @@ export const MESSAGES: Record<DiagnosisCode, string> = {
     'No signature matches: most likely the secret is not the one this endpoint signs with, or the body was changed in a way not recognised.',
 }
 
+/** The hint for every change made to the body: where to take the raw bytes from. */
 export const BODY_FIX =
   'Verify the raw request bytes, before any body parser: express.raw() / rawBodySaver, fastify-raw-body, request.arrayBuffer() in Next, or the adapters of this project which do this for you. If a proxy, load balancer or API gateway (a mapping template, a WAF, an edge function) sits in front of the app, make it pass the body through untouched; affiliate-webhooks listen --save shows what reaches you.'
 
+/** The signature's age in words, against the tolerance. */
 export function describeAge(age: number, tolerance: number): string {
   const when = age >= 0 ? `${age} s ago` : `${-age} s in the future`
   return withinTolerance(age, tolerance)
@@ -43,12 +46,14 @@ export function describeAge(age: number, tolerance: number): string {
     : `signed ${when}, ${Math.abs(age) - tolerance} s beyond the ${tolerance} s tolerance`
 }
 
+/** Builds a {@link Diagnosis} for a code, with the code's message unless another is given. */
 export type Result = (
   code: DiagnosisCode,
   extra?: Partial<Diagnosis>,
   message?: string,
 ) => Diagnosis
 
+/** The {@link Result} builder for one tolerance. */
 export const resultMaker =
   (tolerance: number): Result =>
   (code, extra = {}, message = MESSAGES[code]) => ({

@@ -5,6 +5,7 @@
  */
 import type { DiagnosisCode } from './diagnosis-types.js'
 
+/** One way the secret or the body may have been changed, undone: the value to try and the codes naming the change. */
 export interface Variant<T> {
   value: T
   causes: DiagnosisCode[]
@@ -12,11 +13,13 @@ export interface Variant<T> {
 
 const enc = new TextEncoder()
 const BOM = [0xef, 0xbb, 0xbf]
+/** The prefix every endpoint secret starts with; part of the HMAC key. */
 export const PREFIX = 'whsec_'
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.byteLength === b.byteLength && a.every((byte, i) => byte === b[i])
 
+/** The secret as given, cleaned of whitespace and quotes, and with the `whsec_` prefix added or taken off: the keys a sender may have used. */
 export function secretVariants(secret: string): Variant<string>[] {
   const out: Variant<string>[] = []
   const add = (value: string, causes: DiagnosisCode[]) => {
@@ -110,6 +113,7 @@ function specOrder(event: Record<string, unknown>): unknown {
   return out
 }
 
+/** The body as captured, and as it was likely signed before a known change (newline, whitespace, CRLF, BOM, encoding, re-serialisation). */
 export function bodyVariants(body: Uint8Array): Variant<Uint8Array>[] {
   const out: Variant<Uint8Array>[] = []
   const add = (value: Uint8Array, causes: DiagnosisCode[]) => {
