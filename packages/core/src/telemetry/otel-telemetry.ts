@@ -67,8 +67,9 @@ export function otelApiOf(module: unknown): Api | undefined {
 // builds of the main and the internal entry each carry their own copy of this module.
 const GAUGES = Symbol.for('affiliate-webhooks.failureStreakGauges')
 type StreakGauges = WeakMap<Meter, Set<WeakRef<{ streak: number }>>>
-const streakGauges: StreakGauges = ((globalThis as Record<symbol, unknown>)[GAUGES] ??=
-  new WeakMap()) as StreakGauges
+const held = globalThis as Record<symbol, StreakGauges | undefined>
+const streakGauges: StreakGauges = held[GAUGES] ?? new WeakMap()
+held[GAUGES] = streakGauges
 function streakGaugeOf(meter: Meter): Set<WeakRef<{ streak: number }>> {
   let holders = streakGauges.get(meter)
   if (holders !== undefined) return holders
