@@ -12,7 +12,7 @@ import {
 export interface ReadRawBodyOptions {
   /** Whose fix a raw_body_unavailable answer names: 'express', 'koa'... Default 'node'. */
   adapter?: RawBodyAdapter | undefined
-  /** No byte for this long is answered raw_body_unavailable. Default {@link BODY_IDLE_MS}. */
+  /** No byte for this long is answered raw_body_unavailable. Default 3 s (`BODY_IDLE_MS`). */
   idleMs?: number | undefined
 }
 

@@ -58,7 +58,7 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
   /** Called for event types this version does not know; without it they are `ignored`. */
   onUnknownEvent?: Handler<UnknownWebhookEvent, Tx> | undefined
   /**
-   * De-duplication and ordering state. Default: a new {@link memoryStore}; with
+   * De-duplication and ordering state. Default: a new `memoryStore()`; with
    * `queue`, none unless given (then pass the workers' store, so events they
    * handled long ago are answered `duplicate` without a new job).
    */

@@ -74,7 +74,7 @@ export interface EventStore<Tx = undefined> {
 export interface FailureStreak {
   /** 0 after a 2xx answer. */
   count: number
-  /** Error codes of the latest failed answers, newest first, at most {@link STREAK_CODES_KEPT}. */
+  /** Error codes of the latest failed answers, newest first, at most five (`STREAK_CODES_KEPT`). */
   recentCodes: readonly string[]
 }
 
