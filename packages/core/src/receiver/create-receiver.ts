@@ -1,15 +1,12 @@
 import { isWebhookError, rowOf, WebhookError } from '../errors.js'
 import type { AnyWebhookEvent } from '../events/event-types.js'
-import { acknowledge, type ReceiveResult, refuse } from '../http/answer.js'
-import type { DeliveryInput, VerifiedDelivery } from '../signature/verify.js'
-import { verifyDelivery } from '../signature/verify.js'
-import type { EventStore, MaybePromise } from '../store/event-store.js'
+import { type ReceiveResult, refuse } from '../http/answer.js'
+import { type DeliveryInput, verifyDelivery } from '../signature/verify.js'
 import { setupTelemetry, watchForSdk } from '../telemetry/otel-loader.js'
 import type { DeliveryTrace } from '../telemetry/otel-telemetry.js'
-import { createDispatch } from './dispatch.js'
-import { handlerLookup, observe } from './handlers.js'
-import { handOff, type QueueHandoff } from './queue-handoff.js'
-import type { HandlerContext, Receiver, ReceiverOptions } from './receiver-types.js'
+import { createAfterVerify } from './after-verify.js'
+import { observe } from './handlers.js'
+import type { Receiver, ReceiverOptions } from './receiver-types.js'
 import { createSettle } from './settle.js'
 import { resolveSetup } from './setup.js'
 
@@ -22,37 +19,14 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
   const setup = resolveSetup(options)
   const telemetry = setupTelemetry(options)
   const { settle, countAnswer, logRefusal } = createSettle(setup, telemetry)
-  const { settings, queue } = setup
-  const handlerOf = handlerLookup(setup)
-  const { onError, onDuplicate, onStale } = options
+  const { settings } = setup
+  const { onError } = options
 
   const fail = (error: WebhookError, event?: AnyWebhookEvent): ReceiveResult => {
     observe(onError, error, event)
     return refuse(error, event)
   }
-  const dispatch = createDispatch(setup, fail)
-
-  const queued = (queue: QueueHandoff, delivery: VerifiedDelivery) =>
-    handOff(queue, options.store as EventStore | undefined, delivery).then((result) => {
-      if (result.outcome === undefined) return fail(result.error, delivery.event)
-      const { event, attempt, signedAt } = delivery
-      const ctx: HandlerContext<undefined> = { eventId: event.id, attempt, signedAt, tx: undefined }
-      if (result.outcome === 'duplicate') observe(onDuplicate, event, ctx)
-      if (result.outcome === 'stale') observe(onStale, event, ctx)
-      return acknowledge(result.outcome, event)
-    })
-
-  const afterVerify = (
-    delivery: VerifiedDelivery,
-    trace: DeliveryTrace | undefined,
-  ): MaybePromise<ReceiveResult> => {
-    if (trace !== undefined) trace.verified(delivery)
-    if (queue !== undefined) return queued(queue, delivery)
-    const { event } = delivery
-    const handler = handlerOf(event.type)
-    if (handler === undefined) return acknowledge('ignored', event)
-    return dispatch(delivery, handler, trace)
-  }
+  const afterVerify = createAfterVerify(setup, fail)
 
   const unexpected = (error: unknown): ReceiveResult =>
     fail(
