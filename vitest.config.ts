@@ -12,6 +12,10 @@ export default defineConfig({
         find: /^@affiliate-webhooks\/core\/testing$/,
         replacement: src('./packages/core/src/testing/index.ts'),
       },
+      {
+        find: /^@affiliate-webhooks\/core\/internal$/,
+        replacement: src('./packages/core/src/internal.ts'),
+      },
       { find: /^@affiliate-webhooks\/node$/, replacement: src('./packages/node/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/express$/,

@@ -3,7 +3,11 @@ import type { Plugin } from 'esbuild'
 import { defineConfig } from 'tsup'
 import { cjsForNode } from '../../tsup.package.js'
 
-const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' }
+const entry = {
+  index: 'src/index.ts',
+  internal: 'src/internal.ts',
+  testing: 'src/testing/index.ts',
+}
 
 // The portable build is the same source with the platform module pointed at Web
 // Crypto, so neither build carries a runtime switch.

@@ -1,4 +1,5 @@
-import { type QueuedDelivery, type QueueHandoff, toQueuedJobData } from '@affiliate-webhooks/core'
+import type { QueuedDelivery, QueueHandoff } from '@affiliate-webhooks/core'
+import { toQueuedJobData } from '@affiliate-webhooks/core/internal'
 import { type JobsOptions, Queue } from 'bullmq'
 import {
   clientFor,

@@ -1,5 +1,4 @@
 import {
-  type AnyHandler,
   type Claim,
   type Conversion,
   type ConversionCreatedEvent,
@@ -8,15 +7,18 @@ import {
   EVENT_TYPES,
   type EventStore,
   type HandlerContext,
-  handlerTable,
   type Logger,
   type QueuedDelivery,
   type ReceiverOptions,
-  readQueuedJob,
-  resolveLogger,
   type UnknownWebhookEvent,
   type WebhookTestEvent,
 } from '@affiliate-webhooks/core'
+import {
+  type AnyHandler,
+  handlerTable,
+  readQueuedJob,
+  resolveLogger,
+} from '@affiliate-webhooks/core/internal'
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq'
 import {
   clientFor,

@@ -1,4 +1,5 @@
-import { createReceiver, rawBodyUnavailable } from '@affiliate-webhooks/core'
+import { createReceiver } from '@affiliate-webhooks/core'
+import { rawBodyUnavailable } from '@affiliate-webhooks/core/internal'
 import { describe, expect, it } from 'vitest'
 import { checkEndpointHealth } from './endpoint-health.js'
 import type { Delivery, WebhookEndpoint } from './types.js'

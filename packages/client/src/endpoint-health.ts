@@ -2,7 +2,7 @@ import {
   SERVICE_DISABLES_AFTER as DISABLE_AFTER,
   rawBodyFixOf,
   readReceiverAnswer,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import type { Delivery, WebhookEndpoint } from './types.js'
 
 /** One thing `doctor` found, in words, with the command that fixes it. */

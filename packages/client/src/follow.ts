@@ -1,4 +1,4 @@
-import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import type { Client } from './client.js'
 import { delay } from './delay.js'
 import { isServiceError } from './errors.js'

@@ -1,3 +1,10 @@
+import {
+  APPLICATION_STATUSES,
+  DELIVERY_STATUSES,
+  type ENDPOINT_STATUSES,
+  PROGRAM_STATUSES,
+} from '@affiliate-webhooks/core/internal'
+
 /**
  * The service's resources as the spec describes them. Every object keeps the
  * fields the service sends beyond these (typed `unknown`): nothing is dropped.
@@ -7,7 +14,7 @@
 export type SubscribableEventType = 'conversion.created' | 'conversion.updated' | (string & {})
 
 /** `active` or `disabled`. */
-export type EndpointStatus = 'active' | 'disabled' | (string & {})
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number] | (string & {})
 
 /** A registered webhook endpoint. */
 export interface WebhookEndpoint {
@@ -30,8 +37,8 @@ export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   secret: string
 }
 
-/** A delivery's statuses, in the spec's words. */
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const
+// The spec's lists, one copy: core declares them; re-exported for the client's users.
+export { APPLICATION_STATUSES, DELIVERY_STATUSES, PROGRAM_STATUSES }
 /** `pending`, `retrying`, `succeeded`, `failed`. */
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
@@ -127,19 +134,8 @@ export type PayoutUnit = 'percent' | 'fixed' | (string & {})
 export const APPROVAL_TYPES = ['auto', 'manual'] as const
 /** `auto` (approved the instant you apply) or `manual` (reviewed by the team). */
 export type ApprovalType = (typeof APPROVAL_TYPES)[number] | (string & {})
-/** An application's states, in the spec's words. */
-export const APPLICATION_STATUSES = [
-  'pending',
-  'approved',
-  'rejected',
-  'paused',
-  'suspended',
-  'expired',
-] as const
 /** The state of an application. */
 export type ApplicationStatus = (typeof APPLICATION_STATUSES)[number] | (string & {})
-/** A program's status for the caller: an application's state, or `not_applied`. */
-export const PROGRAM_STATUSES = ['not_applied', ...APPLICATION_STATUSES] as const
 /** The caller's application state for a program: an application's, or `not_applied`. */
 export type ProgramStatus = 'not_applied' | ApplicationStatus
 

@@ -1,4 +1,4 @@
-/** What an error answer tells the service, by its status: see `Outcome` in receiver.ts. */
+/** What an error answer tells the service, by its status: see `Outcome` in http/answer.ts. */
 export type ErrorOutcome = 'rejected' | 'in_progress' | 'failed'
 
 /** One row of {@link ERROR_CODES}: everything the receiver needs to answer with that code. */

@@ -1,14 +1,10 @@
-export {
-  type AdapterCore,
-  type AdapterIO,
-  type AdapterOptions,
-  BoundedBody,
-  createAdapter,
-  keptBody,
-  tooLarge,
-} from './adapter.js'
-export { readReceiverAnswer } from './answer.js'
-export { BURST_WINDOW_MS, type Logger, resolveLogger } from './delivery-log.js'
+/**
+ * `@affiliate-webhooks/core`: verify, parse, de-duplicate, order and dispatch
+ * Publisher Affiliate API webhooks, framework-neutral. Every name here is public
+ * and covered by semver; the README's "Public surface" says who uses each.
+ * What only sibling packages share is in `@affiliate-webhooks/core/internal`.
+ */
+
 export {
   ERROR_CODES,
   ERROR_STATUS,
@@ -18,104 +14,51 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
-export { FAILURE_STREAK_WARNINGS, SERVICE_DISABLES_AFTER } from './failure-streak.js'
-export { getHeader, type HeadersInput } from './headers.js'
-export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
-export {
-  type QueuedDelivery,
-  type QueuedJobData,
-  type QueueHandoff,
-  readQueuedJob,
-  toQueuedJobData,
-} from './queue.js'
-export {
-  BODY_IDLE_MS,
-  RAW_BODY_FIXES,
-  type RawBodyAdapter,
-  type RawBodyLoss,
-  rawBodyFixOf,
-  rawBodyUnavailable,
-} from './raw-body-fixes.js'
-export {
-  type AnyHandler,
-  createReceiver,
-  type EventHandlers,
-  type HandlerContext,
-  handlerTable,
-  type Outcome,
-  type ReceiveResult,
-  type Receiver,
-  type ReceiverOptions,
-} from './receiver.js'
-export { DEFAULT_SECRET_REFRESH_MS, type SecretSource } from './secret-source.js'
-export {
-  type DiagnoseOptions,
-  type Diagnosis,
-  type DiagnosisCode,
-  diagnoseSignature,
-  formatDiagnosis,
-} from './signature-diagnosis.js'
-export {
-  formatSignatureHeader,
-  MAX_SIGNATURE_HEADER_LENGTH,
-  parseSignatureHeader,
-  type SignatureHeader,
-} from './signature-header.js'
-export {
-  type BeginInput,
-  type BeginResult,
-  type Claim,
-  type EventStore,
-  type FailureStreak,
-  type MaybePromise,
-  NO_STREAK,
-  type PeekInput,
-  type PeekResult,
-  resolveStoreTimings,
-  STORE_DEFAULTS,
-  STREAK_CODES_KEPT,
-  type StoreTimings,
-} from './store.js'
-export {
-  atMostEvery,
-  checkAcquireTimeout,
-  checkoutWithin,
-  type DatabaseEventStore,
-  gatedStreak,
-  type PooledStoreOptions,
-  PRUNE_BATCH,
-  PRUNE_EVERY_MS,
-  PRUNE_ROUND_BATCHES,
-  PRUNE_ROUND_BUDGET_MS,
-  pruneRound,
-  STORE_STATEMENT_TIMEOUT_MS,
-  STREAK_RESET_EVERY_MS,
-} from './store-kit.js'
-export { TELEMETRY_NAMES } from './telemetry.js'
 export {
   type AnyWebhookEvent,
-  CONVERSION_EVENT_TYPES,
   type Conversion,
   type ConversionCreatedEvent,
   type ConversionEvent,
   type ConversionEventData,
   type ConversionStatus,
   type ConversionUpdatedEvent,
-  EVENT_TYPES,
   type EventType,
   isConversionEvent,
   isKnownEvent,
   type UnknownWebhookEvent,
   type WebhookEvent,
   type WebhookTestEvent,
-} from './types.js'
+} from './events/event-types.js'
+export { CONVERSION_EVENT_TYPES, CONVERSION_STATUSES, EVENT_TYPES } from './events/spec-lists.js'
+export type { Outcome, ReceiveResult } from './http/answer.js'
+export type { HeadersInput } from './http/headers.js'
+export { createReceiver } from './receiver/create-receiver.js'
+export type { QueuedDelivery, QueueHandoff } from './receiver/queue-handoff.js'
+export type {
+  EventHandlers,
+  HandlerContext,
+  Receiver,
+  ReceiverOptions,
+} from './receiver/receiver-types.js'
 export {
-  ATTEMPT_HEADER,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_TOLERANCE_SECONDS,
-  type DeliveryInput,
-  EVENT_ID_HEADER,
-  SIGNATURE_HEADER,
-  type VerifyOptions,
-  verifyEvent,
-} from './verify.js'
+  type DiagnoseOptions,
+  type Diagnosis,
+  type DiagnosisCode,
+  diagnoseSignature,
+} from './signature/diagnose.js'
+export type { SecretSource } from './signature/secret-source.js'
+export { type SignPayloadOptions, signPayload } from './signature/sign.js'
+export { type DeliveryInput, type VerifyOptions, verifyEvent } from './signature/verify.js'
+export type {
+  BeginInput,
+  BeginResult,
+  Claim,
+  EventStore,
+  FailureStreak,
+  MaybePromise,
+  PeekInput,
+  PeekResult,
+} from './store/event-store.js'
+export { type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
+export type { Logger } from './telemetry/delivery-log.js'
+export { TELEMETRY_NAMES } from './telemetry/otel-telemetry.js'

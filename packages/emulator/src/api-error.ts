@@ -1,39 +1,25 @@
 import type { FieldError } from '@affiliate-webhooks/client'
+import { SERVICE_ERROR_STATUS } from '@affiliate-webhooks/core/internal'
 
 // One offending field of a validation failure: the client's type, the one copy.
 export type { FieldError }
 
-/** The error codes the emulator answers with, and their HTTP status. */
-export const ERROR_STATUS = {
-  validation_failed: 400,
-  malformed_json: 400,
-  invalid_api_key: 401,
-  insufficient_scope: 403,
-  ip_not_allowed: 403,
-  channel_not_verified: 403,
-  route_not_found: 404,
-  program_not_found: 404,
-  channel_not_found: 404,
-  webhook_not_found: 404,
-  delivery_not_found: 404,
+/**
+ * The error codes the emulator answers with, and their HTTP status: the
+ * service's (`SERVICE_ERROR_STATUS`, the spec's list, one copy in core) and the
+ * emulator's own, for its applications and keys.
+ */
+export const API_ERROR_STATUS = {
+  ...SERVICE_ERROR_STATUS,
   application_not_found: 404,
   key_not_found: 404,
-  duplicate_application: 409,
-  duplicate_channel: 409,
-  webhook_limit_reached: 409,
-  delivery_not_replayable: 409,
   application_not_pending: 409,
   key_limit_reached: 409,
   key_revoked: 409,
-  payload_too_large: 413,
-  url_not_allowed: 422,
-  rate_limited: 429,
-  quota_exceeded: 429,
-  internal_error: 500,
 } as const
 
-/** A code of {@link ERROR_STATUS}. */
-export type ApiErrorCode = keyof typeof ERROR_STATUS
+/** A code of {@link API_ERROR_STATUS}. */
+export type ApiErrorCode = keyof typeof API_ERROR_STATUS
 
 /**
  * A refused request: the status, `error.code` and extra fields the service would
@@ -59,7 +45,7 @@ export class ApiError extends Error {
   ) {
     super(message)
     this.code = code
-    this.status = ERROR_STATUS[code]
+    this.status = API_ERROR_STATUS[code]
     this.extra = options.extra ?? {}
     this.fields = options.fields
     this.headers = options.headers ?? {}

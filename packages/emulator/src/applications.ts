@@ -1,9 +1,9 @@
-import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/client'
+import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/core/internal'
 import { ApiError } from './api-error.js'
 import type { Catalogue, Program } from './catalogue.js'
 import type { Channels } from './channels.js'
 
-// The spec's lists, one copy: the client declares them.
+// The spec's lists, one copy: core declares them.
 export { APPLICATION_STATUSES, PROGRAM_STATUSES }
 /** A state of {@link APPLICATION_STATUSES}. */
 export type ApplicationStatus = (typeof APPLICATION_STATUSES)[number]

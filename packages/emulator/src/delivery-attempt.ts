@@ -1,4 +1,4 @@
-import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import { type Agents, type AttemptResult, sendAttempt } from './attempt.js'
 import type { Clock } from './clock.js'
 import { type AttemptLogEntry, type DeliveryRecord, settleAttempt } from './delivery-record.js'

@@ -5,7 +5,7 @@
  * listening, too slow, a proxy's page). What the CLI prints after `hint:`.
  */
 import { API_URL_ENV } from '@affiliate-webhooks/client'
-import { rawBodyFixOf, readReceiverAnswer } from '@affiliate-webhooks/core'
+import { rawBodyFixOf, readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 
 /** What failed: the management API (`service`) or the user's app (`app`). */
 export type HintTarget = 'service' | 'app'

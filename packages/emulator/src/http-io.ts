@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
 import { ApiError } from './api-error.js'
 
 /** Largest request body, the spec's 1 MB: the same limit as a receiver's (core's one copy). */

@@ -1,8 +1,8 @@
 export type { AccountState } from './account-state.js'
 export {
+  API_ERROR_STATUS,
   ApiError,
   type ApiErrorCode,
-  ERROR_STATUS,
   type FieldError,
   isApiError,
 } from './api-error.js'

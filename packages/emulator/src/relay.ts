@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
 import { type CapturedDelivery, captureOf, writeCapture } from './capture-file.js'
 import { ANSWER_TIMEOUT_MS } from './schedule.js'
 

@@ -1,4 +1,4 @@
-import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import { sendAttempt } from './attempt.js'
 
 /** Paths a webhook route is usually mounted on, tried after a 404. */

@@ -1,5 +1,8 @@
-import type { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
-import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core'
+import {
+  type DELIVERY_STATUSES,
+  type ENDPOINT_STATUSES,
+  SERVICE_DISABLES_AFTER,
+} from '@affiliate-webhooks/core/internal'
 
 /**
  * The service's delivery rules, as the spec states them ("Delivery rules",
@@ -39,7 +42,7 @@ export const RESPONSE_BODY_CHARS = 500
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 /** Status of the endpoint. */
-export type EndpointStatus = 'active' | 'disabled'
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
 
 /** The rules an engine applies; the spec's unless a test or `simulate` shortens them. */
 export interface DeliveryRules {

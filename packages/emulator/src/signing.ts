@@ -1,4 +1,4 @@
-import { signPayload } from '@affiliate-webhooks/core/testing'
+import { signPayload } from '@affiliate-webhooks/core'
 
 /** The User-Agent of every attempt the engine sends (`emulator` and `simulate`). */
 export const USER_AGENT = 'affiliate-webhooks-emulator/0.1'

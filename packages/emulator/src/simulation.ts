@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import { ApiError } from './api-error.js'
 import type { AttemptResult } from './attempt.js'
 import { createClock } from './clock.js'

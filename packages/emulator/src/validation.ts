@@ -1,4 +1,5 @@
-import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
+import { CONVERSION_EVENT_TYPES, CONVERSION_STATUSES } from '@affiliate-webhooks/core'
+import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import { ApiError, type FieldError, validationError } from './api-error.js'
 import { characterCount } from './characters.js'
 import type { DeliveryStatus } from './schedule.js'
@@ -6,21 +7,8 @@ import { checkWebhookUrl } from './webhook-url.js'
 
 /** Event types an endpoint can subscribe to. `webhook.test` is sent only by the test route. */
 export const SUBSCRIBABLE_EVENTS = CONVERSION_EVENT_TYPES
-/** Statuses of a conversion. */
-export const CONVERSION_STATUSES = [
-  'pending',
-  'approved',
-  'available',
-  'ready_for_payout',
-  'rejected',
-] as const
-/** Statuses of a delivery, for the `status` filter. */
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
-  'pending',
-  'retrying',
-  'succeeded',
-  'failed',
-]
+// The spec's lists, one copy: core declares them.
+export { CONVERSION_STATUSES, DELIVERY_STATUSES }
 /** Longest endpoint description, in characters (code points, as every limit). */
 export const MAX_DESCRIPTION_LENGTH = 255
 

@@ -1,10 +1,5 @@
-import {
-  createAdapter,
-  keptBody,
-  type ReceiveResult,
-  type ReceiverOptions,
-  rawBodyUnavailable,
-} from '@affiliate-webhooks/core'
+import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
+import { createAdapter, keptBody, rawBodyUnavailable } from '@affiliate-webhooks/core/internal'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
 /** Options of the {@link affiliateWebhook} plugin: the receiver's, plus the route's path. */

@@ -1,12 +1,12 @@
 import type { IncomingMessage } from 'node:http'
+import type { ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   BODY_IDLE_MS,
   createAdapter,
   keptBody,
-  type ReceiverOptions,
   rawBodyUnavailable,
   tooLarge,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import { readRawBody as readNodeBody } from '@affiliate-webhooks/node'
 import {
   defineEventHandler,

@@ -1,10 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import {
-  createAdapter,
-  keptBody,
-  type ReceiveResult,
-  type ReceiverOptions,
-} from '@affiliate-webhooks/core'
+import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
+import { createAdapter, keptBody } from '@affiliate-webhooks/core/internal'
 import { readRawBody } from '@affiliate-webhooks/node'
 
 /** Options of {@link affiliateWebhook}: the receiver's, plus `path` for `app.use`. */

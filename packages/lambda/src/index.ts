@@ -1,12 +1,6 @@
 import { Buffer } from 'node:buffer'
-import {
-  createAdapter,
-  type HeadersInput,
-  type ReceiveResult,
-  type ReceiverOptions,
-  rawBodyUnavailable,
-  tooLarge,
-} from '@affiliate-webhooks/core'
+import type { HeadersInput, ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
+import { createAdapter, rawBodyUnavailable, tooLarge } from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type LambdaWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>

@@ -1,25 +1,27 @@
 import { createHash, randomUUID } from 'node:crypto'
+import type {
+  BeginInput,
+  BeginResult,
+  Claim,
+  EventStore,
+  Logger,
+  PeekInput,
+  PeekResult,
+} from '@affiliate-webhooks/core'
 import {
   atMostEvery,
-  type BeginInput,
-  type BeginResult,
-  type Claim,
   checkAcquireTimeout,
   checkoutWithin,
   type DatabaseEventStore,
-  type EventStore,
   gatedStreak,
-  type Logger,
   NO_STREAK,
-  type PeekInput,
-  type PeekResult,
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
   pruneRound,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
 import { type MysqlSchemaOptions, NOW_MS, type SchemaNames, schemaNames } from './schema.js'

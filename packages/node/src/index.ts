@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ReceiveResult, Receiver, ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   type AdapterOptions,
   createAdapter,
   type RawBodyAdapter,
-  type ReceiveResult,
-  type Receiver,
-  type ReceiverOptions,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import { readRawBody } from './raw-body.js'
 
 export { type ReadRawBodyOptions, readRawBody } from './raw-body.js'

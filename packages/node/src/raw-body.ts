@@ -6,13 +6,13 @@ import {
   type RawBodyAdapter,
   rawBodyUnavailable,
   tooLarge,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link readRawBody}. */
 export interface ReadRawBodyOptions {
   /** Whose fix a raw_body_unavailable answer names: 'express', 'koa'... Default 'node'. */
   adapter?: RawBodyAdapter | undefined
-  /** No byte for this long is answered raw_body_unavailable. Default {@link BODY_IDLE_MS}. */
+  /** No byte for this long is answered raw_body_unavailable. Default 3 s (`BODY_IDLE_MS`). */
   idleMs?: number | undefined
 }
 

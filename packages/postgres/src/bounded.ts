@@ -1,4 +1,4 @@
-import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core'
+import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
 
 /**

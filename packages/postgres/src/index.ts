@@ -1,4 +1,4 @@
-export { PRUNE_EVERY_MS } from '@affiliate-webhooks/core'
+export { PRUNE_EVERY_MS } from '@affiliate-webhooks/core/internal'
 export { describeDatabase } from './errors.js'
 export {
   type PostgresEventStore,

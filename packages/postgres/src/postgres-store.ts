@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto'
 import {
-  atMostEvery,
   type BeginInput,
   type BeginResult,
   type Claim,
+  type EventStore,
+  type Logger,
+  type PeekInput,
+  type PeekResult,
+  WebhookError,
+} from '@affiliate-webhooks/core'
+import {
+  atMostEvery,
   checkAcquireTimeout,
   checkoutWithin,
   type DatabaseEventStore,
-  type EventStore,
   gatedStreak,
-  type Logger,
   NO_STREAK,
-  type PeekInput,
-  type PeekResult,
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
@@ -20,8 +23,7 @@ import {
   resolveStoreTimings,
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
-  WebhookError,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolClient } from 'pg'
 import { bounded, queryWithin } from './bounded.js'
 import {

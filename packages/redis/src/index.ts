@@ -1,4 +1,4 @@
-export { STREAK_RESET_EVERY_MS } from '@affiliate-webhooks/core'
+export { STREAK_RESET_EVERY_MS } from '@affiliate-webhooks/core/internal'
 export {
   type RedisEventStore,
   type RedisStoreOptions,

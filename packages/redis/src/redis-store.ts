@@ -1,19 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto'
+import type {
+  BeginInput,
+  BeginResult,
+  Claim,
+  EventStore,
+  FailureStreak,
+  Logger,
+  PeekInput,
+  PeekResult,
+} from '@affiliate-webhooks/core'
 import {
-  type BeginInput,
-  type BeginResult,
-  type Claim,
-  type EventStore,
-  type FailureStreak,
   gatedStreak,
-  type Logger,
   NO_STREAK,
-  type PeekInput,
-  type PeekResult,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
   type StoreTimings,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 import { type Cluster, Redis } from 'ioredis'
 import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
 

@@ -1,13 +1,12 @@
+import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   type AdapterOptions,
   BODY_IDLE_MS,
   BoundedBody,
   createAdapter,
-  type ReceiveResult,
-  type ReceiverOptions,
   rawBodyUnavailable,
   tooLarge,
-} from '@affiliate-webhooks/core'
+} from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type WebWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>

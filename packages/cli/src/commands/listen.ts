@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
+import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
 import { formatRelayed, startRelay } from '@affiliate-webhooks/emulator'
 import { type Command, flag, listenOptions, num, str } from './command.js'
 import { writeCannotListen } from './hints.js'

@@ -1,4 +1,4 @@
-import { signPayload } from '@affiliate-webhooks/core/testing'
+import { signPayload } from '@affiliate-webhooks/core'
 import {
   ANSWER_TIMEOUT_MS,
   attemptOutcome,

@@ -1,5 +1,5 @@
-import { parseSignatureHeader } from '@affiliate-webhooks/core'
-import { signPayload } from '@affiliate-webhooks/core/testing'
+import { signPayload } from '@affiliate-webhooks/core'
+import { parseSignatureHeader } from '@affiliate-webhooks/core/internal'
 import { COMMON, type Command, flag, num, str } from './command.js'
 import { checkSecretShape, EXIT, readBody, requireSecret, writeJson } from './io.js'
 

@@ -1,8 +1,5 @@
-import {
-  DEFAULT_TOLERANCE_SECONDS,
-  diagnoseSignature,
-  formatDiagnosis,
-} from '@affiliate-webhooks/core'
+import { diagnoseSignature } from '@affiliate-webhooks/core'
+import { DEFAULT_TOLERANCE_SECONDS, formatDiagnosis } from '@affiliate-webhooks/core/internal'
 import { bodyOf } from '@affiliate-webhooks/emulator'
 import { COMMON, type Command, flag, num, str } from './command.js'
 import {

@@ -2,36 +2,19 @@
  * Helpers to test your own handlers with deliveries signed exactly as the service
  * signs them. `import { signPayload } from '@affiliate-webhooks/core/testing'`.
  */
-import { platform } from '../platform/index.js'
-import { formatSignatureHeader } from '../signature-header.js'
+
+// The production signer (the emulator signs every delivery with it), re-exported
+// here so `import { signPayload } from '@affiliate-webhooks/core/testing'` keeps working.
+export { type SignPayloadOptions, signPayload } from '../signature/sign.js'
+
 import type {
   Conversion,
   ConversionCreatedEvent,
   ConversionStatus,
   ConversionUpdatedEvent,
   WebhookTestEvent,
-} from '../types.js'
-
-/** Options of {@link signPayload}. */
-export interface SignPayloadOptions {
-  /** The endpoint secret, `whsec_` prefix included. */
-  secret: string
-  /** The exact body to sign: a string (UTF-8) or bytes. */
-  payload: string | Uint8Array
-  /** Unix time in seconds. Default: now. */
-  timestamp?: number
-}
-
-/** The `Service-Signature` value for a body: `t=<timestamp>,v1=<hex HMAC-SHA256>`. */
-export async function signPayload({
-  secret,
-  payload,
-  timestamp,
-}: SignPayloadOptions): Promise<string> {
-  const t = timestamp ?? Math.floor(Date.now() / 1000)
-  const body = typeof payload === 'string' ? platform.utf8Encode(payload) : payload
-  return formatSignatureHeader(t, await platform.sign(secret, `${t}.`, body))
-}
+} from '../events/event-types.js'
+import { signPayload } from '../signature/sign.js'
 
 function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes))

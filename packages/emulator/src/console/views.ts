@@ -1,4 +1,4 @@
-import { readReceiverAnswer } from '@affiliate-webhooks/core'
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import type { AttemptLogEntry, DeliveryRecord } from '../delivery-record.js'
 import { isQueued } from '../delivery-record.js'
 import type { Engine, WebhookEndpoint } from '../engine.js'

@@ -1,0 +1,63 @@
+/**
+ * Why an adapter found no raw body, and how each stack keeps it: one table, read
+ * by the adapters (for their answer and log line) and by `doctor` (for the fix of
+ * the stack that answered, named in the answer's `error.adapter`).
+ */
+import { WebhookError } from '../errors.js'
+
+/** The adapters that can lose a body to code that ran before them. */
+export type RawBodyAdapter =
+  | 'node'
+  | 'express'
+  | 'koa'
+  | 'fastify'
+  | 'next-pages'
+  | 'web'
+  | 'h3'
+  | 'lambda'
+
+/** How the bytes were lost: read to the end, held by another reader, or never arriving. */
+export type RawBodyLoss = 'consumed' | 'locked' | 'stalled'
+
+/**
+ * A body that gives no byte for this long is answered `raw_body_unavailable`:
+ * the service sends a small body in one go, so a silent stream is one that
+ * something else took (a middleware that started reading it), not a slow one.
+ */
+export const BODY_IDLE_MS = 3_000
+
+const LOSS: Readonly<Record<RawBodyLoss, string>> = {
+  consumed: 'The body was read before the webhook handler, so its exact bytes are gone.',
+  locked: 'Another reader holds the body stream, so the webhook cannot read its exact bytes.',
+  stalled: `No body bytes arrived for ${BODY_IDLE_MS / 1000} s: something else took the body stream.`,
+}
+
+/** The fix, per stack: what to change where the body gets eaten. */
+export const RAW_BODY_FIXES: Readonly<Record<RawBodyAdapter, string>> = {
+  node: 'Read the body only in the webhook handler; a parser that runs first must keep the bytes in req.rawBody.',
+  express:
+    'Register the webhook before app.use(express.json()), or keep the bytes: express.json({ verify: rawBodySaver }), express.raw() on this route, or NestFactory.create(AppModule, { rawBody: true }) in NestJS.',
+  koa: 'Put the webhook before app.use(bodyParser()), or leave the rawBody koa-bodyparser / @koa/bodyparser set on ctx.request.',
+  fastify:
+    'Let app.register(affiliateWebhook, { path }) add the route, or register fastify-raw-body (encoding: false) and give the route config: { rawBody: true }.',
+  'next-pages':
+    'Add `export const config = { api: { bodyParser: false } }` to this pages/api file.',
+  web: "A middleware or hook read the Request: read a request.clone() there (Astro: context.request.clone(); SvelteKit: event.request.clone()), and turn the framework's body parsing off for the route (Elysia: parse: 'none').",
+  h3: 'Middleware read the stream (toWebRequest(event).json()?): use readBody(event) or readRawBody(event) there, which keep the bytes, never a Web Request of the event.',
+  lambda:
+    'Pass the integration event untouched: its body must still be the string (or base64) API Gateway or the function URL sent.',
+}
+
+/** The fix for an adapter named in an answer, or undefined for one this copy does not know. */
+export function rawBodyFixOf(adapter: string | undefined): string | undefined {
+  return adapter === undefined
+    ? undefined
+    : (RAW_BODY_FIXES as Readonly<Record<string, string | undefined>>)[adapter]
+}
+
+/** The `raw_body_unavailable` error an adapter throws: what happened, and that stack's fix. */
+export function rawBodyUnavailable(adapter: RawBodyAdapter, loss: RawBodyLoss): WebhookError {
+  return new WebhookError('raw_body_unavailable', `${LOSS[loss]} ${RAW_BODY_FIXES[adapter]}`, {
+    adapter,
+  })
+}

@@ -1,0 +1,120 @@
+import type { WebhookError, WebhookErrorCode } from '../errors.js'
+import type {
+  AnyWebhookEvent,
+  Conversion,
+  ConversionCreatedEvent,
+  ConversionEvent,
+  ConversionUpdatedEvent,
+  UnknownWebhookEvent,
+  WebhookTestEvent,
+} from '../events/event-types.js'
+import type { ReceiveResult } from '../http/answer.js'
+import type { HeadersInput } from '../http/headers.js'
+import type { DeliveryInput, VerifyOptions } from '../signature/verify.js'
+import type { EventStore } from '../store/event-store.js'
+import type { Logger } from '../telemetry/delivery-log.js'
+import type { QueueHandoff } from './queue-handoff.js'
+
+/**
+ * Facts about the delivery, handed to every handler beside the event. `Tx` is
+ * the store's transaction type: undefined for the memory and Redis stores.
+ */
+export interface HandlerContext<Tx = undefined> {
+  eventId: string
+  /** `Service-Delivery-Attempt` (1 to 8), or null when absent. */
+  attempt: number | null
+  /** The signature's `t`, seconds since the epoch. */
+  signedAt: number
+  /**
+   * The transaction that also records this event as handled, from a store that
+   * shares the handler's database (`postgresStore`, `mysqlStore`): write the
+   * event's effects through it and they commit together with the mark, or not
+   * at all. Undefined with stores that keep their state elsewhere.
+   */
+  tx: Tx
+}
+
+type Handler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown
+
+/** Handlers for the event types the spec defines. */
+export interface EventHandlers<Tx = undefined> {
+  'conversion.created'?: Handler<ConversionCreatedEvent, Tx> | undefined
+  'conversion.updated'?: Handler<ConversionUpdatedEvent, Tx> | undefined
+  'webhook.test'?: Handler<WebhookTestEvent, Tx> | undefined
+}
+
+/**
+ * Options of {@link createReceiver} and of every adapter's `affiliateWebhook`.
+ * `Tx` is inferred from `store`: handlers of a store with transactions get them
+ * typed as `ctx.tx`.
+ */
+export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
+  /** Called for conversion.created and conversion.updated unless `on` has that type. */
+  onConversion?:
+    | ((conversion: Conversion, event: ConversionEvent, ctx: HandlerContext<Tx>) => unknown)
+    | undefined
+  /** One handler per event type; wins over `onConversion` for its type. */
+  on?: EventHandlers<Tx> | undefined
+  /** Called for event types this version does not know; without it they are `ignored`. */
+  onUnknownEvent?: Handler<UnknownWebhookEvent, Tx> | undefined
+  /**
+   * De-duplication and ordering state. Default: a new `memoryStore()`; with
+   * `queue`, none unless given (then pass the workers' store, so events they
+   * handled long ago are answered `duplicate` without a new job).
+   */
+  store?: EventStore<Tx> | undefined
+  /**
+   * Hand verified events to a queue and answer 200 `queued` once it holds them;
+   * workers run the handlers (`@affiliate-webhooks/bullmq`). Handlers given here
+   * are then not called.
+   */
+  queue?: QueueHandoff | undefined
+  /**
+   * How long one attempt holds its event before a retry may take over, ms.
+   * Default: the store's own (30 s).
+   */
+  leaseMs?: number | undefined
+  /**
+   * Where to report deliveries not acknowledged (one line each: status, code,
+   * event id; a handler's exception with its stack), failure streaks that put the
+   * endpoint at risk, and setup mistakes. `console` by default; pino fits too;
+   * `false` silences it.
+   */
+  logger?: Logger | false | undefined
+  /**
+   * OpenTelemetry spans and metrics through `@opentelemetry/api`, recorded once
+   * an SDK is registered (see the README). On Node, Bun and Deno the receiver
+   * imports the API by itself when it is installed, once an SDK has registered.
+   * On Workers and Edge pass it: `import * as otel from '@opentelemetry/api'`,
+   * `telemetry: otel`. `false` leaves it out even when installed.
+   */
+  telemetry?: false | object | undefined
+  /** Every delivery not acknowledged with 2xx. Observes only; never changes the answer. */
+  onError?: ((error: WebhookError, event: AnyWebhookEvent | undefined) => void) | undefined
+  /** A delivery of an event already handled. Observes only. */
+  onDuplicate?: ((event: AnyWebhookEvent, ctx: HandlerContext<undefined>) => void) | undefined
+  /** An event older than one already handled for its conversion. Observes only. */
+  onStale?: ((event: AnyWebhookEvent, ctx: HandlerContext<undefined>) => void) | undefined
+}
+
+/** What {@link createReceiver} returns; adapters call it. */
+export interface Receiver {
+  /** Runs the whole pipeline for one delivery. Never rejects. */
+  receive(input: DeliveryInput): Promise<ReceiveResult>
+  /**
+   * The answer for a delivery an adapter refuses before the pipeline (405, 413
+   * while reading, a body already read...). A code, or the adapter's own
+   * `WebhookError`. With the request's `headers`, a delivery's refusal is logged
+   * like any other unacknowledged one: status, code, the event id the header
+   * claims, and the message with its fix.
+   */
+  reject(
+    code: WebhookErrorCode | WebhookError,
+    message?: string | undefined,
+    headers?: HeadersInput,
+  ): ReceiveResult
+  /** Adapters stop reading a body past this many bytes. */
+  readonly maxBodyBytes: number
+  /** The `logger` option resolved (undefined for `false`), for an adapter's setup mistakes. */
+  readonly logger: Logger | undefined
+}
