@@ -9,7 +9,8 @@ import {
   MIN_POLL_MS,
 } from '@affiliate-webhooks/client'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
-import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
+import { CONVERSION_STATUSES } from '@affiliate-webhooks/emulator'
+import { isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator/internal'
 import {
   MANAGE_FOOTER,
   manageCommand,

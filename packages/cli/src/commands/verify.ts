@@ -3,7 +3,7 @@ import {
   diagnoseSignature,
   formatDiagnosis,
 } from '@affiliate-webhooks/core'
-import { bodyOf } from '@affiliate-webhooks/emulator'
+import { bodyOf } from '@affiliate-webhooks/emulator/internal'
 import { COMMON, type Command, flag, num, str } from './command.js'
 import {
   EXIT,

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { errorHint } from './error-hints.js'
-import { routeHint } from './route-probe.js'
+import { errorHint } from './emulator-error-hints.js'
+import { routeHint } from './emulator-route-hint.js'
 
 describe('errorHint', () => {
   it('gives the hint for the side that failed, the first matching cause winning', () => {

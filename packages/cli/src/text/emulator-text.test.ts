@@ -1,6 +1,5 @@
+import type { AttemptLogEntry, Emulator } from '@affiliate-webhooks/emulator'
 import { describe, expect, it } from 'vitest'
-import type { Emulator } from './create-emulator.js'
-import type { AttemptLogEntry } from './delivery-record.js'
 import {
   emulatorBanner,
   formatAttemptLine,

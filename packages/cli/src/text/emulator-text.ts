@@ -3,10 +3,14 @@
  * attempt, one when an endpoint is disabled or enabled again, and one per
  * delivery the relay forwards. Never a secret.
  */
-import type { Emulator, EmulatorOptions } from './create-emulator.js'
-import type { AttemptLogEntry } from './delivery-record.js'
-import type { RelayedDelivery } from './relay.js'
-import { DISABLE_AFTER_FAILURES, MAX_ATTEMPTS } from './schedule.js'
+import {
+  type AttemptLogEntry,
+  DISABLE_AFTER_FAILURES,
+  type Emulator,
+  type EmulatorOptions,
+  MAX_ATTEMPTS,
+} from '@affiliate-webhooks/emulator'
+import type { RelayedDelivery } from '@affiliate-webhooks/emulator/internal'
 
 const clockTime = (ms: number) => new Date(ms).toISOString().slice(11, 19)
 

@@ -4,7 +4,7 @@
  * formatters they are made of.
  */
 import { formatRows } from '@affiliate-webhooks/client'
-import type { SimulationProgress, SimulationReport } from './run-simulation.js'
+import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
 export function formatDuration(ms: number): string {

@@ -1,9 +1,9 @@
+import type { ApiKey } from './api-keys.js'
 import { type Application, type Applications, createApplications } from './applications.js'
 import { type Catalogue, createCatalogue, type Program } from './catalogue.js'
 import { type Channel, type Channels, createChannels } from './channels.js'
 import { type CatalogueSeed, seedChannels, seedPrograms } from './default-catalogue.js'
 import { createKeyRegistry, type KeyRegistry, type KeyRegistrySnapshot } from './key-registry.js'
-import type { ApiKey } from './keys.js'
 
 /** Everything of the one publisher account beyond webhooks: catalogue, channels, applications, keys. */
 export interface AccountState {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isApiError } from './api-error.js'
-import { authenticate, grants, parseApiKey, requireScope, SCOPES } from './keys.js'
+import { isApiError } from '../api/api-error.js'
+import { authenticate, grants, parseApiKey, requireScope, SCOPES } from './api-keys.js'
 
 const KEY = `la_${'a1'.repeat(16)}`
 

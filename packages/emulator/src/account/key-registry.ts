@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { ApiError } from './api-error.js'
-import { newId } from './ids.js'
+import { ApiError } from '../api/api-error.js'
+import { newId } from '../server/ids.js'
+import type { ApiKey, Scope } from './api-keys.js'
 import { createAllowlist } from './ip-allowlist.js'
-import type { ApiKey, Scope } from './keys.js'
 
 /** Most keys of an account that are not revoked or expired. */
 export const MAX_ACTIVE_KEYS = 10

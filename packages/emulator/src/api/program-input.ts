@@ -4,7 +4,7 @@ import {
   PAYOUT_TYPES,
   PAYOUT_UNITS,
   type ProgramInput,
-} from './catalogue.js'
+} from '../account/catalogue.js'
 import { bodyObject, Fields } from './validation.js'
 
 type Body = Record<string, unknown>

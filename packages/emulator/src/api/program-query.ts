@@ -3,10 +3,10 @@ import {
   type ApplicationStatus,
   PROGRAM_STATUSES,
   type ProgramStatus,
-} from './applications.js'
-import { APPROVAL_TYPES, PAYOUT_TYPES } from './catalogue.js'
+} from '../account/applications.js'
+import { APPROVAL_TYPES, PAYOUT_TYPES } from '../account/catalogue.js'
 import { characterCount } from './characters.js'
-import { bodyObject, Fields, readEnum, readPaging } from './validation.js'
+import { bodyObject, Fields, readEnum, readPageQuery } from './validation.js'
 
 /** Longest application note, in characters (code points, as every limit). */
 export const MAX_NOTE_LENGTH = 500
@@ -40,7 +40,7 @@ export function parseProgramQuery(query: URLSearchParams): ProgramQuery {
     return value === undefined || value === '' ? undefined : value
   }
   const parsed: ProgramQuery = {
-    ...readPaging(query, fields),
+    ...readPageQuery(query, fields),
     search: text('search'),
     category: text('category'),
     payoutType: readEnum(query, 'payoutType', PAYOUT_TYPES, fields),
@@ -73,7 +73,7 @@ export interface ApplicationQuery {
 export function parseApplicationQuery(query: URLSearchParams): ApplicationQuery {
   const fields = new Fields()
   const parsed: ApplicationQuery = {
-    ...readPaging(query, fields),
+    ...readPageQuery(query, fields),
     status: readEnum(query, 'status', APPLICATION_STATUSES, fields),
     programId: readId(query, 'programId', fields),
     channelId: readId(query, 'channelId', fields),

@@ -1,8 +1,8 @@
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
+import type { DeliveryStatus } from '../delivery/schedule.js'
+import { checkWebhookUrl } from '../delivery/webhook-url.js'
 import { ApiError, type FieldError, validationError } from './api-error.js'
 import { characterCount } from './characters.js'
-import type { DeliveryStatus } from './schedule.js'
-import { checkWebhookUrl } from './webhook-url.js'
 
 /** Event types an endpoint can subscribe to. `webhook.test` is sent only by the test route. */
 export const SUBSCRIBABLE_EVENTS = CONVERSION_EVENT_TYPES
@@ -127,7 +127,10 @@ export const DEFAULT_PAGE_SIZE = 10
 export const MAX_PAGE_SIZE = 100
 
 /** `page` (from 1) and `size` (1 to 100, default 10) of a list, each bad one noted in `fields`. */
-export function readPaging(query: URLSearchParams, fields: Fields): { page: number; size: number } {
+export function readPageQuery(
+  query: URLSearchParams,
+  fields: Fields,
+): { page: number; size: number } {
   const integer = (name: string, fallback: number, max: number) => {
     const value = query.get(name)
     if (value === null) return fallback
@@ -169,14 +172,14 @@ export function parseDeliveryQuery(query: URLSearchParams): {
   status: DeliveryStatus | undefined
 } {
   const fields = new Fields()
-  const { page, size } = readPaging(query, fields)
+  const { page, size } = readPageQuery(query, fields)
   const status = readEnum(query, 'status', DELIVERY_STATUSES, fields)
   fields.done()
   return { page, size, status }
 }
 
 /** A conversion as `POST /emulator/conversions` takes it, and as events carry it. */
-export interface ConversionInput {
+export interface ConversionRecord {
   id: number
   programId: number | null
   channelId: number | null
@@ -193,7 +196,7 @@ export interface ConversionInput {
  * never wipes the amounts); without an earlier value it is null. An explicit
  * null clears it.
  */
-export function parseConversionInput(raw: unknown, earlier?: ConversionInput): ConversionInput {
+export function parseConversionInput(raw: unknown, earlier?: ConversionRecord): ConversionRecord {
   const body = bodyObject(raw)
   const fields = new Fields()
   if (body.id === undefined || body.id === null) fields.required('id')
@@ -204,7 +207,7 @@ export function parseConversionInput(raw: unknown, earlier?: ConversionInput): C
   }
   const optional = (name: string, check: (value: unknown) => boolean, rule: string) => {
     const value = body[name]
-    if (value === undefined) return earlier?.[name as keyof ConversionInput] ?? null
+    if (value === undefined) return earlier?.[name as keyof ConversionRecord] ?? null
     if (value === null) return null
     if (!check(value)) fields.invalid(name, rule)
     return value

@@ -1,8 +1,8 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
-import { type Agents, type AttemptResult, sendAttempt } from './attempt.js'
-import type { Clock } from './clock.js'
+import type { Clock } from '../server/clock.js'
 import { type AttemptLogEntry, type DeliveryRecord, settleAttempt } from './delivery-record.js'
 import { type EndpointState, recordFailure, recordSuccess } from './endpoint-state.js'
+import { type Agents, type AttemptResult, sendAttempt } from './http-request.js'
 import type { DeliveryRules } from './schedule.js'
 import { deliveryHeaders } from './signing.js'
 

@@ -1,11 +1,12 @@
-import { type Agents, createAgents } from './attempt.js'
-import type { Clock } from './clock.js'
+import type { ConversionRecord } from '../api/validation.js'
+import type { Clock } from '../server/clock.js'
+import { newId } from '../server/ids.js'
 import {
   type AttemptContext,
   type AttemptDetail,
   type AttemptTarget,
   attemptDelivery,
-} from './delivery-attempt.js'
+} from './attempt-delivery.js'
 import {
   type AttemptLogEntry,
   type DeliveryRecord,
@@ -15,15 +16,14 @@ import {
   startReplay,
 } from './delivery-record.js'
 import { activeEndpoint, type EndpointState } from './endpoint-state.js'
-import { newId } from './ids.js'
+import { type Agents, createAgents } from './http-request.js'
 import { Pump } from './pump.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, SPEC_RULES } from './schedule.js'
-import type { ConversionInput } from './validation.js'
 
 export type { AttemptLogEntry, DeliveryRecord }
 
 /** A registered endpoint, secret included (never sent back but on create and rotate). */
-export interface WebhookEndpoint extends AttemptTarget {
+export interface EndpointRecord extends AttemptTarget {
   id: string
   url: string
   events: string[]
@@ -39,9 +39,9 @@ export interface WebhookEndpoint extends AttemptTarget {
 export interface EngineSnapshot {
   /** Service time when it was taken. */
   now: number
-  endpoints: WebhookEndpoint[]
+  endpoints: EndpointRecord[]
   deliveries: DeliveryRecord[]
-  conversions: ConversionInput[]
+  conversions: ConversionRecord[]
   log: AttemptLogEntry[]
 }
 
@@ -74,7 +74,7 @@ export type EngineEvent =
   | { kind: 'change' }
 
 /** What a conversion sent to `POST /emulator/conversions` set off. */
-export interface EmitResult {
+export interface EmitOutcome {
   /** The event emitted, or null when the status did not change. */
   event: { id: string; type: string } | null
   deliveries: DeliveryRecord[]
@@ -96,9 +96,9 @@ export class Engine {
   readonly rules: DeliveryRules
   /** A service time a batch goes out at; the others follow every `rules.batchIntervalMs`. */
   readonly origin: number
-  private readonly endpointMap = new Map<string, WebhookEndpoint>()
+  private readonly endpointMap = new Map<string, EndpointRecord>()
   private readonly deliveryMap = new Map<string, DeliveryRecord>()
-  private readonly conversions = new Map<number, ConversionInput>()
+  private readonly conversions = new Map<number, ConversionRecord>()
   private readonly attemptLog: AttemptLogEntry[] = []
   private readonly pump: Pump<DeliveryRecord>
   private readonly agents: Agents
@@ -155,11 +155,11 @@ export class Engine {
   }
 
   /** Every endpoint, newest first. */
-  endpoints(): WebhookEndpoint[] {
+  endpoints(): EndpointRecord[] {
     return [...this.endpointMap.values()].reverse()
   }
 
-  endpoint(id: string): WebhookEndpoint | undefined {
+  endpoint(id: string): EndpointRecord | undefined {
     return this.endpointMap.get(id)
   }
 
@@ -169,8 +169,8 @@ export class Engine {
     events: string[]
     description: string | null
     secret?: string
-  }): WebhookEndpoint {
-    const endpoint: WebhookEndpoint = {
+  }): EndpointRecord {
+    const endpoint: EndpointRecord = {
       id: newId.webhook(),
       url: input.url,
       events: input.events,
@@ -200,7 +200,7 @@ export class Engine {
     this.onChange()
   }
 
-  rotateSecret(endpoint: WebhookEndpoint): string {
+  rotateSecret(endpoint: EndpointRecord): string {
     endpoint.secret = newId.secret()
     this.onChange()
     return endpoint.secret
@@ -212,7 +212,7 @@ export class Engine {
    * event held back arrives after newer ones).
    */
   queue(
-    endpoint: WebhookEndpoint,
+    endpoint: EndpointRecord,
     event: { id: string; type: string },
     body: string,
     when: { at?: number | undefined; notBefore?: number | undefined } = {},
@@ -237,7 +237,7 @@ export class Engine {
   }
 
   /** `webhook.test` for one endpoint, whatever it subscribes to. */
-  sendTest(endpoint: WebhookEndpoint): DeliveryRecord {
+  sendTest(endpoint: EndpointRecord): DeliveryRecord {
     const event = {
       id: newId.event(),
       type: 'webhook.test',
@@ -269,12 +269,12 @@ export class Engine {
   }
 
   /** The conversion's values as last emitted, or undefined for an id never seen. */
-  conversion(id: number): ConversionInput | undefined {
+  conversion(id: number): ConversionRecord | undefined {
     return this.conversions.get(id)
   }
 
   /** created for a new id, updated for a new status, nothing for the same status. */
-  emitConversion(conversion: ConversionInput): EmitResult {
+  emitConversion(conversion: ConversionRecord): EmitOutcome {
     const known = this.conversions.get(conversion.id)
     this.conversions.set(conversion.id, conversion)
     const type = !known
@@ -361,7 +361,7 @@ export class Engine {
    * limit, were every attempt out to the endpoint to fail, waits for them first.
    * Resolves to the release of the slot it took (taken in the same step as the check).
    */
-  private async takeSlot(endpoint: WebhookEndpoint): Promise<() => void> {
+  private async takeSlot(endpoint: EndpointRecord): Promise<() => void> {
     const out = this.outTo.get(endpoint.id) ?? new Set<Promise<unknown>>()
     this.outTo.set(endpoint.id, out)
     const limit = this.rules.disableAfterFailures

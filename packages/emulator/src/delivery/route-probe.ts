@@ -1,5 +1,5 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
-import { sendAttempt } from './attempt.js'
+import { sendAttempt } from './http-request.js'
 
 /** Paths a webhook route is usually mounted on, tried after a 404. */
 const USUAL_PATHS = [
@@ -48,19 +48,3 @@ export async function findWebhookRoute(
 /** 404 or 405 to a delivery: the app's route (its path or method) is not the endpoint's. */
 export const isWrongRoute = (status: number | null | undefined): boolean =>
   status === 404 || status === 405
-
-/**
- * What to tell someone whose app answered a delivery (a POST) to `url` with 404
- * or 405: the path or method is wrong, and, for a 404, the path its webhook
- * answers at when {@link findWebhookRoute} finds it.
- */
-export async function routeHint(url: string, status: number): Promise<string> {
-  const path = new URL(url).pathname
-  if (status === 405) {
-    return `the app routes ${path} but not POST there: deliveries are POSTs (app.post('${path}', affiliateWebhook(...)))`
-  }
-  const found = await findWebhookRoute(url)
-  return found
-    ? `the app has no route at ${path}; its webhook answers at ${found}`
-    : `the app has no POST route at ${path}: use the path you mounted the webhook on (e.g. app.post('/hooks', affiliateWebhook(...)))`
-}

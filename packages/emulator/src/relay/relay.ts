@@ -3,8 +3,8 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
+import { ANSWER_TIMEOUT_MS } from '../delivery/schedule.js'
 import { type CapturedDelivery, captureOf, writeCapture } from './capture-file.js'
-import { ANSWER_TIMEOUT_MS } from './schedule.js'
 
 /** What the relay did with one delivery: one line's worth. */
 export interface RelayedDelivery {

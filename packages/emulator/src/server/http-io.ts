@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
-import { ApiError } from './api-error.js'
+import { ApiError } from '../api/api-error.js'
 
 /** Largest request body, the spec's 1 MB: the same limit as a receiver's (core's one copy). */
 export const MAX_BODY_BYTES = DEFAULT_MAX_BODY_BYTES
@@ -11,7 +11,7 @@ const DRAIN_LIMIT = 64 * MAX_BODY_BYTES
  * The request's body. Over 1 MB it reads on to the end (so the client gets the
  * answer instead of a reset) and then throws 413 `payload_too_large`.
  */
-export function readBody(req: IncomingMessage): Promise<Buffer> {
+export function readRequestBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

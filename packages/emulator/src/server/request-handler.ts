@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ApiError, isApiError } from './api-error.js'
+import { type ApiKey, presentedKey, requireScope } from '../account/api-keys.js'
+import type { KeyRegistry } from '../account/key-registry.js'
+import { answerDate, type RateLimiter } from '../account/rate-limit.js'
+import { ApiError, isApiError } from '../api/api-error.js'
+import type { Route } from '../api/routes/route-table.js'
 import type { Clock } from './clock.js'
-import { parseJson, readBody, writeEnvelope } from './http-io.js'
-import type { KeyRegistry } from './key-registry.js'
-import { type ApiKey, presentedKey, requireScope } from './keys.js'
-import { answerDate, type RateLimiter } from './rate-limit.js'
-import type { Route } from './routes.js'
+import { parseJson, readRequestBody, writeEnvelope } from './http-io.js'
 
 /** A path segment decoded; one with a broken escape stays as sent (and matches no id). */
 function decodeSegment(segment: string): string {
@@ -38,7 +38,7 @@ export function createRequestHandler(options: {
       Date: answerDate(options.clock.now(), options.clock.timeScale),
     })
     try {
-      const read = await readBody(req).then(
+      const read = await readRequestBody(req).then(
         (raw) => ({ raw, tooLarge: undefined }),
         (error: unknown) => {
           if (!isApiError(error)) throw error

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import type { AccountSnapshot } from './account-state.js'
-import type { EngineSnapshot } from './engine.js'
+import type { AccountSnapshot } from '../account/account-state.js'
+import type { EngineSnapshot } from '../delivery/engine.js'
 
 /** What the state file holds: the engine's state and the key generated at the first start. */
 export interface StateFile extends EngineSnapshot {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { BATCH_INTERVAL_MS } from '../delivery/schedule.js'
 import { LIFECYCLE, planLifecycles } from './lifecycles.js'
 import { seededRandom } from './random.js'
-import { BATCH_INTERVAL_MS } from './schedule.js'
 
 const plan = (seed: number, conversions = 200) =>
   planLifecycles({

@@ -1,6 +1,6 @@
 import type { ConversionEvent, ConversionStatus } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
-import { BATCH_INTERVAL_MS } from './schedule.js'
+import { BATCH_INTERVAL_MS } from '../delivery/schedule.js'
 
 /** Share of conversions rejected on the way, unless told otherwise. */
 export const DEFAULT_REJECT_RATE = 0.2

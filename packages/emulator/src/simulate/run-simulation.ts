@@ -1,12 +1,16 @@
 import type { ConversionEvent } from '@affiliate-webhooks/core'
+import {
+  ANSWER_TIMEOUT_MS,
+  BATCH_INTERVAL_MS,
+  DISABLE_AFTER_FAILURES,
+} from '../delivery/schedule.js'
 import { DEFAULT_REJECT_RATE, type PlannedEvent, planLifecycles } from './lifecycles.js'
 import { randomSeed, seededRandom } from './random.js'
-import { ANSWER_TIMEOUT_MS, BATCH_INTERVAL_MS, DISABLE_AFTER_FAILURES } from './schedule.js'
-import { randomConversionId } from './send-one.js'
+import { randomConversionId } from './sample-event.js'
 import {
   createSimulation,
   DEFAULT_CONCURRENCY,
-  type Delivery,
+  type SimulatedDelivery,
   type Simulation,
   type SimulationEngineOptions,
   type SimulatorStats,
@@ -81,9 +85,9 @@ export interface SimulationReport {
   /** Per conversion, the newest event: the status a receiver must end with. */
   expected: ExpectedConversion[]
   /** Every delivery with its attempts. */
-  deliveries: readonly Delivery[]
+  deliveries: readonly SimulatedDelivery[]
   /** The deliveries that ended failed. */
-  failed: readonly Delivery[]
+  failed: readonly SimulatedDelivery[]
   /** Every delivery succeeded, every event was queued and the endpoint stayed active. */
   ok: boolean
   /** Stopped by the signal before every delivery ended. */

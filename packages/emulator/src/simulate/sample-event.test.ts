@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isWrongRoute } from './route-probe.js'
-import { RETRY_SCHEDULE_MS } from './schedule.js'
-import {
-  afterFailedAttempt,
-  attemptOutcome,
-  randomConversionId,
-  sampleEventBody,
-} from './send-one.js'
+import { randomConversionId, sampleEventBody } from './sample-event.js'
 
 const parse = (body: string) =>
   JSON.parse(body) as {
@@ -43,35 +36,6 @@ describe('sampleEventBody', () => {
   })
 })
 
-describe('afterFailedAttempt', () => {
-  it('names the next attempt and its offset, and gives up after the last', () => {
-    expect(afterFailedAttempt(1)).toBe('the service would retry, attempt 2 at +1 min')
-    expect(afterFailedAttempt('2')).toBe('the service would retry, attempt 3 at +5 min')
-    expect(afterFailedAttempt(RETRY_SCHEDULE_MS.length + 1)).toBe(
-      'this was attempt 8 of 8: the service would mark the delivery failed',
-    )
-    expect(afterFailedAttempt('-')).toBe('the service would retry')
-  })
-})
-
-describe('attemptOutcome', () => {
-  it('says acknowledged, not acknowledged, a redirect or no answer, with the time taken', () => {
-    expect(attemptOutcome({ ok: true, responseStatus: 200, durationMs: 12.4 }, 1)).toBe(
-      '200 acknowledged in 12 ms',
-    )
-    expect(attemptOutcome({ ok: false, responseStatus: 500, durationMs: 81 }, 1)).toBe(
-      '500 not acknowledged: the service would retry, attempt 2 at +1 min (answered in 81 ms)',
-    )
-    expect(attemptOutcome({ ok: false, responseStatus: 302, durationMs: 3 }, 1)).toMatch(
-      /^302 redirect, not followed: a failure, the service would retry/,
-    )
-    const timeout = { ok: false, errorMessage: 'no answer within 10000 ms', durationMs: 10_000 }
-    expect(attemptOutcome(timeout, 8)).toBe(
-      'no answer: no answer within 10000 ms (after 10000 ms); this was attempt 8 of 8: the service would mark the delivery failed',
-    )
-  })
-})
-
 describe('randomConversionId', () => {
   it('gives six- to nine-digit integers that leave a 32-bit run after them', () => {
     const ids = Array.from({ length: 2000 }, randomConversionId)
@@ -81,14 +45,5 @@ describe('randomConversionId', () => {
       expect(id + 1_000_000).toBeLessThan(2 ** 31)
     }
     expect(new Set(ids).size).toBeGreaterThan(1990)
-  })
-})
-
-describe('isWrongRoute', () => {
-  it('is true for 404 and 405 only', () => {
-    expect([404, 405].map(isWrongRoute)).toEqual([true, true])
-    expect([200, 400, 401, 410, 500, null, undefined].map(isWrongRoute)).toEqual(
-      Array(7).fill(false),
-    )
   })
 })

@@ -1,13 +1,10 @@
 /**
- * One delivery sent by hand, as `affiliate-webhooks send` does: the sample event
- * it builds when given no body, and what the service would make of the answer.
+ * The sample event `affiliate-webhooks send` and `trigger` build when given no
+ * body, and a random conversion id for it.
  */
 import { randomInt } from 'node:crypto'
 import { EVENT_TYPES } from '@affiliate-webhooks/core'
 import { buildConversionEvent, buildTestEvent } from '@affiliate-webhooks/core/testing'
-import type { AttemptResult } from './attempt.js'
-import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from './schedule.js'
-import { formatDuration } from './simulation-text.js'
 
 /** The event types {@link sampleEventBody} builds. */
 export const SAMPLE_EVENT_TYPES = EVENT_TYPES
@@ -55,34 +52,4 @@ export function sampleEventBody(options: SampleEventOptions = {}): string {
     status: status ?? (resolved === 'conversion.created' ? 'pending' : 'approved'),
   }
   return JSON.stringify(buildConversionEvent({ type: resolved, ...at, conversion }))
-}
-
-/**
- * What the service would do after attempt `attempt` failed: the next attempt
- * and its offset from the first, or, after the last, mark the delivery failed.
- */
-export function afterFailedAttempt(attempt: number | string): string {
-  const n = Number(attempt)
-  if (!Number.isInteger(n) || n < 1) return 'the service would retry'
-  const offset = RETRY_SCHEDULE_MS[n - 1]
-  return offset === undefined
-    ? `this was attempt ${n} of ${MAX_ATTEMPTS}: the service would mark the delivery failed`
-    : `the service would retry, attempt ${n + 1} at +${formatDuration(offset)}`
-}
-
-/**
- * One line on an attempt's outcome as the service counts it: acknowledged, not
- * acknowledged (a redirect is not followed), or no answer; a failure says what
- * the service would do next (see {@link afterFailedAttempt}).
- */
-export function attemptOutcome(result: AttemptResult, attempt: number | string): string {
-  const ms = `${Math.round(result.durationMs)} ms`
-  const status = result.responseStatus
-  if (status === undefined || result.errorMessage !== undefined) {
-    return `no answer: ${result.errorMessage} (after ${ms}); ${afterFailedAttempt(attempt)}`
-  }
-  if (result.ok) return `${status} acknowledged in ${ms}`
-  const verdict =
-    status >= 300 && status < 400 ? 'redirect, not followed: a failure,' : 'not acknowledged:'
-  return `${status} ${verdict} ${afterFailedAttempt(attempt)} (answered in ${ms})`
 }

@@ -1,14 +1,14 @@
 import { performance } from 'node:perf_hooks'
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
-import { ApiError } from './api-error.js'
-import type { AttemptResult } from './attempt.js'
-import { createClock } from './clock.js'
-import type { AttemptDetail } from './delivery-attempt.js'
-import type { AttemptLogEntry, DeliveryRecord } from './delivery-record.js'
-import { disableEndpoint, type EndpointState, enableEndpoint } from './endpoint-state.js'
-import { createEngine, type Engine, type WebhookEndpoint } from './engine.js'
-import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from './schedule.js'
-import { describeEvent } from './signing.js'
+import { ApiError } from '../api/api-error.js'
+import type { AttemptDetail } from '../delivery/attempt-delivery.js'
+import type { AttemptLogEntry, DeliveryRecord } from '../delivery/delivery-record.js'
+import { disableEndpoint, type EndpointState, enableEndpoint } from '../delivery/endpoint-state.js'
+import { createEngine, type EndpointRecord, type Engine } from '../delivery/engine.js'
+import type { AttemptResult } from '../delivery/http-request.js'
+import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from '../delivery/schedule.js'
+import { describeEvent } from '../delivery/signing.js'
+import { createClock } from '../server/clock.js'
 
 /** Attempts in flight at once, unless told otherwise. */
 export const DEFAULT_CONCURRENCY = 10
@@ -28,7 +28,7 @@ export interface SimulationEngineOptions extends Partial<DeliveryRules> {
   /** Service time at the start, epoch ms. Default now. */
   startAt?: number
   /** After every attempt, with the delivery it belongs to. */
-  onAttempt?: (attempt: AttemptRecord, delivery: Delivery) => void
+  onAttempt?: (attempt: AttemptRecord, delivery: SimulatedDelivery) => void
   /** When the endpoint is disabled or enabled. */
   onEndpointChange?: (endpoint: EndpointState) => void
 }
@@ -57,7 +57,7 @@ export interface AttemptRecord extends AttemptResult {
 }
 
 /** A delivery of the engine with its conversion id and every attempt, replays included. */
-export interface Delivery extends DeliveryRecord {
+export interface SimulatedDelivery extends DeliveryRecord {
   /** `data.conversion.id` of a conversion event. */
   readonly conversionId: number | undefined
   /** Every attempt, replays included, oldest first. */
@@ -108,11 +108,11 @@ class Tally {
   replays = 0
   readonly statusCodes: Record<string, number> = {}
   readonly outcomes: Record<string, number> = {}
-  readonly all: Delivery[] = []
-  readonly byId = new Map<string, Delivery>()
+  readonly all: SimulatedDelivery[] = []
+  readonly byId = new Map<string, SimulatedDelivery>()
 
   /** A delivery just queued: kept with its conversion id and an empty attempt list. */
-  queued(record: DeliveryRecord, conversionId: number | undefined): Delivery {
+  queued(record: DeliveryRecord, conversionId: number | undefined): SimulatedDelivery {
     const delivery = Object.assign(record, { conversionId, attempts: [] as AttemptRecord[] })
     this.all.push(delivery)
     this.byId.set(delivery.id, delivery)
@@ -120,7 +120,11 @@ class Tally {
   }
 
   /** One attempt made: recorded on its delivery and counted. */
-  attempt(entry: AttemptLogEntry, detail: AttemptDetail, delivery: Delivery): AttemptRecord {
+  attempt(
+    entry: AttemptLogEntry,
+    detail: AttemptDetail,
+    delivery: SimulatedDelivery,
+  ): AttemptRecord {
     const attempt: AttemptRecord = {
       ...detail.result,
       deliveryId: entry.deliveryId,
@@ -206,14 +210,14 @@ export function createSimulation(options: SimulationEngineOptions) {
     origin,
     ...engineOptions(options),
     onAttempt(entry, detail, record) {
-      const delivery = record as Delivery
+      const delivery = record as SimulatedDelivery
       // Recorded first: `onAttempt?.(...)` would skip its arguments without a callback.
       const attempt = tally.attempt(entry, detail, delivery)
       onAttempt?.(attempt, delivery)
       if (detail.disabledEndpoint) onEndpointChange?.({ ...endpoint.state })
     },
   })
-  const endpoint: WebhookEndpoint = engine.addEndpoint({
+  const endpoint: EndpointRecord = engine.addEndpoint({
     url: typeof url === 'string' ? url : '(several)',
     events: [],
     description: null,
@@ -225,7 +229,7 @@ export function createSimulation(options: SimulationEngineOptions) {
   function enqueue(
     event: object | string,
     when: { at?: number; notBefore?: number },
-  ): Delivery | undefined {
+  ): SimulatedDelivery | undefined {
     tally.events++
     // "Events that occur while disabled are not queued."
     if (endpoint.state.status === 'disabled') {
@@ -253,7 +257,7 @@ export function createSimulation(options: SimulationEngineOptions) {
       engine.occurAt(when, () => enqueue(event, { ...at, at: when }))
     },
     /** A fresh round of attempts. Throws `delivery_not_replayable` (409) or `delivery_not_found` (404). */
-    replay(deliveryId: string, at: { notBefore?: number } = {}): Delivery {
+    replay(deliveryId: string, at: { notBefore?: number } = {}): SimulatedDelivery {
       const delivery = tally.byId.get(deliveryId)
       if (!delivery) throw new ApiError('delivery_not_found', `No delivery ${deliveryId}.`)
       engine.replay(delivery, at.notBefore)
@@ -270,9 +274,9 @@ export function createSimulation(options: SimulationEngineOptions) {
       onEndpointChange?.({ ...endpoint.state })
       engine.changed()
     },
-    get: (deliveryId: string): Delivery | undefined => tally.byId.get(deliveryId),
+    get: (deliveryId: string): SimulatedDelivery | undefined => tally.byId.get(deliveryId),
     /** Every delivery, in the order they were queued. */
-    deliveries: (): readonly Delivery[] => tally.all,
+    deliveries: (): readonly SimulatedDelivery[] => tally.all,
     stats: (): SimulatorStats =>
       tally.stats(engine, endpoint.state, {
         service: clock.now() - origin,

@@ -1,11 +1,15 @@
-import type { AccountState } from './account-state.js'
-import { allowlistEntryProblem, MAX_ALLOWLIST_ENTRIES } from './ip-allowlist.js'
-import { KEY_EXPIRY_DAYS, type KeyRecord, type NewKeyInput } from './key-registry.js'
-import { SCOPES, type Scope } from './keys.js'
-import type { Answer, Route } from './routes.js'
-import { bodyObject, Fields } from './validation.js'
+import type { AccountState } from '../../account/account-state.js'
+import { SCOPES, type Scope } from '../../account/api-keys.js'
+import { allowlistEntryProblem, MAX_ALLOWLIST_ENTRIES } from '../../account/ip-allowlist.js'
+import { KEY_EXPIRY_DAYS, type KeyRecord, type NewKeyInput } from '../../account/key-registry.js'
+import { bodyObject, Fields } from '../validation.js'
+import type { Route, RouteAnswer } from './route-table.js'
 
-const ok = (data: unknown, message: string, status = 200): Answer => ({ status, message, data })
+const ok = (data: unknown, message: string, status = 200): RouteAnswer => ({
+  status,
+  message,
+  data,
+})
 
 /** A key as the control routes show it: never the secret, except on create and roll. */
 const keyJson = (key: KeyRecord) => ({

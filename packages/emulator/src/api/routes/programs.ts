@@ -1,20 +1,20 @@
-import type { AccountState } from './account-state.js'
-import { ApiError } from './api-error.js'
-import { applicationJson } from './applications.js'
-import { categorySlug, type Program, programJson } from './catalogue.js'
-import { paginate } from './paging.js'
-import { parseProgramInput } from './program-input.js'
+import type { AccountState } from '../../account/account-state.js'
+import { applicationJson } from '../../account/applications.js'
+import { categorySlug, type Program, programJson } from '../../account/catalogue.js'
+import { ApiError } from '../api-error.js'
+import { paginate } from '../paging.js'
+import { parseProgramInput } from '../program-input.js'
 import {
   type ProgramQuery,
   parseApplicationInput,
   parseApplicationQuery,
   parseChannelParam,
   parseProgramQuery,
-} from './program-query.js'
-import type { Answer, Route } from './routes.js'
-import { bodyObject, Fields } from './validation.js'
+} from '../program-query.js'
+import { bodyObject, Fields } from '../validation.js'
+import type { Route, RouteAnswer } from './route-table.js'
 
-const ok = (data: unknown, message = 'OK', status = 200): Answer => ({ status, message, data })
+const ok = (data: unknown, message = 'OK', status = 200): RouteAnswer => ({ status, message, data })
 const ID = '([^/]+)'
 const path = (pattern: string) => new RegExp(`^${pattern.replaceAll('{id}', ID)}$`)
 /** A path id that is a whole number, or the 404 `code` (a malformed id names nothing). */

@@ -1,22 +1,22 @@
 import type { IncomingMessage } from 'node:http'
-import { ApiError } from './api-error.js'
-import { disableEndpoint, enableEndpoint } from './endpoint-state.js'
-import type { DeliveryRecord, Engine, WebhookEndpoint } from './engine.js'
-import type { ApiKey, Scope } from './keys.js'
-import { paginate } from './paging.js'
+import type { ApiKey, Scope } from '../../account/api-keys.js'
+import { disableEndpoint, enableEndpoint } from '../../delivery/endpoint-state.js'
+import type { DeliveryRecord, EndpointRecord, Engine } from '../../delivery/engine.js'
+import { ApiError } from '../api-error.js'
+import { paginate } from '../paging.js'
 import {
   bodyObject,
   parseAdvance,
   parseConversionInput,
   parseDeliveryQuery,
   parseWebhookInput,
-} from './validation.js'
+} from '../validation.js'
 
 /** Most endpoints an account may have. */
 export const MAX_ENDPOINTS = 5
 
 /** What a route hands back: status, message, data and any top-level extras. */
-export interface Answer {
+export interface RouteAnswer {
   status: number
   message: string
   data: unknown
@@ -45,13 +45,13 @@ export interface Route {
   quotaExempt?: boolean
   /** Parses the body as JSON (malformed_json when it is not). */
   body?: boolean
-  handle(context: RouteContext): Answer | Promise<Answer>
+  handle(context: RouteContext): RouteAnswer | Promise<RouteAnswer>
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 /** An endpoint as the API shows it; the secret only when asked (create and rotate). */
-export function endpointJson(endpoint: WebhookEndpoint, withSecret = false) {
+export function endpointJson(endpoint: EndpointRecord, withSecret = false) {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -112,7 +112,11 @@ export function createRoutes(
     if (!endpoint) throw new ApiError('webhook_not_found', `No webhook endpoint ${id}.`)
     return endpoint
   }
-  const ok = (data: unknown, message = 'OK', status = 200): Answer => ({ status, message, data })
+  const ok = (data: unknown, message = 'OK', status = 200): RouteAnswer => ({
+    status,
+    message,
+    data,
+  })
 
   return [
     {
