@@ -44,7 +44,7 @@ export {
 export type { FieldError } from './api/api-error.js'
 export { characterCount } from './api/characters.js'
 export { MAX_NOTE_LENGTH } from './api/program-query.js'
-export { type EndpointStatusChange, MAX_ENDPOINTS } from './api/routes/route-table.js'
+export { type EndpointStatusChange, MAX_ENDPOINTS } from './api/routes/webhooks.js'
 export { type ConversionRecord, MAX_DESCRIPTION_LENGTH } from './api/validation.js'
 export {
   type AttemptContext,

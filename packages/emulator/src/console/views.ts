@@ -1,5 +1,5 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
-import { endpointJson } from '../api/routes/route-table.js'
+import { endpointJson } from '../api/routes/webhooks.js'
 import type { AttemptLogEntry, DeliveryRecord } from '../delivery/delivery-record.js'
 import { isQueued } from '../delivery/delivery-record.js'
 import type { EndpointRecord, Engine } from '../delivery/engine.js'

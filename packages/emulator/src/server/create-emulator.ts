@@ -5,9 +5,9 @@ import { type ApiKey, parseApiKey, SCOPES } from '../account/api-keys.js'
 import { readCatalogueFile } from '../account/catalogue-file.js'
 import { type CatalogueSeed, DEFAULT_CATALOGUE } from '../account/default-catalogue.js'
 import { createRateLimiter } from '../account/rate-limit.js'
-import { createKeyRoutes } from '../api/routes/keys.js'
-import { createProgramControlRoutes, createProgramRoutes } from '../api/routes/programs.js'
-import { createRoutes, type EndpointStatusChange, type Route } from '../api/routes/route-table.js'
+import type { Route } from '../api/routes/route.js'
+import { createRoutes } from '../api/routes/route-table.js'
+import type { EndpointStatusChange } from '../api/routes/webhooks.js'
 import { type ConsoleServer, createConsole } from '../console/console-server.js'
 import type { AttemptDetail } from '../delivery/attempt-delivery.js'
 import { type AttemptLogEntry, createEngine, type Engine } from '../delivery/engine.js'
@@ -15,29 +15,6 @@ import { type Clock, createClock } from './clock.js'
 import { newId } from './ids.js'
 import { createRequestHandler } from './request-handler.js'
 import { readStateFile, type StateFile, writeStateFile } from './state-file.js'
-
-/** Every route: the webhook API and its controls, programs and applications, keys and the account. */
-function emulatorRoutes(
-  engine: Engine,
-  account: AccountState,
-  allowLoopback: boolean,
-  onEndpointStatus: EmulatorOptions['onEndpointStatus'],
-): Route[] {
-  return [
-    ...createRoutes(engine, {
-      allowLoopback,
-      ...(onEndpointStatus ? { onEndpointStatus } : {}),
-      // A conversion emitted without them is earned on a program and channel that exist.
-      conversionDefaults: () => ({
-        programId: account.catalogue.list().at(-1)?.id ?? null,
-        channelId: account.channels.list()[0]?.id ?? null,
-      }),
-    }),
-    ...createProgramRoutes(account),
-    ...createProgramControlRoutes(account),
-    ...createKeyRoutes(account),
-  ]
-}
 
 /** Options of {@link createEmulator}. */
 export interface EmulatorOptions {
@@ -140,6 +117,24 @@ async function listenOn(server: Server, port: number, host: string): Promise<Add
     })
   })
   return server.address() as AddressInfo
+}
+
+/** Every route, with the account's defaults for a conversion emitted without program or channel. */
+function emulatorRoutes(
+  engine: Engine,
+  account: AccountState,
+  allowLoopback: boolean,
+  onEndpointStatus: EmulatorOptions['onEndpointStatus'],
+): Route[] {
+  return createRoutes(engine, account, {
+    allowLoopback,
+    ...(onEndpointStatus ? { onEndpointStatus } : {}),
+    // A conversion emitted without them is earned on a program and channel that exist.
+    conversionDefaults: () => ({
+      programId: account.catalogue.list().at(-1)?.id ?? null,
+      channelId: account.channels.list()[0]?.id ?? null,
+    }),
+  })
 }
 
 /**

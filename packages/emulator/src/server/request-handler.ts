@@ -3,7 +3,7 @@ import { type ApiKey, presentedKey, requireScope } from '../account/api-keys.js'
 import type { KeyRegistry } from '../account/key-registry.js'
 import { answerDate, type RateLimiter } from '../account/rate-limit.js'
 import { ApiError, isApiError } from '../api/api-error.js'
-import type { Route } from '../api/routes/route-table.js'
+import type { Route } from '../api/routes/route.js'
 import type { Clock } from './clock.js'
 import { parseJson, readRequestBody, writeEnvelope } from './http-io.js'
 

@@ -3,13 +3,7 @@ import { SCOPES, type Scope } from '../../account/api-keys.js'
 import { allowlistEntryProblem, MAX_ALLOWLIST_ENTRIES } from '../../account/ip-allowlist.js'
 import { KEY_EXPIRY_DAYS, type KeyRecord, type NewKeyInput } from '../../account/key-registry.js'
 import { bodyObject, Fields } from '../validation.js'
-import type { Route, RouteAnswer } from './route-table.js'
-
-const ok = (data: unknown, message: string, status = 200): RouteAnswer => ({
-  status,
-  message,
-  data,
-})
+import { ok, type Route } from './route.js'
 
 /** A key as the control routes show it: never the secret, except on create and roll. */
 const keyJson = (key: KeyRecord) => ({
@@ -74,18 +68,7 @@ export function parseKeyInput(raw: unknown): NewKeyInput {
   }
 }
 
-function parseAccountStatus(raw: unknown): 'active' | 'inactive' {
-  const body = bodyObject(raw)
-  const fields = new Fields()
-  if (body.status === undefined || body.status === null) fields.required('status')
-  else if (body.status !== 'active' && body.status !== 'inactive') {
-    fields.invalid('status', 'must be active or inactive')
-  }
-  fields.done()
-  return body.status as 'active' | 'inactive'
-}
-
-/** The control routes of keys and the account. Any key of the account may call them. */
+/** The control routes of keys (`/emulator/keys...`). Any key of the account may call them. */
 export function createKeyRoutes({ keys }: AccountState): Route[] {
   const action = (name: 'pause' | 'resume' | 'revoke', done: string): Route => ({
     method: 'POST',
@@ -130,18 +113,6 @@ export function createKeyRoutes({ keys }: AccountState): Route[] {
           { ...keyJson(key), key: key.key },
           `API key ${key.id} rolled; the old secret gets 401.`,
         )
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/emulator\/account$/,
-      access: 'key',
-      control: true,
-      body: true,
-      handle({ body }) {
-        const status = parseAccountStatus(body)
-        keys.setAccount(status)
-        return ok({ status }, `Account ${status}.`)
       },
     },
   ]
