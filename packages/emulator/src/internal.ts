@@ -92,7 +92,7 @@ export {
   isPrivateHost,
   MAX_URL_LENGTH,
   privateHostReason,
-} from './delivery/webhook-url.js'
+} from './delivery/url-rules/webhook-url.js'
 export {
   bodyOf,
   type CapturedDelivery,

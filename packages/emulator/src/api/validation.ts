@@ -1,6 +1,6 @@
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import type { DeliveryStatus } from '../delivery/schedule.js'
-import { checkWebhookUrl } from '../delivery/webhook-url.js'
+import { checkWebhookUrl } from '../delivery/url-rules/webhook-url.js'
 import { ApiError, type FieldError, validationError } from './api-error.js'
 import { characterCount } from './characters.js'
 

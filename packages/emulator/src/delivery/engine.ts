@@ -16,9 +16,11 @@ import {
   startReplay,
 } from './delivery-record.js'
 import { activeEndpoint, type EndpointState } from './endpoint-state.js'
+import { FailureLimitGate } from './failure-limit-gate.js'
 import { type Agents, createAgents } from './http-request.js'
 import { Pump } from './pump.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, SPEC_RULES } from './schedule.js'
+import { conversionEvent, conversionEventType, testEvent } from './service-events.js'
 
 export type { AttemptLogEntry, DeliveryRecord }
 
@@ -107,8 +109,8 @@ export class Engine {
   private readonly watchers = new Set<(event: EngineEvent) => void>()
   private closed = false
   private sent = 0
-  /** Attempts out to each endpoint, by endpoint id: the failure limit counts them. */
-  private readonly outTo = new Map<string, Set<Promise<unknown>>>()
+  /** Attempts out to each endpoint: the failure limit counts them. */
+  private readonly gate: FailureLimitGate
 
   constructor(private readonly options: EngineOptions) {
     const { clock, initial } = options
@@ -119,6 +121,7 @@ export class Engine {
       disableAfterFailures: options.disableAfterFailures ?? SPEC_RULES.disableAfterFailures,
       batchIntervalMs: options.batchIntervalMs ?? SPEC_RULES.batchIntervalMs,
     }
+    this.gate = new FailureLimitGate(this.rules)
     const onChange = options.onChange ?? (() => {})
     this.onChange = () => {
       onChange()
@@ -238,12 +241,7 @@ export class Engine {
 
   /** `webhook.test` for one endpoint, whatever it subscribes to. */
   sendTest(endpoint: EndpointRecord): DeliveryRecord {
-    const event = {
-      id: newId.event(),
-      type: 'webhook.test',
-      createdAt: new Date(this.clock.now()).toISOString(),
-      data: { webhookId: endpoint.id },
-    }
+    const event = testEvent(endpoint.id, this.clock.now())
     return this.queue(endpoint, event, JSON.stringify(event))
   }
 
@@ -277,21 +275,12 @@ export class Engine {
   emitConversion(conversion: ConversionRecord): EmitOutcome {
     const known = this.conversions.get(conversion.id)
     this.conversions.set(conversion.id, conversion)
-    const type = !known
-      ? 'conversion.created'
-      : known.status !== conversion.status
-        ? 'conversion.updated'
-        : undefined
+    const type = conversionEventType(known, conversion)
     if (!type) {
       this.onChange()
       return { event: null, deliveries: [] }
     }
-    const event = {
-      id: newId.event(),
-      type,
-      createdAt: new Date(this.clock.now()).toISOString(),
-      data: { conversion },
-    }
+    const event = conversionEvent(type, conversion, this.clock.now())
     const body = JSON.stringify(event)
     const queued: DeliveryRecord[] = []
     // "Events that occur while disabled are not queued."
@@ -355,38 +344,10 @@ export class Engine {
     this.agents.destroy()
   }
 
-  /**
-   * A batch goes out at once, but the 21st attempt is not sent while the 20th
-   * may still disable the endpoint: an attempt that could be past the failure
-   * limit, were every attempt out to the endpoint to fail, waits for them first.
-   * Resolves to the release of the slot it took (taken in the same step as the check).
-   */
-  private async takeSlot(endpoint: EndpointRecord): Promise<() => void> {
-    const out = this.outTo.get(endpoint.id) ?? new Set<Promise<unknown>>()
-    this.outTo.set(endpoint.id, out)
-    const limit = this.rules.disableAfterFailures
-    while (
-      out.size > 0 &&
-      endpoint.state.status === 'active' &&
-      endpoint.state.consecutiveFailures + out.size >= limit
-    ) {
-      await Promise.race(out)
-    }
-    let release = () => {}
-    const slot = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    out.add(slot)
-    return () => {
-      out.delete(slot)
-      release()
-    }
-  }
-
   private async attempt(delivery: DeliveryRecord, batchAt: number): Promise<void> {
     const endpoint = this.endpointMap.get(delivery.webhookId)
     if (!endpoint || !this.deliveryMap.has(delivery.id)) return
-    const release = await this.takeSlot(endpoint)
+    const release = await this.gate.take(endpoint)
     // "Deliveries still queued are marked failed as they come due."
     if (endpoint.state.status === 'disabled') {
       release()
