@@ -47,7 +47,7 @@ export interface EngineSnapshot {
   log: AttemptLogEntry[]
 }
 
-/** Options of {@link createEngine}. */
+/** Options of the engine (`new Engine(options)`, `createEngine` on the internal entry). */
 export interface EngineOptions extends Partial<DeliveryRules> {
   clock: Clock
   /** A service time a batch goes out at; the others follow every batch interval. Default 0: on the clock's whole minutes. */
@@ -89,7 +89,7 @@ const rethrow = (error: unknown) =>
 
 /**
  * The delivery engine both `emulator` and `simulate` drive: endpoints and their
- * state, delivery records, and the one delivery loop ({@link Pump}), which sends
+ * state, delivery records, and the one delivery loop (`Pump`), which sends
  * in minute batches when due by the clock, or in order while {@link Engine.advance}
  * moves the clock.
  */

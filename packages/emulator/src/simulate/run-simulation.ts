@@ -182,6 +182,48 @@ const expectedOf = (plans: PlannedEvent[][]): ExpectedConversion[] =>
       createdAt: event.createdAt,
     }))
 
+/** What a finished (or aborted) run reports: settings, stats, every event and delivery, the verdict. */
+function simulationReport(run: {
+  options: SimulationOptions
+  simulation: Simulation
+  seed: number
+  stream: StreamEvent[]
+  heldBack: number
+  plans: PlannedEvent[][]
+  aborted: boolean
+}): SimulationReport {
+  const { options, simulation, seed, stream, heldBack, plans, aborted } = run
+  const stats = simulation.stats()
+  const deliveries = simulation.deliveries()
+  const failed = deliveries.filter((d) => d.status === 'failed')
+  return {
+    url: typeof options.url === 'string' ? options.url : '(several)',
+    settings: {
+      conversions: options.conversions,
+      duplicates: options.duplicates ?? 0,
+      reorder: options.reorder ?? 0,
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      timeScale: simulation.timeScale,
+      timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
+      disableAfterFailures: options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,
+      seed,
+    },
+    stats,
+    heldBack,
+    events: stream.map(({ planned }) => planned.event),
+    expected: expectedOf(plans),
+    deliveries,
+    failed,
+    ok:
+      !aborted &&
+      failed.length === 0 &&
+      stats.notQueued === 0 &&
+      stats.deliveries.succeeded === stats.deliveries.total &&
+      stats.endpoint.status === 'active',
+    aborted,
+  }
+}
+
 /**
  * Runs a stream of conversion lifecycles through the engine ({@link createSimulation}):
  * events occur over time, some are held back (reordered), some are replayed after
@@ -256,33 +298,5 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   }
   onProgress?.(progress())
 
-  const stats = simulation.stats()
-  const deliveries = simulation.deliveries()
-  const failed = deliveries.filter((d) => d.status === 'failed')
-  return {
-    url: typeof options.url === 'string' ? options.url : '(several)',
-    settings: {
-      conversions,
-      duplicates,
-      reorder,
-      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-      timeScale: simulation.timeScale,
-      timeoutMs: options.timeoutMs ?? ANSWER_TIMEOUT_MS,
-      disableAfterFailures: options.disableAfterFailures ?? DISABLE_AFTER_FAILURES,
-      seed,
-    },
-    stats,
-    heldBack,
-    events: stream.map(({ planned }) => planned.event),
-    expected: expectedOf(plans),
-    deliveries,
-    failed,
-    ok:
-      !aborted &&
-      failed.length === 0 &&
-      stats.notQueued === 0 &&
-      stats.deliveries.succeeded === stats.deliveries.total &&
-      stats.endpoint.status === 'active',
-    aborted,
-  }
+  return simulationReport({ options, simulation, seed, stream, heldBack, plans, aborted })
 }
