@@ -131,5 +131,5 @@ export {
   type Simulation,
   type SimulationEngineOptions,
   type SimulatorStats,
-} from './simulate/simulation.js'
+} from './simulate/simulation-driver.js'
 export { simulationSummary } from './simulate/simulation-summary.js'

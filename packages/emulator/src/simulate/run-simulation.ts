@@ -14,7 +14,7 @@ import {
   type Simulation,
   type SimulationEngineOptions,
   type SimulatorStats,
-} from './simulation.js'
+} from './simulation-driver.js'
 
 /** A run of conversion lifecycles: the engine's options plus the stream's shape. */
 export interface SimulationOptions extends Omit<SimulationEngineOptions, 'onEndpointChange'> {
