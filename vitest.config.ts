@@ -47,6 +47,10 @@ export default defineConfig({
         find: /^@affiliate-webhooks\/emulator$/,
         replacement: src('./packages/emulator/src/index.ts'),
       },
+      {
+        find: /^@affiliate-webhooks\/emulator\/internal$/,
+        replacement: src('./packages/emulator/src/internal.ts'),
+      },
       { find: /^@affiliate-webhooks\/bullmq$/, replacement: src('./packages/bullmq/src/index.ts') },
       { find: /^@affiliate-webhooks\/cli$/, replacement: src('./packages/cli/src/index.ts') },
     ],

@@ -1,3 +1,3 @@
 import { packageConfig } from '../../tsup.package.js'
 
-export default packageConfig()
+export default packageConfig({ entry: { index: 'src/index.ts', internal: 'src/internal.ts' } })

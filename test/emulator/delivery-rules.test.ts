@@ -12,7 +12,6 @@ import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import {
   BATCH_INTERVAL_MS,
   createClock,
-  createSimulation,
   DISABLE_AFTER_FAILURES,
   isApiError,
   MAX_ATTEMPTS,
@@ -20,6 +19,7 @@ import {
   RETRY_SCHEDULE_MS,
   USER_AGENT,
 } from '@affiliate-webhooks/emulator'
+import { createSimulation } from '@affiliate-webhooks/emulator/internal'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { afterEach, describe, expect, it } from 'vitest'
 import {

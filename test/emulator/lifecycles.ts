@@ -1,7 +1,7 @@
 /** Conversion lifecycles for the stream tests, from the CLI's own generator. */
 
 import type { ConversionEvent } from '@affiliate-webhooks/core'
-import { planLifecycles, seededRandom } from '@affiliate-webhooks/emulator'
+import { planLifecycles, seededRandom } from '@affiliate-webhooks/emulator/internal'
 
 /** A seeded generator, so a failing stream can be replayed. */
 export const random = seededRandom

@@ -2,7 +2,7 @@
  * What the chaos tests assert about a run, from the simulator's report and the
  * receiver's log of handler effects.
  */
-import type { SimulationReport } from '@affiliate-webhooks/emulator'
+import type { SimulationReport } from '@affiliate-webhooks/emulator/internal'
 import { expect } from 'vitest'
 
 export interface Effects {

@@ -10,7 +10,11 @@ import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import type { Conversion, ConversionEvent } from '@affiliate-webhooks/core'
 import { memoryStore } from '@affiliate-webhooks/core'
-import { type AttemptRecord, runSimulation, seededRandom } from '@affiliate-webhooks/emulator'
+import {
+  type AttemptRecord,
+  runSimulation,
+  seededRandom,
+} from '@affiliate-webhooks/emulator/internal'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { adapters } from '../support/conformance-adapters.js'

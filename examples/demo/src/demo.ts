@@ -10,16 +10,11 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { formatSimulationProgress, formatSimulationSummary } from '@affiliate-webhooks/cli'
 import type { Conversion } from '@affiliate-webhooks/core'
 import { diagnoseSignature, memoryStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
-import {
-  deliveryHeaders,
-  formatSimulationProgress,
-  formatSimulationSummary,
-  runSimulation,
-  sendAttempt,
-} from '@affiliate-webhooks/emulator'
+import { deliveryHeaders, runSimulation, sendAttempt } from '@affiliate-webhooks/emulator/internal'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 
 // The service gives each endpoint its own secret; a fresh one per run proves nothing is baked in.

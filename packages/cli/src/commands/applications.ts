@@ -5,7 +5,7 @@ import {
   formatApplied,
   isDuplicateApplicationError,
 } from '@affiliate-webhooks/client'
-import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator'
+import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator/internal'
 import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
 import { costText } from '../text/pacing-text.js'
 import { flag, str } from './command.js'

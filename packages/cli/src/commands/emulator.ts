@@ -1,10 +1,6 @@
 import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client'
-import {
-  createEmulator,
-  type Emulator,
-  emulatorBanner,
-  terminalLog,
-} from '@affiliate-webhooks/emulator'
+import { createEmulator, type Emulator } from '@affiliate-webhooks/emulator'
+import { emulatorBanner, terminalLog } from '../text/emulator-text.js'
 import { type Command, flag, listenOptions, num, str } from './command.js'
 import { writeCannotListen } from './hints.js'
 import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError, untilInterrupted } from './io.js'

@@ -1,4 +1,5 @@
-import { errorHint, type HintTarget, routeHint } from '@affiliate-webhooks/emulator'
+import { errorHint, type HintTarget } from '../text/emulator-error-hints.js'
+import { routeHint } from '../text/emulator-route-hint.js'
 import type { Io } from './io.js'
 
 /** Writes `hint: ...` on stderr when the error text has a usual cause. */

@@ -1,5 +1,9 @@
 import { readFile } from 'node:fs/promises'
-import { type CapturedDelivery, CaptureFileError, readCapture } from '@affiliate-webhooks/emulator'
+import {
+  type CapturedDelivery,
+  CaptureFileError,
+  readCapture,
+} from '@affiliate-webhooks/emulator/internal'
 import type { Values } from './command.js'
 
 /** What a command may touch: streams and environment, so tests can run it in-process. */

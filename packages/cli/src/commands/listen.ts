@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
-import { formatRelayed, startRelay } from '@affiliate-webhooks/emulator'
+import { startRelay } from '@affiliate-webhooks/emulator/internal'
+import { formatRelayed } from '../text/emulator-text.js'
 import { type Command, flag, listenOptions, num, str } from './command.js'
 import { writeCannotListen } from './hints.js'
 import { EXIT, requireUrl, UsageError, untilInterrupted } from './io.js'

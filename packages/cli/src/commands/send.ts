@@ -1,19 +1,17 @@
-import { signPayload } from '@affiliate-webhooks/core'
+import { CONVERSION_STATUSES, signPayload } from '@affiliate-webhooks/core'
+import { ANSWER_TIMEOUT_MS, MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
 import {
-  ANSWER_TIMEOUT_MS,
-  attemptOutcome,
   bodyOf,
-  CONVERSION_STATUSES,
   deliveryHeaders,
   describeEvent,
   isWrongRoute,
-  MAX_ATTEMPTS,
   resendHeaders,
   SAMPLE_EVENT_TYPES,
   type SampleEventOptions,
   sampleEventBody,
   sendAttempt,
-} from '@affiliate-webhooks/emulator'
+} from '@affiliate-webhooks/emulator/internal'
+import { attemptOutcome } from '../text/emulator-send-text.js'
 import { COMMON, type Command, flag, num, str, type Values, VERSION } from './command.js'
 import { writeHint, writeRouteHint } from './hints.js'
 import {

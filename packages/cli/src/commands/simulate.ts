@@ -1,11 +1,10 @@
+import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
 import {
-  ANSWER_TIMEOUT_MS,
-  formatSimulationProgress,
-  formatSimulationSummary,
   runSimulation,
   SIMULATION_DEFAULTS,
   simulationSummary,
-} from '@affiliate-webhooks/emulator'
+} from '@affiliate-webhooks/emulator/internal'
+import { formatSimulationProgress, formatSimulationSummary } from '../text/simulation-text.js'
 import { COMMON, type Command, flag, num, str } from './command.js'
 import {
   checkSecretShape,

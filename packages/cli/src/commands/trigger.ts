@@ -8,8 +8,8 @@ import {
   formatFollowEvent,
   MIN_POLL_MS,
 } from '@affiliate-webhooks/client'
-import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
-import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
+import { CONVERSION_EVENT_TYPES, CONVERSION_STATUSES } from '@affiliate-webhooks/core'
+import { isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator/internal'
 import {
   MANAGE_FOOTER,
   manageCommand,

@@ -1,6 +1,6 @@
 import { diagnoseSignature } from '@affiliate-webhooks/core'
 import { DEFAULT_TOLERANCE_SECONDS, formatDiagnosis } from '@affiliate-webhooks/core/internal'
-import { bodyOf } from '@affiliate-webhooks/emulator'
+import { bodyOf } from '@affiliate-webhooks/emulator/internal'
 import { COMMON, type Command, flag, num, str } from './command.js'
 import {
   EXIT,

@@ -1,7 +1,7 @@
 import { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
-import { PROGRAM_STATUSES } from '../applications.js'
-import { APPROVAL_TYPES, PAYOUT_TYPES } from '../catalogue.js'
-import { CONVERSION_STATUSES } from '../validation.js'
+import { PROGRAM_STATUSES } from '../account/applications.js'
+import { APPROVAL_TYPES, PAYOUT_TYPES } from '../account/catalogue.js'
+import { CONVERSION_STATUSES } from '../api/validation.js'
 
 // The console's page, stylesheet and script, shipped inside the package as text:
 // no build step for the user, nothing fetched from the internet. The script is

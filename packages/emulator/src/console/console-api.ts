@@ -1,12 +1,12 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { AccountState } from '../account-state.js'
-import { ApiError } from '../api-error.js'
-import type { AttemptLogEntry } from '../delivery-record.js'
-import type { Engine } from '../engine.js'
-import { parseJson, readBody } from '../http-io.js'
-import { type ApiKey, requireScope, SCOPES } from '../keys.js'
-import type { Answer, Route } from '../routes.js'
+import type { AccountState } from '../account/account-state.js'
+import { type ApiKey, requireScope, SCOPES } from '../account/api-keys.js'
+import { ApiError } from '../api/api-error.js'
+import type { Route, RouteAnswer } from '../api/routes/route.js'
+import type { AttemptLogEntry } from '../delivery/delivery-record.js'
+import type { Engine } from '../delivery/engine.js'
+import { parseJson, readRequestBody } from '../server/http-io.js'
 import { deliveryDetail, deliveryList, overview } from './views.js'
 
 // The emulator's own routes the page may call through /console/api: the
@@ -101,9 +101,9 @@ export function createConsoleApi(options: {
   onChange: () => void
 }) {
   const { engine, token } = options
-  const ok = (data: unknown): Answer => ({ status: 200, message: 'OK', data })
-  return async function answer(req: IncomingMessage, url: URL, path: string): Promise<Answer> {
-    const raw = await readBody(req)
+  const ok = (data: unknown): RouteAnswer => ({ status: 200, message: 'OK', data })
+  return async function answer(req: IncomingMessage, url: URL, path: string): Promise<RouteAnswer> {
+    const raw = await readRequestBody(req)
     if (req.method === 'POST' && path === '/session') {
       return openSession(options.account, token, req, parseJson(raw))
     }

@@ -3,10 +3,10 @@ import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Script } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createEmulator, type Emulator } from '../create-emulator.js'
-import { newDeliveryRecord } from '../delivery-record.js'
-import { activeEndpoint } from '../endpoint-state.js'
-import type { WebhookEndpoint } from '../engine.js'
+import { newDeliveryRecord } from '../delivery/delivery-record.js'
+import { activeEndpoint } from '../delivery/endpoint-state.js'
+import type { EndpointRecord } from '../delivery/engine.js'
+import { createEmulator, type Emulator } from '../server/create-emulator.js'
 import { CONSOLE_HTML, CONSOLE_SCRIPT } from './assets.js'
 import { allowedHosts } from './hosts.js'
 import { nextStep } from './views.js'
@@ -207,7 +207,7 @@ describe('the console routes', () => {
 
 describe('nextStep', () => {
   const endpoint = (status: 'active' | 'disabled') =>
-    ({ state: { ...activeEndpoint(), status } }) as WebhookEndpoint
+    ({ state: { ...activeEndpoint(), status } }) as EndpointRecord
   const record = () =>
     newDeliveryRecord({
       id: 'dlv_1',

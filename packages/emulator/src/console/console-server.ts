@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { AccountState } from '../account-state.js'
-import { ApiError } from '../api-error.js'
-import type { AttemptLogEntry } from '../delivery-record.js'
-import type { Engine } from '../engine.js'
-import { writeEnvelope } from '../http-io.js'
-import type { Route } from '../routes.js'
+import type { AccountState } from '../account/account-state.js'
+import { ApiError } from '../api/api-error.js'
+import type { Route, RouteAnswer } from '../api/routes/route.js'
+import type { AttemptLogEntry } from '../delivery/delivery-record.js'
+import type { Engine } from '../delivery/engine.js'
+import { writeEnvelope } from '../server/http-io.js'
 import { CONSOLE_HTML, CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLES } from './assets.js'
 import { authorize, createConsoleApi } from './console-api.js'
 import { allowedHosts, hostAllowed } from './hosts.js'
@@ -59,6 +59,36 @@ function writeAsset(res: ServerResponse, type: string, body: string): void {
 }
 
 /**
+ * Writes a console API answer as the envelope, or its error: an `ApiError` as
+ * itself, anything else as 500 `internal_error` (and a process warning).
+ */
+async function writeConsoleAnswer(
+  res: ServerResponse,
+  answering: () => RouteAnswer | Promise<RouteAnswer>,
+): Promise<void> {
+  try {
+    const answer = await answering()
+    writeEnvelope(res, answer.status, SECURITY_HEADERS, {
+      message: answer.message,
+      data: answer.data,
+      ...(answer.extra ? { extra: answer.extra } : {}),
+    })
+  } catch (error) {
+    const failure =
+      error instanceof ApiError
+        ? error
+        : new ApiError('internal_error', 'The console failed to answer this request.')
+    if (!(error instanceof ApiError)) process.emitWarning(`emulator console: ${String(error)}`)
+    if (!res.headersSent) {
+      writeEnvelope(res, failure.status, SECURITY_HEADERS, {
+        message: failure.message,
+        error: failure.body(),
+      })
+    }
+  }
+}
+
+/**
  * The emulator's web console: one page, its script and stylesheet, its JSON
  * routes under `/console/api` and live events at `/console/events`. It answers
  * only requests whose `Host` is the emulator's own address (a DNS-rebinding page
@@ -91,28 +121,8 @@ export function createConsole(options: {
     },
   })
 
-  const answerApi = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    try {
-      const answer = await api(req, url, url.pathname.slice(`${CONSOLE_PATH}/api`.length))
-      writeEnvelope(res, answer.status, SECURITY_HEADERS, {
-        message: answer.message,
-        data: answer.data,
-        ...(answer.extra ? { extra: answer.extra } : {}),
-      })
-    } catch (error) {
-      const failure =
-        error instanceof ApiError
-          ? error
-          : new ApiError('internal_error', 'The console failed to answer this request.')
-      if (!(error instanceof ApiError)) process.emitWarning(`emulator console: ${String(error)}`)
-      if (!res.headersSent) {
-        writeEnvelope(res, failure.status, SECURITY_HEADERS, {
-          message: failure.message,
-          error: failure.body(),
-        })
-      }
-    }
-  }
+  const answerApi = (req: IncomingMessage, res: ServerResponse, url: URL) =>
+    writeConsoleAnswer(res, () => api(req, url, url.pathname.slice(`${CONSOLE_PATH}/api`.length)))
 
   const serve = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const path = url.pathname

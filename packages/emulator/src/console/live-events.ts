@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { Engine } from '../engine.js'
+import type { Engine } from '../delivery/engine.js'
 
 // Many changes come in a burst (a clock advance makes dozens): one event per burst.
 const COALESCE_MS = 30

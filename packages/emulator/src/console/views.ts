@@ -1,8 +1,8 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
-import type { AttemptLogEntry, DeliveryRecord } from '../delivery-record.js'
-import { isQueued } from '../delivery-record.js'
-import type { Engine, WebhookEndpoint } from '../engine.js'
-import { endpointJson } from '../routes.js'
+import { endpointJson } from '../api/routes/webhooks.js'
+import type { AttemptLogEntry, DeliveryRecord } from '../delivery/delivery-record.js'
+import { isQueued } from '../delivery/delivery-record.js'
+import type { EndpointRecord, Engine } from '../delivery/engine.js'
 
 /** Most deliveries the console's list shows at once. */
 export const CONSOLE_LIST_LIMIT = 200
@@ -74,7 +74,7 @@ export function deliveryList(engine: Engine, query: URLSearchParams) {
 }
 
 /** What the service does next with a delivery, in one sentence. */
-export function nextStep(delivery: DeliveryRecord, endpoint: WebhookEndpoint | undefined): string {
+export function nextStep(delivery: DeliveryRecord, endpoint: EndpointRecord | undefined): string {
   if (delivery.status === 'succeeded') return 'delivered: nothing more to send'
   if (delivery.status === 'failed') {
     return delivery.failedBecause === 'endpoint_disabled'

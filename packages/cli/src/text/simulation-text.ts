@@ -1,0 +1,120 @@
+/**
+ * The text of a simulation: its progress line and its summary table, as
+ * `affiliate-webhooks simulate` and the demo print them, and the small
+ * formatters they are made of.
+ */
+import { formatRows } from '@affiliate-webhooks/client'
+import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
+
+/** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  const s = ms / 1000
+  if (s < 60) return `${s.toFixed(1)} s`
+  const parts: [number, string][] = [
+    [Math.floor(s / 86_400), 'd'],
+    [Math.floor((s % 86_400) / 3600), 'h'],
+    [Math.floor((s % 3600) / 60), 'min'],
+    [Math.floor(s % 60), 's'],
+  ]
+  const first = parts.findIndex(([value]) => value > 0)
+  return parts
+    .slice(first, first + 2)
+    .filter(([value]) => value > 0)
+    .map(([value, unit]) => `${value} ${unit}`)
+    .join(' ')
+}
+
+/** `200 x 78, 500 x 10`, largest first, status codes before `timeout`/`connection_error`. */
+export function formatCounts(counts: Record<string, number>, separator = ' x '): string {
+  const entries = Object.entries(counts).sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+  return entries.length === 0 ? '-' : entries.map(([k, n]) => `${k}${separator}${n}`).join(', ')
+}
+
+/** One line, short enough to rewrite in place with `\r`. */
+export function formatSimulationProgress(progress: SimulationProgress): string {
+  const { deliveries, attempts, endpoint } = progress
+  const width = String(progress.plannedEvents).length
+  return [
+    `events ${String(progress.events).padStart(width)}/${progress.plannedEvents}`,
+    `succeeded ${deliveries.succeeded}`,
+    `retrying ${deliveries.retrying}`,
+    `failed ${deliveries.failed}`,
+    `attempts ${attempts.total} (${progress.inFlight} in flight)`,
+    `endpoint ${endpoint.status}`,
+    `service time ${formatDuration(progress.serviceElapsedMs)}`,
+  ].join('  ')
+}
+
+/** The summary table `simulate` prints, also what `npm start` shows. */
+export function formatSimulationSummary(report: SimulationReport): string {
+  const { stats, settings } = report
+  const { deliveries, attempts, endpoint } = stats
+  const endpointText =
+    endpoint.status === 'disabled'
+      ? `DISABLED after ${settings.disableAfterFailures} failed attempts in a row${endpoint.consecutiveFailures > settings.disableAfterFailures ? ` (${endpoint.consecutiveFailures} by the end)` : ''}`
+      : `active, never disabled (${endpoint.consecutiveFailures} failed attempts in a row at the end)`
+  const rows: [string, string][] = [
+    [
+      'events',
+      `${stats.events}${stats.notQueued ? ` (${stats.notQueued} not queued: endpoint disabled)` : ''}`,
+    ],
+    ['deliveries', String(deliveries.total)],
+    ['  succeeded', String(deliveries.succeeded)],
+    ['  failed', String(deliveries.failed)],
+  ]
+  if (deliveries.pending + deliveries.retrying > 0) {
+    rows.push(['  unfinished', `${deliveries.pending} pending, ${deliveries.retrying} retrying`])
+  }
+  rows.push(
+    ['  replayed (duplicates)', String(stats.replays)],
+    ['  held back (reordered)', String(report.heldBack)],
+    ['attempts', String(attempts.total)],
+    ['  failed', String(attempts.failed)],
+    ['status codes', formatCounts(stats.statusCodes)],
+    ['answers', formatCounts(stats.outcomes, ' ')],
+    ['endpoint', endpointText],
+    [
+      'time',
+      `${formatDuration(stats.realElapsedMs)} (${formatDuration(stats.serviceElapsedMs)} of service time)`,
+    ],
+  )
+  const lines = [
+    `Simulated ${settings.conversions} conversion lifecycles -> ${report.url}`,
+    `time scale ${settings.timeScale}, concurrency ${settings.concurrency}, duplicates ${settings.duplicates}, reorder ${settings.reorder}, timeout ${settings.timeoutMs} ms, seed ${settings.seed}`,
+    '',
+    formatRows(rows),
+  ]
+  if (report.failed.length > 0) {
+    lines.push('', 'Failed deliveries:')
+    for (const delivery of report.failed.slice(0, 10)) {
+      const last = delivery.attempts.at(-1)
+      const answer = last
+        ? (last.errorMessage ?? `${last.responseStatus} ${last.responseBody ?? ''}`)
+        : '-'
+      const count = delivery.attempts.length
+      const disabled = delivery.failedBecause === 'endpoint_disabled'
+      const because =
+        count === 0
+          ? 'never sent: the endpoint was disabled'
+          : `${count} attempt${count === 1 ? '' : 's'}${disabled ? ', then the endpoint was disabled' : ''}`
+      // One line each: an HTML error page would otherwise fill the screen.
+      const oneLine = answer.replace(/\s+/g, ' ').trim()
+      lines.push(
+        `  ${delivery.id} ${delivery.eventType} ${delivery.eventId} (${because}); last answer: ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
+      )
+    }
+    if (report.failed.length > 10) lines.push(`  ... and ${report.failed.length - 10} more`)
+  }
+  lines.push(
+    '',
+    report.aborted
+      ? 'Stopped before every delivery ended.'
+      : report.ok
+        ? 'Every delivery succeeded.'
+        : report.failed.length > 0
+          ? `${report.failed.length} of ${deliveries.total} deliveries failed.`
+          : 'The endpoint was disabled.',
+  )
+  return lines.join('\n')
+}
