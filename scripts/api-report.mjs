@@ -139,8 +139,7 @@ const expected = new Set(entries.map((entry) => `${entry.report}.api.md`))
 for (const file of readdirSync(reportFolder).filter((f) => f.endsWith('.api.md'))) {
   if (only || expected.has(file)) continue
   if (update) rmSync(join(reportFolder, file))
-  else
-    failures.push(`${file}: no package entry reports there any more (run npm run api:update)`)
+  else failures.push(`${file}: no package entry reports there any more (run npm run api:update)`)
 }
 if (existsSync(tempFolder) && update) rmSync(tempFolder, { recursive: true, force: true })
 

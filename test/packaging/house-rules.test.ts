@@ -133,7 +133,7 @@ describe('API reports', () => {
     mkdirSync(reports)
     const report = readFileSync(join(root, 'etc/web.api.md'), 'utf8')
     // The report as it was before `affiliateWebhook` was exported.
-    const stale = report.replace(/^\/\/ @public\nexport function affiliateWebhook[^]*?\n\n/m, '')
+    const stale = report.replace(/^\/\/ @public\nexport function affiliateWebhook[\s\S]*?\n\n/m, '')
     expect(stale).not.toBe(report)
     writeFileSync(join(reports, 'web.api.md'), stale)
     const { code, output } = await check(reports)
