@@ -1,51 +1,8 @@
 import { parseArgs } from 'node:util'
-import { applications, apply } from './applications.js'
-import { BIN, type Command, helpText, parseOptions, type Values, VERSION } from './command.js'
-import { completion } from './completion.js'
-import { deliveries } from './deliveries.js'
-import { doctor } from './doctor.js'
-import { emulator } from './emulator.js'
-import { emulatorClock } from './emulator-clock.js'
-import { endpoints } from './endpoints.js'
-import { EXIT, type Io, parseNumber, UsageError } from './io.js'
-import { listen } from './listen.js'
-import { programs } from './programs.js'
-import { queue } from './queue.js'
-import { recover } from './recover.js'
-import { replay } from './replay.js'
-import { rotate } from './rotate.js'
-import { secrets } from './secrets.js'
-import { send } from './send.js'
-import { sign } from './sign.js'
-import { simulate } from './simulate.js'
-import { sql } from './sql.js'
-import { test } from './test-event.js'
-import { trigger } from './trigger.js'
-import { verify } from './verify.js'
-
-export const COMMANDS: readonly Command[] = [
-  sign,
-  send,
-  verify,
-  simulate,
-  listen,
-  emulator,
-  endpoints,
-  test,
-  deliveries,
-  replay,
-  recover,
-  doctor,
-  rotate,
-  queue,
-  programs,
-  apply,
-  applications,
-  sql,
-  trigger,
-  secrets,
-  completion,
-]
+import { COMMANDS } from './commands/index.js'
+import { emulatorClock } from './commands/local/emulator-clock.js'
+import { BIN, helpText, parseOptions, type Values, VERSION } from './framework/command.js'
+import { EXIT, type Io, parseNumber, UsageError } from './framework/io.js'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 

@@ -1,4 +1,4 @@
-import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/client'
+import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/client/internal'
 import { ApiError } from './api-error.js'
 import type { Catalogue, Program } from './catalogue.js'
 import type { Channels } from './channels.js'

@@ -1,4 +1,4 @@
-import type { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
+import type { DELIVERY_STATUSES } from '@affiliate-webhooks/client/internal'
 import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core'
 
 /**

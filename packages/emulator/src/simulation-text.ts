@@ -3,8 +3,13 @@
  * `affiliate-webhooks simulate` and the demo print them, and the small
  * formatters they are made of.
  */
-import { formatRows } from '@affiliate-webhooks/client'
 import type { SimulationProgress, SimulationReport } from './run-simulation.js'
+
+/** Rows of two columns, the first padded (the CLI's text/table.ts has the same; this file moves there). */
+function formatRows(rows: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...rows.map(([key]) => key.length))
+  return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`.trimEnd()).join('\n')
+}
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
 export function formatDuration(ms: number): string {

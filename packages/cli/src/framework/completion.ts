@@ -111,7 +111,12 @@ function fish(list: readonly Shape[]): string {
 
 const SHELLS = { bash, zsh, fish } as const
 
-export const completion: Command = {
+/**
+ * The `completion` command. It lists every command, itself included, so the
+ * table is handed in as a getter (read when it runs) instead of imported: the
+ * table imports this file.
+ */
+export const completion = (commands: () => readonly Command[]): Command => ({
   name: 'completion',
   summary: 'print a shell completion script (bash, zsh, fish)',
   positionals: true,
@@ -132,9 +137,7 @@ Exit codes: 0 printed, 2 wrong usage.`,
       throw new UsageError(`expected bash, zsh or fish${shell ? `, not "${shell}"` : ''}`)
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
-    // main.ts lists this command too: read the list when run, not when loaded.
-    const { COMMANDS } = await import('./main.js')
-    io.stdout.write(SHELLS[shell](shapes(COMMANDS)))
+    io.stdout.write(SHELLS[shell](shapes(commands())))
     return EXIT.ok
   },
-}
+})

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises'
 import { type CapturedDelivery, CaptureFileError, readCapture } from '@affiliate-webhooks/emulator'
-import type { Values } from './command.js'
 
 /** What a command may touch: streams and environment, so tests can run it in-process. */
 export interface Io {
@@ -129,7 +128,7 @@ export async function readCaptureFile(path: string): Promise<CapturedDelivery> {
 }
 
 /** Reads `--body FILE`, or stdin for `-` or no flag. Exact bytes: nothing trimmed or decoded. */
-export async function readBody(path: string | undefined, io: Io): Promise<Uint8Array> {
+export async function readInputFile(path: string | undefined, io: Io): Promise<Uint8Array> {
   if (path !== undefined && path !== '-') {
     try {
       return new Uint8Array(await readFile(path))
@@ -154,14 +153,22 @@ export const writeJson = (io: Io, value: unknown): void => {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
 }
 
-/** What a command with `--json` prints: the value as JSON with the flag, else the text. */
-export function output(io: Io, values: Values, value: unknown, text: string): void {
+/** What a command with `--json` prints: the value as JSON with the flag (`values.json`), else the text. */
+export function output(
+  io: Io,
+  values: { readonly json?: unknown },
+  value: unknown,
+  text: string,
+): void {
   if (values.json) writeJson(io, value)
   else io.stdout.write(`${text}\n`)
 }
 
-/** A usage error when any of `flags` was given: `<why>; leave out --a, --b`. */
-export function refuseFlags(values: Values, flags: readonly string[], why: string): void {
+/**
+ * A usage error when any of `flags` was given: `<why>; leave out --a, --b`.
+ * `values` are a command's parsed flags (typed by shape: this file imports nothing of command.ts).
+ */
+export function refuseFlags(values: object, flags: readonly string[], why: string): void {
   const given = flags.filter((flag) => flag in values)
   if (given.length > 0) throw new UsageError(`${why}; leave out --${given.join(', --')}`)
 }

@@ -1,11 +1,5 @@
+import type { Delivery, Program, WebhookEndpoint } from '@affiliate-webhooks/client'
 import { describe, expect, it } from 'vitest'
-import {
-  formatApplications,
-  formatApplied,
-  formatProgram,
-  formatPrograms,
-  payoutText,
-} from './program-text.js'
 import {
   answerOf,
   formatDeliveries,
@@ -15,10 +9,15 @@ import {
   formatHealthFindings,
   formatRecovery,
   formatReplaySummary,
-  formatRows,
-  formatTable,
-} from './text.js'
-import type { Delivery, Program, WebhookEndpoint } from './types.js'
+} from './endpoint-text.js'
+import {
+  formatApplications,
+  formatApplied,
+  formatProgram,
+  formatPrograms,
+  payoutText,
+} from './program-text.js'
+import { formatRows, formatTable } from './table.js'
 
 const endpoint: WebhookEndpoint = {
   id: 'wh_1',

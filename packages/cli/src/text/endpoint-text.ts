@@ -1,34 +1,17 @@
 /**
  * The management API's objects as people read them on a terminal: endpoints,
  * deliveries, the live tail, replay and recovery summaries, health findings.
- * What `affiliate-webhooks` prints; `--json` prints the objects themselves.
+ * What `affiliate-webhooks` prints; `--json` prints the objects themselves. The
+ * client returns the objects; these lines are the CLI's.
  */
-import type { HealthFinding } from './endpoint-health.js'
-import type { FollowEvent } from './follow.js'
-import type { RecoveryReport, ReplaySummary } from './recovery.js'
-import type { Delivery, WebhookEndpoint } from './types.js'
-
-/** Rows of two columns, the first padded. */
-export function formatRows(rows: readonly (readonly [string, string])[]): string {
-  const width = Math.max(...rows.map(([key]) => key.length))
-  return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`.trimEnd()).join('\n')
-}
-
-/** Rows as aligned columns, the header first. */
-export function formatTable(
-  header: readonly string[],
-  rows: readonly (readonly string[])[],
-): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
-  )
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd()
-  return [line(header), ...rows.map(line)].join('\n')
-}
+import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
+import type {
+  FollowEvent,
+  HealthFinding,
+  RecoveryReport,
+  ReplaySummary,
+} from '@affiliate-webhooks/client/internal'
+import { formatRows, formatTable } from './table.js'
 
 /** One endpoint as rows of name and value, for people. */
 export function formatEndpoint(endpoint: WebhookEndpoint): string {

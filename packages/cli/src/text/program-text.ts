@@ -2,8 +2,13 @@
  * Programs and applications as people read them on a terminal: what
  * `affiliate-webhooks programs`, `apply` and `applications` print.
  */
-import { formatRows, formatTable } from './text.js'
-import type { Application, ApplicationListEntry, Program, ProgramSummary } from './types.js'
+import type {
+  Application,
+  ApplicationListEntry,
+  Program,
+  ProgramSummary,
+} from '@affiliate-webhooks/client'
+import { formatRows, formatTable } from './table.js'
 
 /** The payout as people read it: `7.00%`, `31.50 EUR`, or `-` when the network gives none. */
 export function payoutText(program: ProgramSummary): string {

@@ -1,5 +1,5 @@
+import type { ApplicationStatus } from '../types.js'
 import { ServiceError, type ServiceErrorDetails } from './errors.js'
-import type { ApplicationStatus } from './types.js'
 
 const BRAND = Symbol.for('affiliate-webhooks.DuplicateApplicationError')
 

@@ -1,5 +1,5 @@
+import type { QuotaState, RateLimitState } from '../types.js'
 import { delay } from './delay.js'
-import type { QuotaState, RateLimitState } from './types.js'
 
 /**
  * Keeps a client under the service's fixed-window rate limit, from the

@@ -1,12 +1,12 @@
-import { isDuplicateApplicationError } from './duplicate-application-error.js'
-import { PAGE_SIZE, walkPages } from './page-walk.js'
-import { isAmbiguous, type Transport } from './transport.js'
+import { isDuplicateApplicationError } from '../http/duplicate-application-error.js'
+import { PAGE_SIZE, walkPages } from '../http/page-walk.js'
+import { isAmbiguous, type Transport } from '../http/transport.js'
 import type {
   Application,
   ApplicationListEntry,
   ApplicationStatus,
   CreateApplicationInput,
-} from './types.js'
+} from '../types.js'
 import type { CallOptions } from './webhooks.js'
 
 /** Filters of {@link ApplicationsResource.list}. */

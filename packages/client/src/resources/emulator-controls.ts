@@ -1,4 +1,4 @@
-import type { Transport } from './transport.js'
+import type { Transport } from '../http/transport.js'
 import type { CallOptions } from './webhooks.js'
 
 /** `POST /emulator/conversions`: a conversion as the network reports it. */

@@ -1,6 +1,6 @@
-import { PAGE_SIZE, walkPages } from './page-walk.js'
-import type { Transport } from './transport.js'
-import type { ApprovalType, PayoutType, Program, ProgramStatus, ProgramSummary } from './types.js'
+import { PAGE_SIZE, walkPages } from '../http/page-walk.js'
+import type { Transport } from '../http/transport.js'
+import type { ApprovalType, PayoutType, Program, ProgramStatus, ProgramSummary } from '../types.js'
 import type { CallOptions } from './webhooks.js'
 
 /** Filters of {@link ProgramsResource.list}, combined with AND. */

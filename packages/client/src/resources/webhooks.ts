@@ -1,6 +1,6 @@
-import { ServiceError } from './errors.js'
-import { PAGE_SIZE } from './page-walk.js'
-import { isAmbiguous, type Transport } from './transport.js'
+import { ServiceError } from '../http/errors.js'
+import { PAGE_SIZE } from '../http/page-walk.js'
+import { isAmbiguous, type Transport } from '../http/transport.js'
 import type {
   CreateWebhookInput,
   Delivery,
@@ -10,7 +10,7 @@ import type {
   UpdateWebhookInput,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
-} from './types.js'
+} from '../types.js'
 
 /** Per-call options every method takes. */
 export interface CallOptions {

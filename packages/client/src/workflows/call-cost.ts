@@ -1,5 +1,5 @@
+import { PAGE_SIZE } from '../http/page-walk.js'
 import { FOLLOW_CALLS_PER_POLL } from './follow-pacing.js'
-import { PAGE_SIZE } from './page-walk.js'
 
 /** Part of what a command costs in calls against the account's rate limit and quota. */
 export interface CostItem {

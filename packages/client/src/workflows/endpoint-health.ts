@@ -3,7 +3,7 @@ import {
   rawBodyFixOf,
   readReceiverAnswer,
 } from '@affiliate-webhooks/core'
-import type { Delivery, WebhookEndpoint } from './types.js'
+import type { Delivery, WebhookEndpoint } from '../types.js'
 
 /** One thing `doctor` found, in words, with the command that fixes it. */
 export interface HealthFinding {

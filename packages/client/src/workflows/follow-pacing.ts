@@ -1,5 +1,5 @@
+import type { QuotaState, RateLimitState } from '../types.js'
 import { DAY_MS, type ServicePace, SPEC_MONTHLY_QUOTA } from './service-pace.js'
-import type { QuotaState, RateLimitState } from './types.js'
 
 /** Calls one look of `followDeliveries` makes: the newest page of deliveries, and the endpoint. */
 export const FOLLOW_CALLS_PER_POLL = 2

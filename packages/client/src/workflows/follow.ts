@@ -1,7 +1,9 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core'
-import type { Client } from './client.js'
-import { delay } from './delay.js'
-import { isServiceError } from './errors.js'
+import type { Client } from '../client.js'
+import { delay } from '../http/delay.js'
+import { isServiceError } from '../http/errors.js'
+import { PAGE_SIZE } from '../http/page-walk.js'
+import type { Delivery, RateLimitState } from '../types.js'
 import {
   type FollowPlan,
   nextPoll,
@@ -9,9 +11,7 @@ import {
   type QuotaStop,
   quotaStop,
 } from './follow-pacing.js'
-import { PAGE_SIZE } from './page-walk.js'
 import { type ServicePace, servicePace } from './service-pace.js'
-import type { Delivery, RateLimitState } from './types.js'
 
 /** One attempt of a delivery, as `followDeliveries` and `followDeliveryAttempts` saw it. */
 export interface AttemptSeen {

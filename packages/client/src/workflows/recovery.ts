@@ -1,5 +1,5 @@
-import type { Client } from './client.js'
-import type { Delivery } from './types.js'
+import type { Client } from '../client.js'
+import type { Delivery } from '../types.js'
 
 /** What a bulk replay did. */
 export interface ReplaySummary {

@@ -1,5 +1,5 @@
-import type { Client } from './client.js'
-import { isServiceError } from './errors.js'
+import type { Client } from '../client.js'
+import { isServiceError } from '../http/errors.js'
 
 /** The spec's rate limit: requests per fixed one-minute window, per account, shared by every key. */
 export const SPEC_RATE_LIMIT = 120

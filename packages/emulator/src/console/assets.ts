@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
+import { DELIVERY_STATUSES } from '@affiliate-webhooks/client/internal'
 import { PROGRAM_STATUSES } from '../applications.js'
 import { APPROVAL_TYPES, PAYOUT_TYPES } from '../catalogue.js'
 import { CONVERSION_STATUSES } from '../validation.js'

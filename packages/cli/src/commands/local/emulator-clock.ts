@@ -1,7 +1,12 @@
-import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
-import { formatClockAdvance } from '../text/pacing-text.js'
-import { BIN } from './command.js'
-import { EXIT, output } from './io.js'
+import { BIN } from '../../framework/command.js'
+import { EXIT, output } from '../../framework/io.js'
+import {
+  manageCommand,
+  onlyArgument,
+  parseDuration,
+  withClient,
+} from '../../framework/service-command.js'
+import { formatClockAdvance } from '../../text/pacing-text.js'
 
 /**
  * `emulator clock +1h`: moves a running emulator's clock (POST /emulator/clock),

@@ -1,13 +1,19 @@
-import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client'
+import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client/internal'
 import {
   createEmulator,
   type Emulator,
   emulatorBanner,
   terminalLog,
 } from '@affiliate-webhooks/emulator'
-import { type Command, flag, listenOptions, num, str } from './command.js'
-import { writeCannotListen } from './hints.js'
-import { EXIT, type Io, SECRET_AS_KEY_HINT, UsageError, untilInterrupted } from './io.js'
+import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
+import { writeCannotListen } from '../../framework/hints.js'
+import {
+  EXIT,
+  type Io,
+  SECRET_AS_KEY_HINT,
+  UsageError,
+  untilInterrupted,
+} from '../../framework/io.js'
 
 /** The emulator's banner, then the lines to paste so the management commands use it. */
 function banner(emulator: Emulator, statePath: string | undefined): string {

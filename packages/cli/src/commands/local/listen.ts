@@ -1,8 +1,8 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core'
 import { formatRelayed, startRelay } from '@affiliate-webhooks/emulator'
-import { type Command, flag, listenOptions, num, str } from './command.js'
-import { writeCannotListen } from './hints.js'
-import { EXIT, requireUrl, UsageError, untilInterrupted } from './io.js'
+import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
+import { writeCannotListen } from '../../framework/hints.js'
+import { EXIT, requireUrl, UsageError, untilInterrupted } from '../../framework/io.js'
 
 export const listen: Command = {
   name: 'listen',

@@ -14,20 +14,28 @@ import {
   sampleEventBody,
   sendAttempt,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, flag, num, str, type Values, VERSION } from './command.js'
-import { writeHint, writeRouteHint } from './hints.js'
+import {
+  COMMON,
+  type Command,
+  flag,
+  num,
+  str,
+  type Values,
+  VERSION,
+} from '../../framework/command.js'
+import { writeHint, writeRouteHint } from '../../framework/hints.js'
 import {
   checkSecretShape,
   EXIT,
   type Io,
-  readBody,
   readCaptureFile,
+  readInputFile,
   refuseFlags,
   requireSecret,
   requireUrl,
   UsageError,
   writeJson,
-} from './io.js'
+} from '../../framework/io.js'
 
 /** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
 function parseCreatedAt(text: string | undefined): string | undefined {
@@ -155,7 +163,7 @@ Exit codes: 0 answered 2xx, 1 any other outcome, 2 wrong usage.`,
     }
     // A body file is sent byte for byte, BOM or odd encoding included.
     const body: string | Uint8Array =
-      bodyPath === undefined ? buildBody(values, io) : await readBody(bodyPath, io)
+      bodyPath === undefined ? buildBody(values, io) : await readInputFile(bodyPath, io)
     checkSecretShape(secret, io)
     const event = describeEvent(typeof body === 'string' ? body : new TextDecoder().decode(body))
     const headers = await deliveryHeaders({

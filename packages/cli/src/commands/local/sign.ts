@@ -1,7 +1,13 @@
 import { parseSignatureHeader } from '@affiliate-webhooks/core'
 import { signPayload } from '@affiliate-webhooks/core/testing'
-import { COMMON, type Command, flag, num, str } from './command.js'
-import { checkSecretShape, EXIT, readBody, requireSecret, writeJson } from './io.js'
+import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
+import {
+  checkSecretShape,
+  EXIT,
+  readInputFile,
+  requireSecret,
+  writeJson,
+} from '../../framework/io.js'
 
 export const sign: Command = {
   name: 'sign',
@@ -28,7 +34,7 @@ Exit codes: 0 printed, 2 wrong usage.`,
   async run(values, io) {
     const secret = requireSecret(str(values, 'secret'), io)
     const timestamp = num(values, 'timestamp') ?? Math.floor(Date.now() / 1000)
-    const body = await readBody(str(values, 'body'), io)
+    const body = await readInputFile(str(values, 'body'), io)
     checkSecretShape(secret, io)
     if (body.at(-1) === 0x0a) {
       io.stderr.write(

@@ -6,7 +6,7 @@ import {
   SIMULATION_DEFAULTS,
   simulationSummary,
 } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, flag, num, str } from './command.js'
+import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
 import {
   checkSecretShape,
   EXIT,
@@ -15,7 +15,7 @@ import {
   output,
   requireSecret,
   requireUrl,
-} from './io.js'
+} from '../../framework/io.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {

@@ -1,25 +1,25 @@
+import type { Client } from '@affiliate-webhooks/client'
 import {
   type AttemptSeen,
   attemptSeen,
-  type Client,
   type ConversionInput,
   type EmitResult,
   followDelivery,
-  formatFollowEvent,
   MIN_POLL_MS,
-} from '@affiliate-webhooks/client'
+} from '@affiliate-webhooks/client/internal'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { CONVERSION_STATUSES, isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator'
+import { BIN, flag, num, str, type Values } from '../../framework/command.js'
+import { writeRouteHint } from '../../framework/hints.js'
+import { EXIT, type Io, interruptible, UsageError } from '../../framework/io.js'
 import {
   MANAGE_FOOTER,
   manageCommand,
   onlyArgument,
   parseDuration,
   withClient,
-} from '../manage/api.js'
-import { BIN, flag, num, str, type Values } from './command.js'
-import { writeRouteHint } from './hints.js'
-import { EXIT, type Io, interruptible, UsageError } from './io.js'
+} from '../../framework/service-command.js'
+import { formatFollowEvent } from '../../text/endpoint-text.js'
 
 const TYPES = CONVERSION_EVENT_TYPES
 const FIELDS = [

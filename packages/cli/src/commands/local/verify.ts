@@ -4,16 +4,16 @@ import {
   formatDiagnosis,
 } from '@affiliate-webhooks/core'
 import { bodyOf } from '@affiliate-webhooks/emulator'
-import { COMMON, type Command, flag, num, str } from './command.js'
+import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
 import {
   EXIT,
   output,
-  readBody,
   readCaptureFile,
+  readInputFile,
   refuseFlags,
   requireSecret,
   UsageError,
-} from './io.js'
+} from '../../framework/io.js'
 
 export const verify: Command = {
   name: 'verify',
@@ -75,7 +75,7 @@ Exit codes: 0 verifies, 1 does not verify, 2 wrong usage.`,
     const nowSeconds = num(values, 'now')
     const now = nowSeconds === undefined ? Date.now() : nowSeconds * 1000
     const eventId = captured ? captured.eventId : str(values, 'event-id')
-    const body = captured?.body ?? (await readBody(str(values, 'body'), io))
+    const body = captured?.body ?? (await readInputFile(str(values, 'body'), io))
     const diagnosis = await diagnoseSignature({
       header,
       body,

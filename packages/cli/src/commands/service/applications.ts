@@ -1,15 +1,16 @@
-import type { ApplicationListEntry } from '@affiliate-webhooks/client'
-import {
-  APPLICATION_STATUSES,
-  formatApplications,
-  formatApplied,
-  isDuplicateApplicationError,
-} from '@affiliate-webhooks/client'
+import { type ApplicationListEntry, isDuplicateApplicationError } from '@affiliate-webhooks/client'
+import { APPLICATION_STATUSES } from '@affiliate-webhooks/client/internal'
 import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator'
-import { EXIT_MANAGE, manageCommand, positional, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { flag, str } from './command.js'
-import { EXIT, output, UsageError } from './io.js'
+import { flag, str } from '../../framework/command.js'
+import { EXIT, output, UsageError } from '../../framework/io.js'
+import {
+  EXIT_MANAGE,
+  manageCommand,
+  positional,
+  withClient,
+} from '../../framework/service-command.js'
+import { costText } from '../../text/pacing-text.js'
+import { formatApplications, formatApplied } from '../../text/program-text.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = MAX_NOTE_LENGTH

@@ -1,13 +1,12 @@
-import {
-  type Client,
-  DELIVERY_STATUSES,
-  type DeliveriesOptions,
-  type Delivery,
-  type DeliveryStatus,
-  followDeliveries,
-  formatDeliveries,
-  formatFollowEvent,
+import type {
+  Client,
+  DeliveriesOptions,
+  Delivery,
+  DeliveryStatus,
 } from '@affiliate-webhooks/client'
+import { DELIVERY_STATUSES, followDeliveries } from '@affiliate-webhooks/client/internal'
+import { flag, str } from '../../framework/command.js'
+import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
 import {
   clientFrom,
   manageCommand,
@@ -15,10 +14,9 @@ import {
   onlyArgument,
   sinceOf,
   sinceOption,
-} from '../manage/api.js'
-import { costText, formatFollowNotice, formatFollowPlan } from '../text/pacing-text.js'
-import { flag, str } from './command.js'
-import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
+} from '../../framework/service-command.js'
+import { formatDeliveries, formatFollowEvent } from '../../text/endpoint-text.js'
+import { costText, formatFollowNotice, formatFollowPlan } from '../../text/pacing-text.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined

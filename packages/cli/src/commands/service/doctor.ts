@@ -1,12 +1,10 @@
-import {
-  checkEndpointHealth,
-  type Delivery,
-  formatHealthFindings,
-} from '@affiliate-webhooks/client'
+import type { Delivery } from '@affiliate-webhooks/client'
+import { checkEndpointHealth } from '@affiliate-webhooks/client/internal'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
-import { manageCommand, onlyArgument, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { EXIT, output } from './io.js'
+import { EXIT, output } from '../../framework/io.js'
+import { manageCommand, onlyArgument, withClient } from '../../framework/service-command.js'
+import { formatHealthFindings } from '../../text/endpoint-text.js'
+import { costText } from '../../text/pacing-text.js'
 
 /** How many recent deliveries doctor reads. */
 const RECENT = 100

@@ -1,16 +1,13 @@
-import {
-  type Client,
-  formatEndpoint,
-  formatEndpoints,
-  type UpdateWebhookInput,
-} from '@affiliate-webhooks/client'
+import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
-import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis'
+import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
 import type { Redis } from 'ioredis'
-import { manageCommand, positional, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { flag, str, type Values } from './command.js'
-import { EXIT, type Io, output, SECRET_ENV, UsageError } from './io.js'
+import { flag, str, type Values } from '../../framework/command.js'
+import { EXIT, type Io, output, SECRET_ENV, UsageError } from '../../framework/io.js'
+import { manageCommand, positional, withClient } from '../../framework/service-command.js'
+import { formatEndpoint, formatEndpoints } from '../../text/endpoint-text.js'
+import { costText } from '../../text/pacing-text.js'
+import { formatKeptSecret } from '../../text/secret-text.js'
 
 function parseEvents(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined
@@ -45,7 +42,9 @@ export async function keepSecret(
   redis: Redis | undefined,
   graceMs?: number,
 ): Promise<string> {
-  const notes = redis ? await keepShownSecret({ client: redis, endpointId, secret, graceMs }) : []
+  const notes = redis
+    ? formatKeptSecret(await keepShownSecret({ client: redis, endpointId, secret, graceMs }))
+    : []
   if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
   return notes.join('\n')
 }

@@ -1,15 +1,10 @@
-import {
-  APPROVAL_TYPES,
-  formatProgram,
-  formatPrograms,
-  PAYOUT_TYPES,
-  PROGRAM_STATUSES,
-  type ProgramSummary,
-} from '@affiliate-webhooks/client'
-import { manageCommand, positional, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { flag, str, type Values } from './command.js'
-import { EXIT, output, UsageError } from './io.js'
+import type { ProgramSummary } from '@affiliate-webhooks/client'
+import { APPROVAL_TYPES, PAYOUT_TYPES, PROGRAM_STATUSES } from '@affiliate-webhooks/client/internal'
+import { flag, str, type Values } from '../../framework/command.js'
+import { EXIT, output, UsageError } from '../../framework/io.js'
+import { manageCommand, positional, withClient } from '../../framework/service-command.js'
+import { costText } from '../../text/pacing-text.js'
+import { formatProgram, formatPrograms } from '../../text/program-text.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
 export function oneOf(values: Values, flag: string, allowed: readonly string[]) {

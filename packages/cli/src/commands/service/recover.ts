@@ -1,7 +1,14 @@
-import { formatRecovery, recoverEndpoint } from '@affiliate-webhooks/client'
-import { manageCommand, onlyArgument, sinceOf, sinceOption, withClient } from '../manage/api.js'
-import { costText, formatStillQueued } from '../text/pacing-text.js'
-import { interruptible, output } from './io.js'
+import { recoverEndpoint } from '@affiliate-webhooks/client/internal'
+import { interruptible, output } from '../../framework/io.js'
+import {
+  manageCommand,
+  onlyArgument,
+  sinceOf,
+  sinceOption,
+  withClient,
+} from '../../framework/service-command.js'
+import { formatRecovery } from '../../text/endpoint-text.js'
+import { costText, formatStillQueued } from '../../text/pacing-text.js'
 import { progressLine, replayExit } from './replay.js'
 
 export const recover = manageCommand({

@@ -1,9 +1,16 @@
-import { formatReplaySummary, type ReplaySummary, replayAll } from '@affiliate-webhooks/client'
-import { manageCommand, positional, sinceOf, sinceOption, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { flag } from './command.js'
+import { type ReplaySummary, replayAll } from '@affiliate-webhooks/client/internal'
+import { flag } from '../../framework/command.js'
+import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
+import {
+  manageCommand,
+  positional,
+  sinceOf,
+  sinceOption,
+  withClient,
+} from '../../framework/service-command.js'
+import { formatReplaySummary } from '../../text/endpoint-text.js'
+import { costText } from '../../text/pacing-text.js'
 import { collectDeliveries } from './deliveries.js'
-import { EXIT, type Io, interruptible, output, UsageError } from './io.js'
 
 /** The exit code of a replay of many: interrupted, some refused, or every one queued. */
 export const replayExit = (summary: ReplaySummary): number =>

@@ -1,15 +1,15 @@
+import type { Client, Delivery } from '@affiliate-webhooks/client'
+import { followDelivery, planFollow, servicePace } from '@affiliate-webhooks/client/internal'
+import { flag, str } from '../../framework/command.js'
+import { EXIT, type Io, interruptible, writeJson } from '../../framework/io.js'
 import {
-  answerOf,
-  type Client,
-  type Delivery,
-  followDelivery,
-  planFollow,
-  servicePace,
-} from '@affiliate-webhooks/client'
-import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
-import { costText } from '../text/pacing-text.js'
-import { flag, str } from './command.js'
-import { EXIT, type Io, interruptible, writeJson } from './io.js'
+  manageCommand,
+  onlyArgument,
+  parseDuration,
+  withClient,
+} from '../../framework/service-command.js'
+import { answerOf } from '../../text/endpoint-text.js'
+import { costText } from '../../text/pacing-text.js'
 
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
 async function follow(

@@ -1,11 +1,12 @@
-import { type Command, flag, str, type Values } from './command.js'
-import { EXIT, type Io, output, UsageError } from './io.js'
+import { type Command, flag, str, type Values } from '../../framework/command.js'
+import { EXIT, type Io, output, UsageError } from '../../framework/io.js'
+import { formatFailedJobs, formatQueueStats } from '../../text/queue-text.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 
 // Loaded on use only: the other commands need neither BullMQ nor a Redis client.
 async function openQueue(url: string, queueName: string, prefix: string | undefined) {
-  const admin = await import('@affiliate-webhooks/bullmq')
+  const admin = await import('@affiliate-webhooks/bullmq/internal')
   return {
     admin,
     ...(await admin.openQueueForAdmin(url, { queueName, ...(prefix ? { prefix } : {}) })),
@@ -22,12 +23,12 @@ async function act(
   const { queue, admin } = opened
   if (action === 'stats') {
     const stats = await admin.queueStats(queue)
-    output(io, values, stats, admin.formatQueueStats(stats))
+    output(io, values, stats, formatQueueStats(stats))
     return EXIT.ok
   }
   if (action === 'failed') {
     const jobs = await admin.failedJobs(queue, 1000)
-    output(io, values, jobs, admin.formatFailedJobs(jobs))
+    output(io, values, jobs, formatFailedJobs(jobs))
     return EXIT.ok
   }
   const moved = await admin.retryFailed(queue, values.all ? 'all' : { jobId: target as string })

@@ -1,7 +1,12 @@
-import { manageCommand, onlyArgument, parseDuration, withClient } from '../manage/api.js'
-import { flag, str } from './command.js'
-import { connectSecretRedis, keepSecret } from './endpoints.js'
-import { EXIT, UsageError, writeJson } from './io.js'
+import { flag, str } from '../../framework/command.js'
+import { EXIT, UsageError, writeJson } from '../../framework/io.js'
+import {
+  manageCommand,
+  onlyArgument,
+  parseDuration,
+  withClient,
+} from '../../framework/service-command.js'
+import { connectSecretRedis, keepSecret } from '../service/endpoints.js'
 
 export const rotate = manageCommand({
   name: 'rotate',

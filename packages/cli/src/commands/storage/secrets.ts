@@ -1,9 +1,17 @@
-import { describeHeldSecrets, redisSecretSource } from '@affiliate-webhooks/redis'
+import { redisSecretSource } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
-import { managed, positional } from '../manage/api.js'
-import { type Command, flag, str } from './command.js'
-import { connectSecretRedis } from './endpoints.js'
-import { EXIT, KEY_AS_SECRET_HINT, output, readFlagFile, SECRET_ENV, UsageError } from './io.js'
+import { type Command, flag, str } from '../../framework/command.js'
+import {
+  EXIT,
+  KEY_AS_SECRET_HINT,
+  output,
+  readFlagFile,
+  SECRET_ENV,
+  UsageError,
+} from '../../framework/io.js'
+import { managed, positional } from '../../framework/service-command.js'
+import { formatHeldSecrets } from '../../text/secret-text.js'
+import { connectSecretRedis } from '../service/endpoints.js'
 
 export const secrets: Command = {
   name: 'secrets',
@@ -53,7 +61,7 @@ Exit codes: 0 stored, 2 wrong usage, 4 Redis could not be reached or refused the
       try {
         const source = redisSecretSource({ client: redis, endpointId: id })
         await source.set([secret])
-        const held = await describeHeldSecrets(source)
+        const held = formatHeldSecrets(source.key, await source.entries())
         output(
           io,
           values,

@@ -1,7 +1,7 @@
 import { mysqlSchema } from '@affiliate-webhooks/mysql'
 import { postgresSchema } from '@affiliate-webhooks/postgres'
-import { type Command, flag, str } from './command.js'
-import { EXIT, UsageError } from './io.js'
+import { type Command, flag, str } from '../../framework/command.js'
+import { EXIT, UsageError } from '../../framework/io.js'
 
 /** The DDL of each SQL store, by the flag that names its database. */
 const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string }) => string> = {

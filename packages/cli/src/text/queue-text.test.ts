@@ -1,5 +1,6 @@
+import { JOB_STATES, type QueueStats } from '@affiliate-webhooks/bullmq'
 import { describe, expect, it } from 'vitest'
-import { formatFailedJobs, formatQueueStats, JOB_STATES, type QueueStats } from './admin.js'
+import { formatFailedJobs, formatQueueStats } from './queue-text.js'
 
 describe('queue admin as text', () => {
   it('one state and its count a line, in the order of JOB_STATES', () => {
