@@ -1,11 +1,7 @@
-/**
- * The typed client of the Publisher Affiliate API: `createClient`, the `api.*`
- * resources, the errors it throws and the objects it returns. What only the CLI,
- * the emulator and the tests share (follow, recovery, pacing, the emulator's
- * control calls) is on `@affiliate-webhooks/client/internal`, outside semver.
- *
- * @packageDocumentation
- */
+// The public surface (see README "Public surface"): `createClient`, the `api.*`
+// resources, the errors it throws and the objects it returns. What only the CLI,
+// the emulator and the tests share (follow, recovery, pacing, the emulator's
+// control calls) is on `@affiliate-webhooks/client/internal`, outside semver.
 export { type Client, type ClientOptions, createClient } from './client.js'
 export {
   DuplicateApplicationError,
