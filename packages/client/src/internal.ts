@@ -2,7 +2,7 @@
  * `@affiliate-webhooks/client/internal`: what the CLI, the emulator and the
  * repository's tests share with the client and no user calls: the environment
  * variable names, the emulator's control calls, the long-running workflows
- * (follow, replay, recovery, endpoint health) and the pacing they run under,
+ * (follow, replay, recovery) and the pacing they run under,
  * the spec's lists. Shared by sibling packages only; not covered by semver: any
  * release may change or remove a name here. Users import `@affiliate-webhooks/client`.
  *
@@ -29,7 +29,6 @@ export {
   type CostedCommand,
   type CostItem,
 } from './workflows/call-cost.js'
-export { checkEndpointHealth, type HealthFinding } from './workflows/endpoint-health.js'
 export {
   type AttemptSeen,
   attemptSeen,

@@ -7,10 +7,10 @@
 import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
 import type {
   FollowEvent,
-  HealthFinding,
   RecoveryReport,
   ReplaySummary,
 } from '@affiliate-webhooks/client/internal'
+import type { HealthFinding } from './health-findings.js'
 import { formatRows, formatTable } from './table.js'
 
 /** One endpoint as rows of name and value, for people. */

@@ -1,7 +1,7 @@
+import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
 import { createReceiver, rawBodyUnavailable } from '@affiliate-webhooks/core'
 import { describe, expect, it } from 'vitest'
-import type { Delivery, WebhookEndpoint } from '../types.js'
-import { checkEndpointHealth } from './endpoint-health.js'
+import { checkEndpointHealth } from './health-findings.js'
 
 const endpoint = {
   id: 'we_1',

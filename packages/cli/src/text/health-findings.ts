@@ -1,9 +1,9 @@
+import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
 import {
   SERVICE_DISABLES_AFTER as DISABLE_AFTER,
   rawBodyFixOf,
   readReceiverAnswer,
 } from '@affiliate-webhooks/core'
-import type { Delivery, WebhookEndpoint } from '../types.js'
 
 /** One thing `doctor` found, in words, with the command that fixes it. */
 export interface HealthFinding {

@@ -1,9 +1,9 @@
 import type { Delivery } from '@affiliate-webhooks/client'
-import { checkEndpointHealth } from '@affiliate-webhooks/client/internal'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
 import { EXIT, output } from '../../framework/io.js'
 import { manageCommand, onlyArgument, withClient } from '../../framework/service-command.js'
 import { formatHealthFindings } from '../../text/endpoint-text.js'
+import { checkEndpointHealth } from '../../text/health-findings.js'
 import { costText } from '../../text/pacing-text.js'
 
 /** How many recent deliveries doctor reads. */
