@@ -1,5 +1,6 @@
 // The CLI run from code: `main(argv, io)` resolves to the exit code. What the
-// commands drive lives in the packages that own it (the engine, the simulation
-// and its text in @affiliate-webhooks/emulator, signature diagnosis in core).
+// commands drive lives in the packages that own it (the delivery engine and the
+// simulation in @affiliate-webhooks/emulator, signature diagnosis in core, the
+// service's API in the client); the lines they print are this package's (src/text/).
 export type { Io } from './framework/io.js'
 export { main } from './main.js'
