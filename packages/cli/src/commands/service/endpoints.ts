@@ -1,13 +1,12 @@
 import type { Client, UpdateWebhookInput } from '@affiliate-webhooks/client'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
-import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
 import type { Redis } from 'ioredis'
 import { flag, str, type Values } from '../../framework/command.js'
-import { EXIT, type Io, output, SECRET_ENV, UsageError } from '../../framework/io.js'
+import { EXIT, type Io, output, UsageError } from '../../framework/io.js'
 import { manageCommand, positional, withClient } from '../../framework/service-command.js'
 import { formatEndpoint, formatEndpoints } from '../../text/endpoint-text.js'
 import { costText } from '../../text/pacing-text.js'
-import { formatKeptSecret } from '../../text/secret-text.js'
+import { connectSecretRedis, keepSecret } from '../storage/secret-redis.js'
 
 function parseEvents(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined
@@ -17,36 +16,6 @@ function parseEvents(text: string | undefined): string[] | undefined {
     .filter(Boolean)
   if (events.length === 0) throw new UsageError('--events needs at least one event type')
   return events
-}
-
-/** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
-export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
-  const url = str(values, 'redis')
-  if (url === undefined) return undefined
-  try {
-    return await connectRedisNow(url)
-  } catch (error) {
-    if (error instanceof TypeError) throw new UsageError(`--redis ${error.message}`)
-    throw error
-  }
-}
-
-/**
- * Puts a secret the service has just shown (once) where it must go: first in
- * Redis for redisSecretSource, and/or on stdout with --show-secret.
- */
-export async function keepSecret(
-  endpointId: string,
-  secret: string,
-  values: Values,
-  redis: Redis | undefined,
-  graceMs?: number,
-): Promise<string> {
-  const notes = redis
-    ? formatKeptSecret(await keepShownSecret({ client: redis, endpointId, secret, graceMs }))
-    : []
-  if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
-  return notes.join('\n')
 }
 
 const SUBCOMMANDS = ['list', 'get', 'create', 'update', 'delete', 'enable', 'disable'] as const

@@ -6,7 +6,7 @@ import {
   parseDuration,
   withClient,
 } from '../../framework/service-command.js'
-import { connectSecretRedis, keepSecret } from '../service/endpoints.js'
+import { connectSecretRedis, keepSecret } from './secret-redis.js'
 
 export const rotate = manageCommand({
   name: 'rotate',

@@ -11,7 +11,7 @@ import {
 } from '../../framework/io.js'
 import { managed, positional } from '../../framework/service-command.js'
 import { formatHeldSecrets } from '../../text/secret-text.js'
-import { connectSecretRedis } from '../service/endpoints.js'
+import { connectSecretRedis } from './secret-redis.js'
 
 export const secrets: Command = {
   name: 'secrets',
