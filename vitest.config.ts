@@ -7,6 +7,18 @@ export default defineConfig({
   resolve: {
     // Tests run against the sources; test/packaging/builds.test.ts checks the built files.
     alias: [
+      {
+        find: /^@affiliate-webhooks\/client\/internal$/,
+        replacement: src('./packages/client/src/internal.ts'),
+      },
+      {
+        find: /^@affiliate-webhooks\/bullmq\/internal$/,
+        replacement: src('./packages/bullmq/src/internal.ts'),
+      },
+      {
+        find: /^@affiliate-webhooks\/redis\/internal$/,
+        replacement: src('./packages/redis/src/internal.ts'),
+      },
       { find: /^@affiliate-webhooks\/core$/, replacement: src('./packages/core/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/core\/testing$/,

@@ -1,3 +1,4 @@
 import { packageConfig } from '../../tsup.package.js'
 
-export default packageConfig()
+// index: the public entry; internal: what only sibling packages share (outside semver).
+export default packageConfig({ entry: ['src/index.ts', 'src/internal.ts'] })

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { COMMANDS } from '../../packages/cli/src/commands/main.js'
+import { COMMANDS } from '../../packages/cli/src/commands/index.js'
 import { CLI, killLive, startLoop } from '../support/cli-live.js'
 import { run } from '../support/run-process.js'
 

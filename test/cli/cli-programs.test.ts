@@ -5,7 +5,7 @@
  */
 import { createClock } from '@affiliate-webhooks/emulator'
 import { afterEach, describe, expect, it } from 'vitest'
-import { main } from '../../packages/cli/src/commands/main.js'
+import { main } from '../../packages/cli/src/main.js'
 import { type Harness, startEmulator } from '../support/emulator-harness.js'
 
 const KEY = `la_${'k'.repeat(32)}`

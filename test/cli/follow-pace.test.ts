@@ -7,9 +7,10 @@
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createClient, followDeliveries, SERVICE_PACE } from '@affiliate-webhooks/client'
+import { createClient } from '@affiliate-webhooks/client'
+import { followDeliveries, SERVICE_PACE } from '@affiliate-webhooks/client/internal'
 import { afterEach, describe, expect, it } from 'vitest'
-import { main } from '../../packages/cli/src/commands/main.js'
+import { main } from '../../packages/cli/src/main.js'
 import { type Harness, startEmulator } from '../support/emulator-harness.js'
 
 const KEY = `la_${'k'.repeat(32)}`

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import { JOB_STATES } from '@affiliate-webhooks/bullmq'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
-import { main } from '../../packages/cli/src/commands/main.js'
+import { main } from '../../packages/cli/src/main.js'
 import { queueSetup } from '../queue/queue-harness.js'
 import { REDIS_URL } from '../support/redis-servers.js'
 

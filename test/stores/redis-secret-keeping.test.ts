@@ -8,12 +8,8 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  connectRedisNow,
-  describeHeldSecrets,
-  keepShownSecret,
-  redisSecretSource,
-} from '@affiliate-webhooks/redis'
+import { redisSecretSource } from '@affiliate-webhooks/redis'
+import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
 import { afterAll, describe, expect, it } from 'vitest'
 import { REDIS_URL } from '../support/redis-servers.js'
 
@@ -54,11 +50,9 @@ describe('keepShownSecret', () => {
       const endpointId = newEndpoint()
       const source = redisSecretSource({ client, endpointId })
       const stored = await keepShownSecret({ client, endpointId, secret: 'whsec_first_AAAA' })
-      expect(stored).toEqual([`secret stored first in Redis key ${source.key}`])
+      // The key and, stored alone, nothing more: the CLI's text/secret-text.ts writes the lines.
+      expect(stored).toEqual({ key: source.key, held: null })
       expect(await source.getSecrets()).toEqual(['whsec_first_AAAA'])
-      expect(await describeHeldSecrets(source)).toBe(
-        `Redis key ${source.key} holds 1 secret: ...AAAA (current); a delivery signed with any other secret will not verify`,
-      )
       const rotated = await keepShownSecret({
         client,
         endpointId,
@@ -66,11 +60,12 @@ describe('keepShownSecret', () => {
         graceMs: 600_000,
       })
       expect(await source.getSecrets()).toEqual(['whsec_second_BBBB', 'whsec_first_AAAA'])
-      expect(rotated[1]).toMatch(
-        /holds 2 secrets: \.\.\.BBBB \(current\), \.\.\.AAAA \(verifies until \d{4}-\d\d-\d\dT[\d:.]+Z\)$/,
-      )
-      // Never the whole secret.
-      expect(rotated.join('\n')).not.toContain('whsec_')
+      expect(rotated.key).toBe(source.key)
+      expect(rotated.held).toEqual([
+        { secret: 'whsec_second_BBBB', expiresAt: null },
+        { secret: 'whsec_first_AAAA', expiresAt: expect.any(Number) },
+      ])
+      expect(rotated.held?.[1]?.expiresAt).toBeGreaterThan(Date.now() + 500_000)
     } finally {
       client.disconnect()
     }

@@ -107,20 +107,3 @@ export async function openQueueForAdmin(
     },
   }
 }
-
-/** {@link queueStats} as people read them: one state and its count a line. */
-export const formatQueueStats = (stats: QueueStats): string =>
-  Object.entries(stats)
-    .map(([state, n]) => `${state.padEnd(12)}${n}`)
-    .join('\n')
-
-/** {@link failedJobs} as people read them: event id (or job id), conversion, tries, last error. */
-export function formatFailedJobs(jobs: readonly FailedJob[]): string {
-  if (jobs.length === 0) return 'no failed jobs'
-  return jobs
-    .map((job) => {
-      const conversion = job.conversionId === null ? '-' : String(job.conversionId)
-      return `${job.eventId ?? job.jobId}  conversion ${conversion}  tries ${job.attemptsMade}  ${job.error}`
-    })
-    .join('\n')
-}

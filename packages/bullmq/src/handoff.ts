@@ -48,41 +48,30 @@ export interface BullmqHandoff extends QueueHandoff {
   close(): Promise<void>
 }
 
-/**
- * The receiver side: pass it as the receiver's `queue` option. Each verified event
- * becomes one job whose id is the event id, so a repeat delivery while the job
- * waits, runs or fails adds nothing; the receiver answers 200 `queued` only once
- * Redis accepted the job.
- */
-export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
+/** The queue name and timeout checked: a TypeError names the option that is wrong. */
+function checkedOptions(options: BullmqHandoffOptions): { queueName: string; timeoutMs: number } {
   const { queueName } = options
   if (typeof queueName !== 'string' || queueName === '' || queueName.includes(':')) {
     throw new TypeError('bullmqHandoff: `queueName` must be a non-empty string without `:`')
   }
-  const prefix = options.prefix ?? DEFAULT_PREFIX
   const timeoutMs = options.timeoutMs ?? 2000
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
     throw new TypeError(
       `bullmqHandoff: \`timeoutMs\` must be a whole number >= 1; got ${timeoutMs}`,
     )
   }
-  const { client, owned } = clientFor(options.connection, 'producer')
-  const queue = new Queue(queueName, { connection: client, prefix })
-  // A lost Redis is reported by each refused job (503); this only keeps the
-  // process from crashing on the emitter's unhandled 'error'.
-  queue.on('error', () => {})
-  const jobOptions: JobsOptions = {
-    attempts: options.attempts ?? 10,
-    backoff: options.backoff ?? { type: 'exponential', delay: 1000 },
-    removeOnComplete: options.removeOnComplete ?? 1000,
-    removeOnFail: options.removeOnFail ?? false,
-  }
+  return { queueName, timeoutMs }
+}
 
-  // While the client (re)connects, wait for it within the timeout rather than
-  // fail at once: the first delivery after start-up still gets queued.
-  // One shared wait, not a listener per request, however many arrive meanwhile.
+/**
+ * While the client (re)connects, a wait for it (the caller bounds it by its
+ * timeout) rather than a failure at once: the first delivery after start-up
+ * still gets queued. One shared wait, not a listener per request, however many
+ * arrive meanwhile; undefined when the client is not connecting.
+ */
+function whenConnected(client: ReturnType<typeof clientFor>['client']) {
   let connecting: Promise<void> | undefined
-  const ready = () => {
+  return () => {
     if (!CONNECTING.has(client.status)) return undefined
     connecting ??= new Promise<void>((resolve) => {
       client.once('ready', () => {
@@ -92,17 +81,30 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
     })
     return connecting
   }
+}
 
+/** What adding a job needs: the connection, the queue and where it lives, the job options. */
+interface JobTarget {
+  client: ReturnType<typeof clientFor>['client']
+  queue: Queue
+  prefix: string
+  queueName: string
+  jobOptions: JobsOptions
+}
+
+/**
+ * Adds a delivery's job. One round trip for the index entry, the failed-set
+ * check and the job: the pipeline is written first, and Redis runs one
+ * connection's commands in order, so the index entry lands before the job. If
+ * the index write fails while the add succeeds, the answer is 503 and the
+ * service's retry writes it; meanwhile a newer event of the conversion may run
+ * first and this one is then dropped as stale, which is ordering's rule anyway.
+ * An entry whose job never came is skipped by workers (they check its state).
+ */
+function jobAdder({ client, queue, prefix, queueName, jobOptions }: JobTarget) {
+  const ready = whenConnected(client)
   const failedKey = `${prefix}:${queueName}:failed`
-
-  // One round trip for the index entry, the failed-set check and the job: the
-  // pipeline is written first, and Redis runs one connection's commands in order,
-  // so the index entry lands before the job. If the index write fails while the
-  // add succeeds, the answer is 503 and the service's retry writes it; meanwhile a
-  // newer event of the conversion may run first and this one is then dropped as
-  // stale, which is ordering's rule anyway. An entry whose job never came is
-  // skipped by workers (they check its state).
-  const add = async (delivery: QueuedDelivery) => {
+  return async (delivery: QueuedDelivery) => {
     await ready()
     const { event, conversionId, order } = delivery
     const jobId = jobIdFor(event.id)
@@ -127,22 +129,54 @@ export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
     // `queued` and stops retrying: a new delivery of it starts it again instead.
     if (results.at(-1)?.[1] !== null) await job.retry('failed', { resetAttemptsMade: true })
   }
+}
 
+/** `work`, or an Error when it takes longer than `timeoutMs`. */
+async function within(timeoutMs: number, work: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Redis did not take the job within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  try {
+    await Promise.race([work, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * The receiver side: pass it as the receiver's `queue` option. Each verified event
+ * becomes one job whose id is the event id, so a repeat delivery while the job
+ * waits, runs or fails adds nothing; the receiver answers 200 `queued` only once
+ * Redis accepted the job.
+ */
+export function bullmqHandoff(options: BullmqHandoffOptions): BullmqHandoff {
+  const { queueName, timeoutMs } = checkedOptions(options)
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const { client, owned } = clientFor(options.connection, 'producer')
+  const queue = new Queue(queueName, { connection: client, prefix })
+  // A lost Redis is reported by each refused job (503); this only keeps the
+  // process from crashing on the emitter's unhandled 'error'.
+  queue.on('error', () => {})
+  const add = jobAdder({
+    client,
+    queue,
+    prefix,
+    queueName,
+    jobOptions: {
+      attempts: options.attempts ?? 10,
+      backoff: options.backoff ?? { type: 'exponential', delay: 1000 },
+      removeOnComplete: options.removeOnComplete ?? 1000,
+      removeOnFail: options.removeOnFail ?? false,
+    },
+  })
   return {
     queue,
     async enqueue(delivery) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`Redis did not take the job within ${timeoutMs} ms`)),
-          timeoutMs,
-        )
-      })
-      try {
-        await Promise.race([add(delivery), timeout])
-      } finally {
-        clearTimeout(timer)
-      }
+      await within(timeoutMs, add(delivery))
     },
     async close() {
       await queue.close()

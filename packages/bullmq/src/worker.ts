@@ -310,51 +310,46 @@ async function beginInOrder(
   return { begun, older: looking.value, stopRenewing }
 }
 
-/**
- * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
- * handlers under the store's rules, exactly as the inline receiver does (begin,
- * handler, commit or release): each event handled once, stale ones dropped, two
- * events of one conversion never at once, the older first when both wait.
- */
-export function createWorker<Tx = undefined>(
-  typedOptions: CreateWorkerOptions<Tx>,
-): AffiliateWorker {
-  const options = typedOptions as CreateWorkerOptions<unknown>
-  const { queueName, store } = options
-  const { handlers, onUnknown } = checkedHandlers(options)
-  const prefix = options.prefix ?? DEFAULT_PREFIX
-  const leaseMs = options.leaseMs ?? 5 * 60_000
-  const lockDuration = options.lockDuration ?? LOCK_DURATION_MS
-  // The store lease of one run: as short as BullMQ's job lock when it can be
-  // renewed, else the whole of leaseMs.
-  const firstLeaseMs =
-    typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
-  const deferMs = options.deferMs ?? 200
-  const renew = leaseKeeper(store, [firstLeaseMs, leaseMs], lockDuration, options.logger)
-  const known = new Set<string>(EVENT_TYPES)
-  const { client, owned } = clientFor(options.connection, 'worker')
-  // For job states only; it never adds.
-  const queue = new Queue(queueName, { connection: client, prefix })
-  queue.on('error', () => {})
+/** What a job's run needs: the store and its timing, the handlers, the ordering index. */
+interface JobRun {
+  store: EventStore<unknown>
+  handlers: ReturnType<typeof checkedHandlers>['handlers']
+  onUnknown: AnyHandler | undefined
+  /** The store lease of one run (see {@link createWorker}). */
+  firstLeaseMs: number
+  deferMs: number
+  renew: (claim: Claim<unknown>) => () => void
+  olderWaiting: (delivery: QueuedDelivery) => Promise<boolean>
+  settled: (delivery: QueuedDelivery) => Promise<void>
+}
 
-  const { olderWaiting, settled } = conversionQueue(client, queue, prefix, queueName)
-
-  // Stepping aside is not a failure: the job goes back to delayed and keeps its tries.
-  const defer = async (job: Job, token: string | undefined): Promise<never> => {
-    await job.moveToDelayed(Date.now() + deferMs + Math.floor(Math.random() * deferMs), token)
-    throw new DelayedError()
+/** The job's delivery; a job written by something other than a receiver fails for good. */
+function deliveryOf(job: Job): QueuedDelivery {
+  try {
+    return readQueuedJob(job.data)
+  } catch (error) {
+    // No try would make it valid.
+    throw new UnrecoverableError(
+      `job ${job.id} is not a verified webhook event: ${(error as Error).message}`,
+    )
   }
+}
 
-  async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
-    let delivery: QueuedDelivery
-    try {
-      delivery = readQueuedJob(job.data)
-    } catch (error) {
-      // Written by something other than a receiver: no try would make it valid.
-      throw new UnrecoverableError(
-        `job ${job.id} is not a verified webhook event: ${(error as Error).message}`,
-      )
-    }
+/** Stepping aside is not a failure: the job goes back to delayed and keeps its tries. */
+async function defer(job: Job, token: string | undefined, deferMs: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + deferMs + Math.floor(Math.random() * deferMs), token)
+  throw new DelayedError()
+}
+
+/**
+ * One job under the store's rules: begin (stepping aside while the event runs
+ * elsewhere or an older one of its conversion waits), the handler, commit or release.
+ */
+function jobProcessor(run: JobRun) {
+  const { store, handlers, onUnknown, settled } = run
+  const known = new Set<string>(EVENT_TYPES)
+  return async function processJob(job: Job, token?: string): Promise<WorkerOutcome> {
+    const delivery = deliveryOf(job)
     const { event, attempt, signedAt } = delivery
     const handler = handlers.get(event.type) ?? (known.has(event.type) ? undefined : onUnknown)
     if (handler === undefined) {
@@ -364,15 +359,15 @@ export function createWorker<Tx = undefined>(
     const { begun, older, stopRenewing } = await beginInOrder(
       store,
       delivery,
-      firstLeaseMs,
-      olderWaiting,
-      renew,
+      run.firstLeaseMs,
+      run.olderWaiting,
+      run.renew,
     )
-    if (begun.status === 'in_progress') return defer(job, token)
+    if (begun.status === 'in_progress') return defer(job, token, run.deferMs)
     if (begun.status === 'claimed' && older) {
       stopRenewing()
       await store.release(begun.claim)
-      return defer(job, token)
+      return defer(job, token, run.deferMs)
     }
     if (begun.status !== 'claimed') {
       await settled(delivery)
@@ -393,6 +388,40 @@ export function createWorker<Tx = undefined>(
     // Not committed: the lease ran out and another run of this event committed first.
     return committed ? 'processed' : 'superseded'
   }
+}
+
+/**
+ * The worker side: takes the jobs `bullmqHandoff` added and runs the typed
+ * handlers under the store's rules, exactly as the inline receiver does (begin,
+ * handler, commit or release): each event handled once, stale ones dropped, two
+ * events of one conversion never at once, the older first when both wait.
+ */
+export function createWorker<Tx = undefined>(
+  typedOptions: CreateWorkerOptions<Tx>,
+): AffiliateWorker {
+  const options = typedOptions as CreateWorkerOptions<unknown>
+  const { queueName, store } = options
+  const { handlers, onUnknown } = checkedHandlers(options)
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const leaseMs = options.leaseMs ?? 5 * 60_000
+  const lockDuration = options.lockDuration ?? LOCK_DURATION_MS
+  // The store lease of one run: as short as BullMQ's job lock when it can be
+  // renewed, else the whole of leaseMs.
+  const firstLeaseMs =
+    typeof store.extend === 'function' ? Math.max(1, Math.min(lockDuration, leaseMs)) : leaseMs
+  const { client, owned } = clientFor(options.connection, 'worker')
+  // For job states only; it never adds.
+  const queue = new Queue(queueName, { connection: client, prefix })
+  queue.on('error', () => {})
+  const processJob = jobProcessor({
+    store,
+    handlers,
+    onUnknown,
+    firstLeaseMs,
+    deferMs: options.deferMs ?? 200,
+    renew: leaseKeeper(store, [firstLeaseMs, leaseMs], lockDuration, options.logger),
+    ...conversionQueue(client, queue, prefix, queueName),
+  })
 
   const worker = new Worker<unknown, WorkerOutcome>(queueName, processJob, {
     connection: client,

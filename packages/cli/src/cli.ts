@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { main } from './commands/main.js'
+import { main } from './main.js'
 
 main(process.argv.slice(2), {
   stdout: process.stdout,

@@ -2,7 +2,8 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createClient, followDelivery, isServiceError, ServiceError } from './index.js'
+import { createClient, isServiceError, ServiceError } from './index.js'
+import { followDelivery } from './internal.js'
 
 const KEY = `la_${'k'.repeat(28)}Zq9x`
 

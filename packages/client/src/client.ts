@@ -1,9 +1,9 @@
-import { ApplicationsResource } from './applications.js'
-import { EmulatorControls } from './emulator-controls.js'
-import { ProgramsResource } from './programs.js'
-import { type RetryOptions, Transport } from './transport.js'
+import { type RetryOptions, Transport } from './http/transport.js'
+import { ApplicationsResource } from './resources/applications.js'
+import { EmulatorControls } from './resources/emulator-controls.js'
+import { ProgramsResource } from './resources/programs.js'
+import { type CallOptions, WebhooksResource } from './resources/webhooks.js'
 import type { KeyInfo, QuotaState, RateLimitState } from './types.js'
-import { type CallOptions, WebhooksResource } from './webhooks.js'
 
 /** The environment variable that holds the API key, by convention (the CLI reads it). */
 export const API_KEY_ENV = 'AFFILIATE_API_KEY'

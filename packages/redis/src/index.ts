@@ -6,12 +6,6 @@ export {
   redisStore,
 } from './redis-store.js'
 export {
-  connectRedisNow,
-  describeHeldSecrets,
-  type KeepShownSecretOptions,
-  keepShownSecret,
-} from './secret-keeping.js'
-export {
   type RedisSecretSource,
   type RedisSecretSourceOptions,
   redisSecretSource,

@@ -1,12 +1,13 @@
 /**
  * Putting a secret where redisSecretSource reads it, as the CLI's
  * `endpoints create --redis`, `rotate` and `secrets put` do: a connection made
- * before anything irreversible happens, the write, and what the key holds after.
+ * before anything irreversible happens, the write, and what the key holds after
+ * (as data: the CLI's text/secret-text.ts writes the lines).
  */
 import { writeFile } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import { recommendedRedisOptions } from './redis-store.js'
-import { type RedisSecretSource, redisSecretSource } from './secret-source.js'
+import { redisSecretSource } from './secret-source.js'
 
 /**
  * A Redis client connected now, with no retrying: for a one-shot command that
@@ -39,20 +40,6 @@ export async function connectRedisNow(url: string): Promise<Redis> {
   return client
 }
 
-/**
- * What the source's key holds now, read back, in one line: each secret by its
- * last four characters and until when it verifies. Never a whole secret.
- */
-export async function describeHeldSecrets(source: RedisSecretSource): Promise<string> {
-  const held = await source.entries()
-  const list = held.map(
-    ({ secret, expiresAt }) =>
-      `...${secret.slice(-4)} (${expiresAt === null ? 'current' : `verifies until ${new Date(expiresAt).toISOString()}`})`,
-  )
-  const only = held.length === 1 ? '; a delivery signed with any other secret will not verify' : ''
-  return `Redis key ${source.key} holds ${held.length} secret${held.length === 1 ? '' : 's'}: ${list.join(', ')}${only}`
-}
-
 /** What {@link keepShownSecret} stores, and where. */
 export interface KeepShownSecretOptions {
   /** A connected client, e.g. from {@link connectRedisNow}. */
@@ -66,21 +53,28 @@ export interface KeepShownSecretOptions {
   fallbackDir?: string | undefined
 }
 
+/** What {@link keepShownSecret} did: the key it wrote, and after a rotation what the key holds. */
+export interface KeptSecret {
+  /** The Redis key redisSecretSource reads for this endpoint. */
+  key: string
+  /** After a rotation: every secret the key holds, the new one first, with when each stops verifying (null: current). Null when the secret was stored alone. */
+  held: { secret: string; expiresAt: number | null }[] | null
+}
+
 /**
  * Stores a secret the service has just shown once in the key redisSecretSource
  * reads: first, with the older ones kept for `graceMs` (a rotation), or alone.
- * Returns what to tell the user: the key, and after a rotation what it holds.
+ * Returns the key and, after a rotation, what it holds.
  * If the write fails the secret is not lost: it goes to a file only its owner
  * can read, and the Error thrown names that file.
  */
-export async function keepShownSecret(options: KeepShownSecretOptions): Promise<string[]> {
+export async function keepShownSecret(options: KeepShownSecretOptions): Promise<KeptSecret> {
   const { client, endpointId, secret, graceMs } = options
   const source = redisSecretSource({ client, endpointId })
   try {
     if (graceMs === undefined) await source.set([secret])
     else await source.rotate(secret, { graceMs })
-    const stored = `secret stored first in Redis key ${source.key}`
-    return graceMs === undefined ? [stored] : [stored, await describeHeldSecrets(source)]
+    return { key: source.key, held: graceMs === undefined ? null : await source.entries() }
   } catch (error) {
     const file = `whsec-${endpointId}-${Date.now()}.txt`
     const dir = options.fallbackDir ?? '.'

@@ -4,7 +4,7 @@
  * answering, a web page instead of the API) and for the user's app (not
  * listening, too slow, a proxy's page). What the CLI prints after `hint:`.
  */
-import { API_URL_ENV } from '@affiliate-webhooks/client'
+import { API_URL_ENV } from '@affiliate-webhooks/client/internal'
 import { rawBodyFixOf, readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 
 /** What failed: the management API (`service`) or the user's app (`app`). */

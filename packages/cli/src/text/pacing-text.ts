@@ -5,7 +5,7 @@ import {
   type FollowNotice,
   type FollowPlan,
   type StillQueued,
-} from '@affiliate-webhooks/client'
+} from '@affiliate-webhooks/client/internal'
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US')
 const percent = (fraction: number) => `${(fraction * 100).toFixed(fraction < 0.001 ? 2 : 1)} %`

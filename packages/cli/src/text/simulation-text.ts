@@ -3,8 +3,8 @@
  * `affiliate-webhooks simulate` and the demo print them, and the small
  * formatters they are made of.
  */
-import { formatRows } from '@affiliate-webhooks/client'
 import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
+import { formatRows } from './table.js'
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
 export function formatDuration(ms: number): string {

@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES } from '@affiliate-webhooks/client'
+import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import { PROGRAM_STATUSES } from '../account/applications.js'
 import { APPROVAL_TYPES, PAYOUT_TYPES } from '../account/catalogue.js'
 import { CONVERSION_STATUSES } from '../api/validation.js'

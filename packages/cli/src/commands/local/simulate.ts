@@ -1,0 +1,148 @@
+import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
+import {
+  runSimulation,
+  SIMULATION_DEFAULTS,
+  simulationSummary,
+} from '@affiliate-webhooks/emulator/internal'
+import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
+import {
+  checkSecretShape,
+  EXIT,
+  type Io,
+  interruptible,
+  output,
+  requireSecret,
+  requireUrl,
+} from '../../framework/io.js'
+import { formatSimulationProgress, formatSimulationSummary } from '../../text/simulation-text.js'
+
+// The command's own choices: a short, busy run an hour of schedule a second.
+const DEFAULTS = {
+  ...SIMULATION_DEFAULTS,
+  conversions: 20,
+  duplicates: 0.1,
+  reorder: 0.1,
+  timeScale: 3600,
+} as const
+
+function progressWriter(io: Io) {
+  if (io.stderr.isTTY) {
+    return {
+      intervalMs: 100,
+      // Cut to the terminal's width: a wrapped line cannot be rewritten in place.
+      write: (line: string) =>
+        io.stderr.write(`\r${line.slice(0, (io.stderr.columns ?? 200) - 1)}\x1b[K`),
+      end: () => io.stderr.write('\n'),
+    }
+  }
+  // Logs and CI: a line now and then instead of a line rewritten in place.
+  return { intervalMs: 2000, write: (line: string) => io.stderr.write(`${line}\n`), end: () => {} }
+}
+
+export const simulate: Command = {
+  name: 'simulate',
+  summary: 'run conversion lifecycles at a URL under the service delivery rules',
+  usage: [
+    `simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
+                                   [--concurrency C] [--time-scale S] [--secret SECRET] [--json]`,
+  ],
+  about: `Sends a stream of conversion lifecycles (created -> approved -> available ->
+ready_for_payout, about one in five rejected on the way) to your endpoint the way
+the service does: deliveries go out in batches every minute, each attempt is
+signed afresh, anything but a 2xx within 10 s is retried at +1 min, +5 min,
++30 min, +2 h, +6 h, +12 h, +24 h (8 attempts, then the delivery failed), and 20
+failed attempts in a row disable the endpoint. Some events arrive twice
+(replays) and some after a newer event of their conversion (reordered).`,
+  options: {
+    url: flag.text('URL', "the receiver's webhook URL (required)"),
+    conversions: flag.number(
+      'N',
+      `conversion lifecycles to run (default ${DEFAULTS.conversions})`,
+      { min: 1, integer: true },
+    ),
+    duplicates: flag.number(
+      'RATE',
+      `share of events replayed after they succeeded, 0 to 1 (default ${DEFAULTS.duplicates})`,
+      { min: 0, max: 1 },
+    ),
+    reorder: flag.number(
+      'RATE',
+      `share of events held back until after the next event of\ntheir conversion, 0 to 1 (default ${DEFAULTS.reorder})`,
+      { min: 0, max: 1 },
+    ),
+    concurrency: flag.number('C', `attempts in flight at once (default ${DEFAULTS.concurrency})`, {
+      min: 1,
+      max: 1000,
+      integer: true,
+    }),
+    'time-scale': flag.number(
+      'S',
+      `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
+      { min: Number.MIN_VALUE },
+    ),
+    timeout: flag.number(
+      'MS',
+      `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
+      { min: 1 },
+    ),
+    'reject-rate': flag.number(
+      'RATE',
+      `share of conversions rejected on the way (default ${DEFAULTS.rejectRate})`,
+      { min: 0, max: 1 },
+    ),
+    window: flag.number(
+      'MIN',
+      'conversions start spread over MIN minutes of service time\n(default half a minute per conversion, at least 10)',
+      { min: 0 },
+    ),
+    seed: flag.number('N', "repeat a run exactly (the summary prints each run's seed)", {
+      min: 0,
+      max: 2 ** 32 - 1,
+      integer: true,
+    }),
+    ...COMMON,
+    quiet: flag.bool('no progress line'),
+    json: flag.bool('print the summary as JSON'),
+  },
+  footer: `While it runs a progress line is written to stderr; the summary table goes to stdout.
+
+Example:
+  affiliate-webhooks simulate --url http://localhost:3000/hooks --conversions 200 \\
+    --duplicates 0.2 --reorder 0.2 --concurrency 16 --time-scale 3600
+
+Exit codes: 0 every delivery succeeded, 1 a delivery failed or the endpoint was
+disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
+  async run(values, io) {
+    const url = requireUrl(str(values, 'url'))
+    const secret = requireSecret(str(values, 'secret'), io)
+    const windowMinutes = num(values, 'window')
+    const seed = num(values, 'seed')
+    checkSecretShape(secret, io)
+    const progress = values.quiet ? undefined : progressWriter(io)
+    const report = await interruptible(io, (signal) =>
+      runSimulation({
+        url,
+        secret,
+        conversions: num(values, 'conversions') ?? DEFAULTS.conversions,
+        duplicates: num(values, 'duplicates') ?? DEFAULTS.duplicates,
+        reorder: num(values, 'reorder') ?? DEFAULTS.reorder,
+        rejectRate: num(values, 'reject-rate') ?? DEFAULTS.rejectRate,
+        concurrency: num(values, 'concurrency') ?? DEFAULTS.concurrency,
+        timeScale: num(values, 'time-scale') ?? DEFAULTS.timeScale,
+        timeoutMs: num(values, 'timeout') ?? ANSWER_TIMEOUT_MS,
+        signal,
+        ...(windowMinutes === undefined ? {} : { windowMs: windowMinutes * 60_000 }),
+        ...(seed === undefined ? {} : { seed }),
+        ...(progress
+          ? {
+              progressIntervalMs: progress.intervalMs,
+              onProgress: (p) => progress.write(formatSimulationProgress(p)),
+            }
+          : {}),
+      }),
+    )
+    progress?.end()
+    output(io, values, simulationSummary(report), formatSimulationSummary(report))
+    return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
+  },
+}

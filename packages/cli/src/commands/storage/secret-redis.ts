@@ -1,0 +1,41 @@
+/**
+ * The endpoint secret kept in Redis, where redisSecretSource reads it: the
+ * connection `--redis URL` names, made before anything irreversible happens, and
+ * the write of a secret the service has just shown once (`endpoints create`,
+ * `rotate`; `secrets put` writes its own).
+ */
+import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
+import type { Redis } from 'ioredis'
+import { str, type Values } from '../../framework/command.js'
+import { SECRET_ENV, UsageError } from '../../framework/io.js'
+import { formatKeptSecret } from '../../text/secret-text.js'
+
+/** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
+export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
+  const url = str(values, 'redis')
+  if (url === undefined) return undefined
+  try {
+    return await connectRedisNow(url)
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(`--redis ${error.message}`)
+    throw error
+  }
+}
+
+/**
+ * Puts a secret the service has just shown (once) where it must go: first in
+ * Redis for redisSecretSource, and/or on stdout with --show-secret.
+ */
+export async function keepSecret(
+  endpointId: string,
+  secret: string,
+  values: Values,
+  redis: Redis | undefined,
+  graceMs?: number,
+): Promise<string> {
+  const notes = redis
+    ? formatKeptSecret(await keepShownSecret({ client: redis, endpointId, secret, graceMs }))
+    : []
+  if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
+  return notes.join('\n')
+}

@@ -1,0 +1,51 @@
+import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
+import { createReceiver } from '@affiliate-webhooks/core'
+import { rawBodyUnavailable } from '@affiliate-webhooks/core/internal'
+import { describe, expect, it } from 'vitest'
+import { checkEndpointHealth } from './health-findings.js'
+
+const endpoint = {
+  id: 'we_1',
+  status: 'active',
+  consecutiveFailures: 2,
+} as unknown as WebhookEndpoint
+
+const receiver = createReceiver({ secret: 'whsec_x', onConversion: () => {}, logger: false })
+
+/** A failed attempt whose answer is what the adapter for `stack` sends. */
+function lostBody(stack: 'h3' | 'web' | 'express', eventId: string): Delivery {
+  return {
+    id: `dl_${eventId}`,
+    status: 'failed',
+    responseStatus: 500,
+    responseBody: receiver.reject(rawBodyUnavailable(stack, 'consumed')).body,
+    durationMs: 3,
+    eventId,
+  }
+}
+
+describe('checkEndpointHealth (doctor)', () => {
+  it('names the fix of the stack that answered raw_body_unavailable, one finding per stack', () => {
+    const findings = checkEndpointHealth(
+      endpoint,
+      [lostBody('h3', 'evt_1'), lostBody('h3', 'evt_2'), lostBody('web', 'evt_3')],
+      { maxAttempts: 8 },
+    )
+    const h3 = findings.find((f) => /h3 adapter/.test(f.title))
+    const web = findings.find((f) => /web adapter/.test(f.title))
+    expect(h3).toMatchObject({
+      level: 'problem',
+      title: expect.stringMatching(/^2 deliveries: 500 raw_body_unavailable/),
+    })
+    expect(h3?.fix).toMatch(/readBody\(event\)/)
+    expect(h3?.fix).not.toMatch(/express/)
+    expect(web?.fix).toMatch(/context\.request\.clone\(\)/)
+  })
+
+  it("keeps Express's fix for Express", () => {
+    const [finding] = checkEndpointHealth(endpoint, [lostBody('express', 'evt_4')], {
+      maxAttempts: 8,
+    }).filter((f) => /raw_body_unavailable/.test(f.title))
+    expect(finding?.fix).toMatch(/rawBodySaver/)
+  })
+})

@@ -1,0 +1,50 @@
+/**
+ * `@affiliate-webhooks/client/internal`: what the CLI, the emulator and the
+ * repository's tests share with the client and no user calls: the environment
+ * variable names, the emulator's control calls, the long-running workflows
+ * (follow, replay, recovery) and the pacing they run under,
+ * the spec's lists. Shared by sibling packages only; not covered by semver: any
+ * release may change or remove a name here. Users import `@affiliate-webhooks/client`.
+ *
+ * @packageDocumentation
+ */
+export { API_KEY_ENV, API_URL_ENV } from './client.js'
+export {
+  type ClockAdvance,
+  type ConversionInput,
+  type EmitResult,
+  type EmulatorClock,
+  EmulatorControls,
+} from './resources/emulator-controls.js'
+export {
+  APPLICATION_STATUSES,
+  APPROVAL_TYPES,
+  DELIVERY_STATUSES,
+  PAYOUT_TYPES,
+  PROGRAM_STATUSES,
+} from './types.js'
+export {
+  COMMAND_COSTS,
+  type CommandCost,
+  type CostedCommand,
+  type CostItem,
+} from './workflows/call-cost.js'
+export {
+  type AttemptSeen,
+  attemptSeen,
+  type FollowEvent,
+  type FollowNotice,
+  type FollowOptions,
+  followDeliveries,
+  followDelivery,
+} from './workflows/follow.js'
+export { type FollowPlan, MIN_POLL_MS, planFollow } from './workflows/follow-pacing.js'
+export {
+  type RecoveryReport,
+  type ReplaySummary,
+  recoverEndpoint,
+  replayAll,
+  type StillQueued,
+  stillQueued,
+} from './workflows/recovery.js'
+export { SERVICE_PACE, type ServicePace, servicePace } from './workflows/service-pace.js'

@@ -1,0 +1,97 @@
+import type { Transport } from '../http/transport.js'
+import type { CallOptions } from './webhooks.js'
+
+/** `POST /emulator/conversions`: a conversion as the network reports it. */
+export interface ConversionInput {
+  id: number
+  status: string
+  /** Fields left out keep the conversion's earlier values; null clears one. */
+  programId?: number | null
+  channelId?: number | null
+  saleAmount?: string | null
+  commission?: string | null
+  currency?: string | null
+  occurredAt?: string | null
+}
+
+/** What the emulator did with it: the event (null when the status did not change) and its deliveries. */
+export interface EmitResult {
+  event: { id: string; type: string } | null
+  deliveries: { id: string; webhookId: string }[]
+}
+
+/** `GET /emulator/clock`: the emulator's clock and the pace of its batches. */
+export interface EmulatorClock {
+  /** Service time now (ISO). */
+  now: string
+  /** Service ms per real ms. */
+  timeScale: number
+  /** Service ms between two batches of deliveries (0: each one when due). */
+  batchIntervalMs: number
+}
+
+/** `POST /emulator/clock`: where the clock is now, and how many attempts the move ran. */
+export interface ClockAdvance {
+  now: string
+  attempts: number
+}
+
+/**
+ * `api.emulator`: the local emulator's control routes, outside `/v1` (the real
+ * service answers them 404 `route_not_found`).
+ */
+export class EmulatorControls {
+  readonly #http: Transport
+
+  constructor(transport: Transport) {
+    this.#http = transport
+  }
+
+  /**
+   * Reports a conversion: new id -> `conversion.created`, new status ->
+   * `conversion.updated`, same status -> no event. Not repeated after a lost
+   * answer (a repeat would find the status unchanged and emit nothing).
+   */
+  async emitConversion(input: ConversionInput, options: CallOptions = {}): Promise<EmitResult> {
+    const answer = await this.#http.call<EmitResult>(
+      { method: 'POST', path: '/emulator/conversions', body: input, signal: options.signal },
+      'once',
+    )
+    return answer.data
+  }
+
+  /**
+   * The emulator's clock and batch pace. Sent without the key, so the same probe
+   * against the real service (which answers 404 or 401) counts against nothing.
+   */
+  async clock(options: CallOptions = {}): Promise<EmulatorClock> {
+    const answer = await this.#http.call<EmulatorClock>(
+      { method: 'GET', path: '/emulator/clock', auth: false, signal: options.signal },
+      'repeat',
+    )
+    return answer.data
+  }
+
+  /**
+   * Moves the emulator's clock forward by `ms` of service time, running every
+   * attempt that comes due, batch by batch; resolves once the last has settled.
+   * Not repeated after a lost answer (a repeat would move the clock twice).
+   */
+  async advanceClock(
+    ms: number,
+    options: CallOptions & { timeoutMs?: number } = {},
+  ): Promise<ClockAdvance> {
+    const answer = await this.#http.call<ClockAdvance>(
+      {
+        method: 'POST',
+        path: '/emulator/clock',
+        body: { advanceMs: ms },
+        signal: options.signal,
+        // Each batch may wait out a receiver's 10 s limit: far longer than one call.
+        timeoutMs: options.timeoutMs ?? 600_000,
+      },
+      'once',
+    )
+    return answer.data
+  }
+}
