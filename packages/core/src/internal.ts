@@ -42,7 +42,6 @@ export {
   readQueuedJob,
   toQueuedJobData,
 } from './receiver/queue-handoff.js'
-export { formatDiagnosis } from './signature/diagnosis-messages.js'
 export { DEFAULT_SECRET_REFRESH_MS } from './signature/secret-source.js'
 export {
   formatSignatureHeader,

@@ -1,7 +1,6 @@
 import { buildConversionEvent, signPayload } from '@affiliate-webhooks/core/testing'
 import { describe, expect, it } from 'vitest'
 import { diagnoseSignature } from './diagnose.js'
-import { formatDiagnosis } from './diagnosis-messages.js'
 
 const SECRET = 'whsec_diagnose_test'
 const NOW = 1_790_000_000
@@ -201,33 +200,5 @@ describe('diagnoseSignature', () => {
   it('checks Service-Event-Id against the signed body when given', async () => {
     expect((await diagnose({ eventId: 'evt_other' })).code).toBe('event_id_mismatch')
     expect((await diagnose({ eventId: 'evt_diagnose' })).verified).toBe(true)
-  })
-})
-
-describe('formatDiagnosis', () => {
-  it('says verified with the event, or the code, then the message, the causes when several, each hint', async () => {
-    const good = await diagnose()
-    expect(good.verified).toBe(true)
-    expect(formatDiagnosis(good).split('\n').slice(0, 2)).toEqual([
-      'verified: conversion.created evt_diagnose',
-      `  ${good.message}`,
-    ])
-    const text = formatDiagnosis({
-      verified: false,
-      code: 'wrong_secret',
-      message: 'No secret tried matches.',
-      causes: ['wrong_secret', 'body_crlf'],
-      hints: ['Check the secret.', 'Check the body.'],
-      tolerance: 300,
-    })
-    expect(text).toBe(
-      [
-        'does not verify: wrong_secret',
-        '  No secret tried matches.',
-        '  causes: wrong_secret, body_crlf',
-        '  - Check the secret.',
-        '  - Check the body.',
-      ].join('\n'),
-    )
   })
 })

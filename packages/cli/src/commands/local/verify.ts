@@ -1,5 +1,5 @@
 import { diagnoseSignature } from '@affiliate-webhooks/core'
-import { DEFAULT_TOLERANCE_SECONDS, formatDiagnosis } from '@affiliate-webhooks/core/internal'
+import { DEFAULT_TOLERANCE_SECONDS } from '@affiliate-webhooks/core/internal'
 import { bodyOf } from '@affiliate-webhooks/emulator/internal'
 import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
 import {
@@ -11,6 +11,7 @@ import {
   requireSecret,
   UsageError,
 } from '../../framework/io.js'
+import { formatDiagnosis } from '../../text/diagnosis-text.js'
 
 export const verify: Command = {
   name: 'verify',
