@@ -95,6 +95,8 @@ function configFor(entry) {
         default: { logLevel: 'warning', addToApiReportFile: true },
         // Every name is public: the packages use no release tags.
         'ae-missing-release-tag': { logLevel: 'none', addToApiReportFile: false },
+        // npm run docs:check already fails on an export without TSDoc.
+        'ae-undocumented': { logLevel: 'none', addToApiReportFile: false },
       },
       tsdocMessageReporting: { default: { logLevel: 'none', addToApiReportFile: false } },
     },

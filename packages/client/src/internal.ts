@@ -17,13 +17,6 @@ export {
   EmulatorControls,
 } from './resources/emulator-controls.js'
 export {
-  APPLICATION_STATUSES,
-  APPROVAL_TYPES,
-  DELIVERY_STATUSES,
-  PAYOUT_TYPES,
-  PROGRAM_STATUSES,
-} from './types.js'
-export {
   COMMAND_COSTS,
   type CommandCost,
   type CostedCommand,

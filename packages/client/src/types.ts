@@ -1,8 +1,9 @@
 import {
-  APPLICATION_STATUSES,
-  DELIVERY_STATUSES,
+  type APPLICATION_STATUSES,
+  type APPROVAL_TYPES,
+  type DELIVERY_STATUSES,
   type ENDPOINT_STATUSES,
-  PROGRAM_STATUSES,
+  type PAYOUT_TYPES,
 } from '@affiliate-webhooks/core/internal'
 
 /**
@@ -37,8 +38,6 @@ export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   secret: string
 }
 
-// The spec's lists, one copy: core declares them; re-exported for the client's users.
-export { APPLICATION_STATUSES, DELIVERY_STATUSES, PROGRAM_STATUSES }
 /** `pending`, `retrying`, `succeeded`, `failed`. */
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
@@ -124,14 +123,10 @@ export interface QuotaState {
   remaining: number
 }
 
-/** The payout types the spec names (a filter takes only these). */
-export const PAYOUT_TYPES = ['cps', 'cpc'] as const
 /** `cps` (share of sale) or `cpc` (per click); a type the service adds later stays a string. */
 export type PayoutType = (typeof PAYOUT_TYPES)[number] | (string & {})
 /** `percent` (revenue share) or `fixed` (flat amount). */
 export type PayoutUnit = 'percent' | 'fixed' | (string & {})
-/** The approval types the spec names. */
-export const APPROVAL_TYPES = ['auto', 'manual'] as const
 /** `auto` (approved the instant you apply) or `manual` (reviewed by the team). */
 export type ApprovalType = (typeof APPROVAL_TYPES)[number] | (string & {})
 /** The state of an application. */

@@ -99,11 +99,6 @@ export const ERROR_CODES = {
 /** Stable, snake_case error codes; branch on these, never on messages. */
 export type WebhookErrorCode = keyof typeof ERROR_CODES
 
-/** The status of each code, from {@link ERROR_CODES} (kept for code written against it). */
-export const ERROR_STATUS = Object.fromEntries(
-  Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]),
-) as { readonly [K in WebhookErrorCode]: (typeof ERROR_CODES)[K]['status'] }
-
 /** The row of a code, or undefined for one this copy of the package does not know. */
 export const rowOf = (code: string): ErrorCodeRow | undefined =>
   (ERROR_CODES as Readonly<Record<string, ErrorCodeRow | undefined>>)[code]

@@ -7,7 +7,6 @@
 
 export {
   ERROR_CODES,
-  ERROR_STATUS,
   type ErrorCodeRow,
   type ErrorOutcome,
   isWebhookError,
@@ -22,6 +21,7 @@ export {
   type ConversionEventData,
   type ConversionStatus,
   type ConversionUpdatedEvent,
+  type EventEnvelope,
   type EventType,
   isConversionEvent,
   isKnownEvent,
@@ -35,6 +35,7 @@ export type { HeadersInput } from './http/headers.js'
 export { createReceiver } from './receiver/create-receiver.js'
 export type { QueuedDelivery, QueueHandoff } from './receiver/queue-handoff.js'
 export type {
+  EventHandler,
   EventHandlers,
   HandlerContext,
   Receiver,
@@ -58,6 +59,7 @@ export type {
   MaybePromise,
   PeekInput,
   PeekResult,
+  StoreTimings,
 } from './store/event-store.js'
 export { type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { Logger } from './telemetry/delivery-log.js'

@@ -23,7 +23,8 @@ export interface Conversion {
   occurredAt: string | null
 }
 
-interface EventEnvelope<Type extends string, Data> {
+/** The fields every event shares, around its `type` and `data`. */
+export interface EventEnvelope<Type extends string, Data> {
   /** Event id, prefix `evt_`; the de-duplication key. */
   id: string
   type: Type

@@ -35,13 +35,19 @@ export const APPLICATION_STATUSES = [
   'expired',
 ] as const
 
+/** A program's payout types ("Program": `payoutType`; a filter takes only these). */
+export const PAYOUT_TYPES = ['cps', 'cpc'] as const
+
+/** A program's approval types ("Program": `approvalType`). */
+export const APPROVAL_TYPES = ['auto', 'manual'] as const
+
 /** A program's status for the caller: an application's state, or `not_applied`. */
 export const PROGRAM_STATUSES = ['not_applied', ...APPLICATION_STATUSES] as const
 
 /**
  * The service API's error codes and the HTTP status each comes with ("Error
  * codes"; `validation_failed` is the envelope's array of field errors). Not the
- * receiver's codes: those are `ERROR_STATUS`.
+ * receiver's codes: those are `ERROR_CODES`.
  */
 export const SERVICE_ERROR_STATUS = {
   validation_failed: 400,

@@ -34,13 +34,18 @@ export interface HandlerContext<Tx = undefined> {
   tx: Tx
 }
 
-type Handler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown
+/**
+ * One event type's handler: the event and its context (`ctx.tx` with a SQL store).
+ * A returned promise is awaited; a throw or a rejection answers 500 and the
+ * service retries.
+ */
+export type EventHandler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown
 
 /** Handlers for the event types the spec defines. */
 export interface EventHandlers<Tx = undefined> {
-  'conversion.created'?: Handler<ConversionCreatedEvent, Tx> | undefined
-  'conversion.updated'?: Handler<ConversionUpdatedEvent, Tx> | undefined
-  'webhook.test'?: Handler<WebhookTestEvent, Tx> | undefined
+  'conversion.created'?: EventHandler<ConversionCreatedEvent, Tx> | undefined
+  'conversion.updated'?: EventHandler<ConversionUpdatedEvent, Tx> | undefined
+  'webhook.test'?: EventHandler<WebhookTestEvent, Tx> | undefined
 }
 
 /**
@@ -56,7 +61,7 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
   /** One handler per event type; wins over `onConversion` for its type. */
   on?: EventHandlers<Tx> | undefined
   /** Called for event types this version does not know; without it they are `ignored`. */
-  onUnknownEvent?: Handler<UnknownWebhookEvent, Tx> | undefined
+  onUnknownEvent?: EventHandler<UnknownWebhookEvent, Tx> | undefined
   /**
    * De-duplication and ordering state. Default: a new `memoryStore()`; with
    * `queue`, none unless given (then pass the workers' store, so events they

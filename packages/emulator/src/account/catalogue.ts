@@ -1,4 +1,4 @@
-import { APPROVAL_TYPES, PAYOUT_TYPES } from '@affiliate-webhooks/client/internal'
+import { APPROVAL_TYPES, PAYOUT_TYPES } from '@affiliate-webhooks/core/internal'
 import { ApiError } from '../api/api-error.js'
 
 // The spec's lists, one copy: the client declares them.

@@ -4,7 +4,8 @@ import type {
   Delivery,
   DeliveryStatus,
 } from '@affiliate-webhooks/client'
-import { DELIVERY_STATUSES, followDeliveries } from '@affiliate-webhooks/client/internal'
+import { followDeliveries } from '@affiliate-webhooks/client/internal'
+import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import { flag, str } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
 import {

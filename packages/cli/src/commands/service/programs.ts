@@ -1,5 +1,5 @@
 import type { ProgramSummary } from '@affiliate-webhooks/client'
-import { APPROVAL_TYPES, PAYOUT_TYPES, PROGRAM_STATUSES } from '@affiliate-webhooks/client/internal'
+import { APPROVAL_TYPES, PAYOUT_TYPES, PROGRAM_STATUSES } from '@affiliate-webhooks/core/internal'
 import { flag, str, type Values } from '../../framework/command.js'
 import { EXIT, output, UsageError } from '../../framework/io.js'
 import { manageCommand, positional, withClient } from '../../framework/service-command.js'
