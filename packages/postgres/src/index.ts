@@ -1,5 +1,3 @@
-export { PRUNE_EVERY_MS } from '@affiliate-webhooks/core/internal'
-export { describeDatabase } from './errors.js'
 export {
   type PostgresEventStore,
   type PostgresStoreOptions,
