@@ -4,4 +4,4 @@
 // service's API in the client); the lines they print are this package's (src/text/).
 export type { Io } from './framework/io.js'
 export { main } from './main.js'
-export { formatSimulationProgress, formatSimulationSummary } from './text/simulation-text.js'
+export { formatSimulationProgress, formatSimulationSummary } from './text/local/simulation-text.js'

@@ -1,5 +1,5 @@
-import { errorHint, type HintTarget } from '../text/emulator-error-hints.js'
-import { routeHint } from '../text/emulator-route-hint.js'
+import { errorHint, type HintTarget } from '../text/local/emulator-error-hints.js'
+import { routeHint } from '../text/local/emulator-route-hint.js'
 import type { Io } from './io.js'
 
 /** Writes `hint: ...` on stderr when the error text has a usual cause. */

@@ -6,7 +6,7 @@ import {
   parseDuration,
   withClient,
 } from '../../framework/service-command.js'
-import { formatClockAdvance } from '../../text/pacing-text.js'
+import { formatClockAdvance } from '../../text/service/pacing-text.js'
 
 /**
  * `emulator clock +1h`: moves a running emulator's clock (POST /emulator/clock),

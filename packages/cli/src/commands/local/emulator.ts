@@ -9,7 +9,7 @@ import {
   UsageError,
   untilInterrupted,
 } from '../../framework/io.js'
-import { emulatorBanner, terminalLog } from '../../text/emulator-text.js'
+import { emulatorBanner, terminalLog } from '../../text/local/emulator-text.js'
 
 /** The emulator's banner, then the lines to paste so the management commands use it. */
 function banner(emulator: Emulator, statePath: string | undefined): string {

@@ -3,7 +3,7 @@ import { startRelay } from '@affiliate-webhooks/emulator/internal'
 import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
 import { writeCannotListen } from '../../framework/hints.js'
 import { EXIT, requireUrl, UsageError, untilInterrupted } from '../../framework/io.js'
-import { formatRelayed } from '../../text/emulator-text.js'
+import { formatRelayed } from '../../text/local/emulator-text.js'
 
 export const listen: Command = {
   name: 'listen',

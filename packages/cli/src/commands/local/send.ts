@@ -33,7 +33,7 @@ import {
   UsageError,
   writeJson,
 } from '../../framework/io.js'
-import { attemptOutcome } from '../../text/emulator-send-text.js'
+import { attemptOutcome } from '../../text/local/emulator-send-text.js'
 
 /** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
 function parseCreatedAt(text: string | undefined): string | undefined {

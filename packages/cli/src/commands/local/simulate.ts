@@ -14,7 +14,10 @@ import {
   requireSecret,
   requireUrl,
 } from '../../framework/io.js'
-import { formatSimulationProgress, formatSimulationSummary } from '../../text/simulation-text.js'
+import {
+  formatSimulationProgress,
+  formatSimulationSummary,
+} from '../../text/local/simulation-text.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
 const DEFAULTS = {

@@ -19,7 +19,7 @@ import {
   parseDuration,
   withClient,
 } from '../../framework/service-command.js'
-import { formatFollowEvent } from '../../text/endpoint-text.js'
+import { formatFollowEvent } from '../../text/service/endpoint-text.js'
 
 const TYPES = CONVERSION_EVENT_TYPES
 const FIELDS = [

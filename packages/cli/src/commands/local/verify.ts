@@ -11,7 +11,7 @@ import {
   requireSecret,
   UsageError,
 } from '../../framework/io.js'
-import { formatDiagnosis } from '../../text/diagnosis-text.js'
+import { formatDiagnosis } from '../../text/local/diagnosis-text.js'
 
 export const verify: Command = {
   name: 'verify',

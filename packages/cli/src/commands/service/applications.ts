@@ -9,8 +9,8 @@ import {
   positional,
   withClient,
 } from '../../framework/service-command.js'
-import { costText } from '../../text/pacing-text.js'
-import { formatApplications, formatApplied } from '../../text/program-text.js'
+import { costText } from '../../text/service/pacing-text.js'
+import { formatApplications, formatApplied } from '../../text/service/program-text.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = MAX_NOTE_LENGTH

@@ -16,8 +16,8 @@ import {
   sinceOf,
   sinceOption,
 } from '../../framework/service-command.js'
-import { formatDeliveries, formatFollowEvent } from '../../text/endpoint-text.js'
-import { costText, formatFollowNotice, formatFollowPlan } from '../../text/pacing-text.js'
+import { formatDeliveries, formatFollowEvent } from '../../text/service/endpoint-text.js'
+import { costText, formatFollowNotice, formatFollowPlan } from '../../text/service/pacing-text.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined

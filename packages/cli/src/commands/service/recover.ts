@@ -7,8 +7,8 @@ import {
   sinceOption,
   withClient,
 } from '../../framework/service-command.js'
-import { formatRecovery } from '../../text/endpoint-text.js'
-import { costText, formatStillQueued } from '../../text/pacing-text.js'
+import { formatRecovery } from '../../text/service/endpoint-text.js'
+import { costText, formatStillQueued } from '../../text/service/pacing-text.js'
 import { progressLine, replayExit } from './replay.js'
 
 export const recover = manageCommand({

@@ -8,8 +8,8 @@ import {
   sinceOption,
   withClient,
 } from '../../framework/service-command.js'
-import { formatReplaySummary } from '../../text/endpoint-text.js'
-import { costText } from '../../text/pacing-text.js'
+import { formatReplaySummary } from '../../text/service/endpoint-text.js'
+import { costText } from '../../text/service/pacing-text.js'
 import { collectDeliveries } from './deliveries.js'
 
 /** The exit code of a replay of many: interrupted, some refused, or every one queued. */

@@ -8,8 +8,8 @@ import {
   parseDuration,
   withClient,
 } from '../../framework/service-command.js'
-import { answerOf } from '../../text/endpoint-text.js'
-import { costText } from '../../text/pacing-text.js'
+import { answerOf } from '../../text/service/endpoint-text.js'
+import { costText } from '../../text/service/pacing-text.js'
 
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
 async function follow(

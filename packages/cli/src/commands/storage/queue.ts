@@ -1,6 +1,6 @@
 import { type Command, flag, str, type Values } from '../../framework/command.js'
 import { EXIT, type Io, output, UsageError } from '../../framework/io.js'
-import { formatFailedJobs, formatQueueStats } from '../../text/queue-text.js'
+import { formatFailedJobs, formatQueueStats } from '../../text/storage/queue-text.js'
 
 const ACTIONS = ['stats', 'failed', 'retry'] as const
 

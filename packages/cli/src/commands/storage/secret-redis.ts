@@ -8,7 +8,7 @@ import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/inte
 import type { Redis } from 'ioredis'
 import { str, type Values } from '../../framework/command.js'
 import { SECRET_ENV, UsageError } from '../../framework/io.js'
-import { formatKeptSecret } from '../../text/secret-text.js'
+import { formatKeptSecret } from '../../text/storage/secret-text.js'
 
 /** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
 export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {

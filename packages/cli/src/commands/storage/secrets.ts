@@ -10,7 +10,7 @@ import {
   UsageError,
 } from '../../framework/io.js'
 import { managed, positional } from '../../framework/service-command.js'
-import { formatHeldSecrets } from '../../text/secret-text.js'
+import { formatHeldSecrets } from '../../text/storage/secret-text.js'
 import { connectSecretRedis } from './secret-redis.js'
 
 export const secrets: Command = {

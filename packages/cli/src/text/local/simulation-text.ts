@@ -4,7 +4,7 @@
  * formatters they are made of.
  */
 import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
-import { formatRows } from './table.js'
+import { formatRows } from '../table.js'
 
 /** `1.9 s`, `12 min 5 s`, `1 h 54 min`, `2 d 3 h`. */
 export function formatDuration(ms: number): string {

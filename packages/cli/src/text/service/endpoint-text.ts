@@ -10,8 +10,8 @@ import type {
   RecoveryReport,
   ReplaySummary,
 } from '@affiliate-webhooks/client/internal'
+import { formatRows, formatTable } from '../table.js'
 import type { HealthFinding } from './health-findings.js'
-import { formatRows, formatTable } from './table.js'
 
 /** One endpoint as rows of name and value, for people. */
 export function formatEndpoint(endpoint: WebhookEndpoint): string {

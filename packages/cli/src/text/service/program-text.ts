@@ -8,7 +8,7 @@ import type {
   Program,
   ProgramSummary,
 } from '@affiliate-webhooks/client'
-import { formatRows, formatTable } from './table.js'
+import { formatRows, formatTable } from '../table.js'
 
 /** The payout as people read it: `7.00%`, `31.50 EUR`, or `-` when the network gives none. */
 export function payoutText(program: ProgramSummary): string {
