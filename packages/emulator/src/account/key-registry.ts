@@ -63,6 +63,30 @@ const invalid = (message: string, extra?: Record<string, unknown>) =>
   new ApiError('invalid_api_key', message, extra ? { extra } : {})
 
 /**
+ * The keys by id and by secret, and the secrets rolled away: restored from a
+ * saved snapshot (a restart keeps every key's state), plus each key given at the
+ * start that the snapshot does not know and that was not rolled away.
+ */
+function keyIndex(initial: readonly ApiKey[], now: () => number, saved?: KeyRegistrySnapshot) {
+  const records = new Map<string, KeyRecord>()
+  const bySecret = new Map<string, KeyRecord>()
+  /** Secrets replaced by a roll, and when. */
+  const rolled = new Map<string, number>(saved?.rolled ?? [])
+  const record = (
+    key: ApiKey & { id?: string; status?: KeyStatus },
+    input: Partial<NewKeyInput> = {},
+  ): KeyRecord => {
+    const entry = keyRecord(key, input, now())
+    records.set(entry.id, entry)
+    bySecret.set(entry.key, entry)
+    return entry
+  }
+  for (const key of saved?.keys ?? []) record(key)
+  for (const key of initial) if (!bySecret.has(key.key) && !rolled.has(key.key)) record(key)
+  return { records, bySecret, rolled, record }
+}
+
+/**
  * The account's keys: several at once, sharing one rate limit and quota (the
  * limiter is per account), each with scopes, an optional IP allowlist and
  * expiry, and pause, resume, roll and revoke. `now` is the emulator's clock, so
@@ -73,25 +97,8 @@ export function createKeyRegistry(
   now: () => number,
   saved?: KeyRegistrySnapshot,
 ) {
-  const records = new Map<string, KeyRecord>()
-  const bySecret = new Map<string, KeyRecord>()
-  /** Secrets replaced by a roll, and when. */
-  const rolled = new Map<string, number>(saved?.rolled ?? [])
+  const { records, bySecret, rolled, record } = keyIndex(initial, now, saved)
   let account: 'active' | 'inactive' = saved?.account ?? 'active'
-
-  const record = (
-    key: ApiKey & { id?: string; status?: KeyStatus },
-    input: Partial<NewKeyInput> = {},
-  ): KeyRecord => {
-    const entry = keyRecord(key, input, now())
-    records.set(entry.id, entry)
-    bySecret.set(entry.key, entry)
-    return entry
-  }
-  // A restart keeps every key's state; a key given at the start that the file
-  // does not know (and that was not rolled away) is added.
-  for (const key of saved?.keys ?? []) record(key)
-  for (const key of initial) if (!bySecret.has(key.key) && !rolled.has(key.key)) record(key)
 
   const expired = (key: KeyRecord) => key.expiresAt !== null && now() >= key.expiresAt
   const find = (id: string) => {

@@ -138,6 +138,27 @@ function emulatorRoutes(
 }
 
 /**
+ * What the emulator starts from: the state file when there is one (so a restart
+ * keeps endpoints, deliveries, keys and the clock), the API keys, the clock and
+ * the account seeded from the catalogue.
+ */
+function startingState(options: EmulatorOptions) {
+  const saved: StateFile | undefined = options.statePath
+    ? readStateFile(options.statePath)
+    : undefined
+  const { keys, generatedKey } = startingKeys(options, saved)
+  const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
+  const clock =
+    options.clock ??
+    createClock({ timeScale, start: Math.max(Date.now(), saved?.now ?? Number.NEGATIVE_INFINITY) })
+  const seed = options.catalogPath
+    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
+    : (options.catalogue ?? DEFAULT_CATALOGUE)
+  const account = createAccountState({ now: clock.now, seed, keys, saved: saved?.account })
+  return { saved, keys, generatedKey, clock, account }
+}
+
+/**
  * The service's webhook side on this machine: the `/v1` webhook API with keys,
  * scopes, rate limit and quota; the delivery engine (signing, retry schedule,
  * disable after 20 failures, replay); control routes to emit conversions,
@@ -145,18 +166,8 @@ function emulatorRoutes(
  */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const { statePath } = options
-  const saved: StateFile | undefined = statePath ? readStateFile(statePath) : undefined
-  const { keys, generatedKey } = startingKeys(options, saved)
-  const timeScale = options.clock?.timeScale ?? options.timeScale ?? 1
-  const clock =
-    options.clock ??
-    createClock({ timeScale, start: Math.max(Date.now(), saved?.now ?? Number.NEGATIVE_INFINITY) })
+  const { saved, keys, generatedKey, clock, account } = startingState(options)
   const allowLoopback = !options.strict
-
-  const seed = options.catalogPath
-    ? readCatalogueFile(options.catalogPath, DEFAULT_CATALOGUE.channels)
-    : (options.catalogue ?? DEFAULT_CATALOGUE)
-  const account = createAccountState({ now: clock.now, seed, keys, saved: saved?.account })
 
   let engine: Engine | undefined
   const persist = () => {
