@@ -1,9 +1,9 @@
-import {
-  type APPLICATION_STATUSES,
-  type APPROVAL_TYPES,
-  type DELIVERY_STATUSES,
-  type ENDPOINT_STATUSES,
-  type PAYOUT_TYPES,
+import type {
+  APPLICATION_STATUSES,
+  APPROVAL_TYPES,
+  DELIVERY_STATUSES,
+  ENDPOINT_STATUSES,
+  PAYOUT_TYPES,
 } from '@affiliate-webhooks/core/internal'
 
 /**
