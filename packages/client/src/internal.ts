@@ -9,25 +9,13 @@
  * @packageDocumentation
  */
 export { API_KEY_ENV, API_URL_ENV } from './client.js'
-export {
-  type ClockAdvance,
-  type ConversionInput,
-  type EmitResult,
-  type EmulatorClock,
-  EmulatorControls,
-} from './resources/emulator-controls.js'
-export {
-  COMMAND_COSTS,
-  type CommandCost,
-  type CostedCommand,
-  type CostItem,
-} from './workflows/call-cost.js'
+export type { ConversionInput, EmitResult } from './resources/emulator-controls.js'
+export { COMMAND_COSTS, type CostedCommand, type CostItem } from './workflows/call-cost.js'
 export {
   type AttemptSeen,
   attemptSeen,
   type FollowEvent,
   type FollowNotice,
-  type FollowOptions,
   followDeliveries,
   followDelivery,
 } from './workflows/follow.js'
@@ -38,6 +26,5 @@ export {
   recoverEndpoint,
   replayAll,
   type StillQueued,
-  stillQueued,
 } from './workflows/recovery.js'
-export { SERVICE_PACE, type ServicePace, servicePace } from './workflows/service-pace.js'
+export { SERVICE_PACE, servicePace } from './workflows/service-pace.js'

@@ -7,9 +7,4 @@
  *
  * @packageDocumentation
  */
-export {
-  connectRedisNow,
-  type KeepShownSecretOptions,
-  type KeptSecret,
-  keepShownSecret,
-} from './secret-keeping.js'
+export { connectRedisNow, type KeptSecret, keepShownSecret } from './secret-keeping.js'

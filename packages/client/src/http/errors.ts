@@ -1,30 +1,9 @@
+import type { SERVICE_ERROR_STATUS } from '@affiliate-webhooks/core/internal'
+
 /** Error codes the service documents; branch on these, never on messages. */
 export type ServiceErrorCode =
-  | 'malformed_json'
-  | 'invalid_api_key'
-  | 'insufficient_scope'
-  | 'ip_not_allowed'
-  | 'program_not_approved'
-  | 'channel_not_verified'
-  | 'route_not_found'
-  | 'program_not_found'
-  | 'channel_not_found'
-  | 'tracking_link_not_found'
-  | 'withdrawal_not_found'
-  | 'webhook_not_found'
-  | 'delivery_not_found'
-  | 'duplicate_application'
-  | 'duplicate_channel'
-  | 'verification_not_required'
-  | 'webhook_limit_reached'
-  | 'delivery_not_replayable'
-  | 'payload_too_large'
-  | 'destination_not_allowed'
-  | 'verification_failed'
-  | 'url_not_allowed'
-  | 'rate_limited'
-  | 'quota_exceeded'
-  | 'internal_error'
+  /** The codes of the spec's error table (core's one copy, with their statuses). */
+  | keyof typeof SERVICE_ERROR_STATUS
   /** A 400 whose `error` is the per-field array: see {@link ServiceError.fields}. */
   | 'validation_failed'
   /** No answer at all: connection refused or dropped, DNS, TLS, or the client's timeout. */

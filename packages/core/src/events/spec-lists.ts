@@ -77,6 +77,3 @@ export const SERVICE_ERROR_STATUS = {
   quota_exceeded: 429,
   internal_error: 500,
 } as const
-
-/** A code of {@link SERVICE_ERROR_STATUS}. */
-export type ServiceErrorCode = keyof typeof SERVICE_ERROR_STATUS
