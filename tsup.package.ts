@@ -20,7 +20,7 @@ export const packageConfig = (overrides: Options = {}) =>
     entry: ['src/index.ts'],
     format: ['esm', 'cjs'],
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     dts: true,
     clean: true,
     sourcemap: false,

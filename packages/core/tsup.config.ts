@@ -28,7 +28,7 @@ export default defineConfig([
     outDir: 'dist/node',
     format: ['esm', 'cjs'],
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     dts: true,
     clean: true,
     sourcemap: false,
