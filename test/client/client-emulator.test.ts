@@ -115,6 +115,15 @@ describe('client against the emulator: every method', () => {
       succeeded.push(delivery.id)
     expect(succeeded.sort()).toEqual(all.map((d) => d.id).sort())
 
+    // The receiver holds its answer, so the replayed delivery is still queued (its attempt
+    // in flight) when the second replay arrives, however fast the loopback round trip is.
+    let answer: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      answer = resolve
+    })
+    receiver.use((_req, res) => {
+      held.then(() => res.end('{"received":true,"outcome":"processed"}'))
+    })
     expect(await api.webhooks.replay(made.id, test.deliveryId)).toMatchObject({
       outcome: 'accepted',
     })
@@ -123,6 +132,7 @@ describe('client against the emulator: every method', () => {
       status: 409,
       code: 'delivery_not_replayable',
     })
+    answer()
 
     await api.webhooks.delete(made.id)
     expect(await api.webhooks.list()).toEqual([])

@@ -174,9 +174,10 @@ describe('CommonJS builds seen from ESM', () => {
   it.each(pairs)(
     '%s shows the same named exports to import() as its ESM build',
     async (_, cjs, esm) => {
-      // A plain Node process: vitest's own loader would paper over what Node does.
+      // A plain Node process: vitest's own loader would paper over what Node does. Since
+      // Node 23, import() of CommonJS also names the whole `module.exports`, beside `default`.
       const names = async (url: URL) => {
-        const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default').sort()))`
+        const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default' && n !== 'module.exports').sort()))`
         const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script])
         return JSON.parse(stdout) as string[]
       }

@@ -17,7 +17,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
 const root = new URL('../..', import.meta.url).pathname
-const tsc = join(root, 'node_modules/typescript/bin/tsc')
+/**
+ * The compilers the published types are checked under, installed into the consumer
+ * project from the registry: the oldest TypeScript the packages support, 6.0, and 7.0
+ * (the native compiler; its `bin/tsc` starts the platform binary).
+ */
+const TYPESCRIPTS = {
+  '5.4 (oldest supported)': 'ts-oldest@npm:typescript@~5.4.0',
+  '6.0': 'ts6@npm:typescript@~6.0.0',
+  '7.0': 'ts7@npm:typescript@~7.0.0',
+} as const
+const tscOf = (label: keyof typeof TYPESCRIPTS) =>
+  join(esm, 'node_modules', TYPESCRIPTS[label].split('@npm:')[0] as string, 'bin', 'tsc')
 const SECRET = 'whsec_consumer_test'
 
 let work: string
@@ -40,7 +51,8 @@ async function project(name: string, type: 'module' | 'commonjs', tarballs: stri
       ...tarballs,
       'express@^5',
       '@types/express@^5',
-      '@types/node@^20',
+      '@types/node@^22',
+      ...(type === 'module' ? Object.values(TYPESCRIPTS) : []),
     ],
     { cwd: dir },
   )
@@ -168,7 +180,14 @@ serve(handler, async (port) => {
     })
   })
 
-  describe.each(['node16', 'bundler'] as const)('TypeScript, moduleResolution %s', (resolution) => {
+  const matrix = Object.keys(TYPESCRIPTS).flatMap((version) =>
+    (['node16', 'nodenext', 'bundler'] as const).map(
+      (resolution) => [version as keyof typeof TYPESCRIPTS, resolution] as const,
+    ),
+  )
+  describe.each(matrix)('TypeScript %s, moduleResolution %s', (version, resolution) => {
+    const tsc = () => tscOf(version)
+    const name = `${version.split(' ')[0]}.${resolution}`
     const config = (files: string[]) =>
       JSON.stringify({
         compilerOptions: {
@@ -176,7 +195,7 @@ serve(handler, async (port) => {
           noEmit: true,
           skipLibCheck: false,
           target: 'ES2022',
-          module: resolution === 'node16' ? 'node16' : 'esnext',
+          module: resolution === 'bundler' ? 'esnext' : resolution,
           moduleResolution: resolution,
           types: ['node'],
         },
@@ -189,6 +208,14 @@ serve(handler, async (port) => {
         `import express from 'express'
 import { affiliateWebhook } from '@affiliate-webhooks/express'
 import { isKnownEvent, verifyEvent, type Conversion, type HandlerContext } from '@affiliate-webhooks/core'
+import { createClient, type ServiceError } from '@affiliate-webhooks/client'
+import { createEmulator } from '@affiliate-webhooks/emulator'
+import { affiliateWebhook as fetchHandler } from '@affiliate-webhooks/web'
+
+export const onFetch: (request: Request) => Promise<Response> = fetchHandler({ secret: 'whsec_x' })
+export const api = createClient({ apiKey: 'la_x', baseUrl: 'http://127.0.0.1:1' })
+export const emulator = createEmulator
+export type Refusal = ServiceError
 
 const table = new Map<number, { status: string; commission: string | null }>()
 const app = express()
@@ -216,8 +243,8 @@ export async function check(rawBody: Uint8Array, headers: Record<string, string>
 }
 `,
       )
-      writeFileSync(join(esm, `tsconfig.${resolution}.json`), config(['handler.ts']))
-      await run('node', [tsc, '-p', `tsconfig.${resolution}.json`], { cwd: esm })
+      writeFileSync(join(esm, `tsconfig.${name}.json`), config(['handler.ts']))
+      await run('node', [tsc(), '-p', `tsconfig.${name}.json`], { cwd: esm })
     })
 
     it('refuses a handler that reads fields the conversion does not have', async () => {
@@ -232,8 +259,8 @@ affiliateWebhook({
 })
 `,
       )
-      writeFileSync(join(esm, `tsconfig.wrong.${resolution}.json`), config(['wrong.ts']))
-      const failure = await run('node', [tsc, '-p', `tsconfig.wrong.${resolution}.json`], {
+      writeFileSync(join(esm, `tsconfig.wrong.${name}.json`), config(['wrong.ts']))
+      const failure = await run('node', [tsc(), '-p', `tsconfig.wrong.${name}.json`], {
         cwd: esm,
       }).then(
         () => '',

@@ -1,0 +1,36 @@
+import { configDefaults, defineConfig } from 'vitest/config'
+import base from './vitest.config.js'
+
+/**
+ * The libraries' tests: core, the adapters, the stores, the client and the queue, beside
+ * their sources and across packages. CI runs them on every Node the published packages
+ * claim (`npm run test:node22`, `npm run test:node-floor`); `npm test` runs everything,
+ * these included, on the project's own Node. The CLI, the emulator's own tests, the
+ * framework builds and the other runtimes are tools and platforms, not the libraries.
+ */
+export const LIBRARY_TESTS = [
+  'packages/!(cli|emulator)/src/**/*.test.ts',
+  'test/adapters/*.test.ts',
+  'test/stores/*.test.ts',
+  'test/sql/*.test.ts',
+  'test/client/*.test.ts',
+  'test/queue/*.test.ts',
+]
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'libs',
+          include: LIBRARY_TESTS,
+          // `next build` is a framework build, proven on the project's Node with the stacks.
+          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts'],
+        },
+      },
+    ],
+  },
+})
