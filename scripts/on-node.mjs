@@ -24,10 +24,14 @@ function engineFloor() {
     const manifest = JSON.parse(readFileSync(join('packages', dir, 'package.json'), 'utf8'))
     if (manifest.private) continue
     const match = /^>=\s*(\d+)\.(\d+)(?:\.(\d+))?$/.exec(manifest.engines?.node ?? '')
-    if (!match) throw new Error(`${manifest.name}: engines.node must read ">=x.y", found "${manifest.engines?.node}"`)
+    if (!match)
+      throw new Error(
+        `${manifest.name}: engines.node must read ">=x.y", found "${manifest.engines?.node}"`,
+      )
     floors.add(`${match[1]}.${match[2]}.${match[3] ?? 0}`)
   }
-  if (floors.size !== 1) throw new Error(`the packages name different Node floors: ${[...floors].join(', ')}`)
+  if (floors.size !== 1)
+    throw new Error(`the packages name different Node floors: ${[...floors].join(', ')}`)
   return [...floors][0]
 }
 
@@ -40,7 +44,16 @@ if (!existsSync(nodeBin)) {
   console.log(`on-node: fetching node@${spec} from the registry`)
   const install = spawnSync(
     'npm',
-    ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node@${spec}`],
+    [
+      'install',
+      '--prefix',
+      dir,
+      '--no-save',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      `node@${spec}`,
+    ],
     { stdio: 'inherit', shell: process.platform === 'win32' },
   )
   if (install.status !== 0 || !existsSync(nodeBin)) {
@@ -50,6 +63,9 @@ if (!existsSync(nodeBin)) {
 }
 const version = spawnSync(nodeBin, ['--version'], { encoding: 'utf8' }).stdout.trim()
 console.log(`on-node: ${[command, ...args].join(' ')} on Node ${version}`)
-const env = { ...process.env, PATH: `${bin}${process.platform === 'win32' ? ';' : ':'}${process.env.PATH}` }
+const env = {
+  ...process.env,
+  PATH: `${bin}${process.platform === 'win32' ? ';' : ':'}${process.env.PATH}`,
+}
 const run = spawnSync(command === 'node' ? nodeBin : command, args, { stdio: 'inherit', env })
 process.exit(run.status ?? 1)
