@@ -14,6 +14,7 @@ import { storeContract } from '../stores/store-contract.js'
 import {
   createMysqlTestDatabase,
   type MysqlTestDatabase,
+  mysqlServerOf,
   type PrivateMariadb,
   startPrivateMariadb,
 } from '../support/mysql-db.js'
@@ -476,7 +477,14 @@ describe('mysqlStore tables', () => {
   })
 
   it('names the setting when the user or password is wrong, never the password', async () => {
-    const pool = mysql.createPool(`mysql://nobody_aw:hunter2-secret@127.0.0.1:3306/${db.database}`)
+    const { host, port } = mysqlServerOf()
+    const pool = mysql.createPool({
+      host,
+      port,
+      user: 'nobody_aw',
+      password: 'hunter2-secret',
+      database: db.database,
+    })
     const logged: string[] = []
     const store = mysqlStore({
       pool,
