@@ -165,10 +165,21 @@ describe('CommonJS builds seen from ESM', () => {
     ])
   })
 
-  it('cover every package', () => {
-    expect(pairs.map(([label]) => label.split(':')[0])).toEqual(
-      expect.arrayContaining(['core', 'next', 'express', 'node']),
-    )
+  it('cover every package of the workspace, each with the CommonJS file its main names', () => {
+    // The workspace's own list of packages, not the directory the pairs were read from.
+    const root = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+    const workspace = (root.workspaces as string[])
+      .filter((entry) => entry.startsWith('packages/'))
+      .map((entry) => entry.slice('packages/'.length))
+      .sort()
+    expect(workspace.length).toBeGreaterThanOrEqual(16)
+    const labels = pairs.map(([label]) => label)
+    expect([...new Set(labels.map((label) => label.split(':')[0]))].sort()).toEqual(workspace)
+    for (const name of workspace) {
+      const { main } = JSON.parse(readFileSync(new URL(`${name}/package.json`, packages), 'utf8'))
+      expect(main, `${name}: main`).toMatch(/\.cjs$/)
+      expect(labels).toContain(`${name}: ${main}`)
+    }
   })
 
   it.each(pairs)(
