@@ -2,7 +2,13 @@
  * The queued mode end to end on the machine's Redis: the node adapter hands
  * events to BullMQ through `bullmqHandoff`, `createWorker` runs the handlers.
  */
-import { bullmqHandoff, failedJobs, queueStats, retryFailed } from '@affiliate-webhooks/bullmq'
+import {
+  type BullmqHandoffOptions,
+  bullmqHandoff,
+  failedJobs,
+  queueStats,
+  retryFailed,
+} from '@affiliate-webhooks/bullmq'
 import type {
   Conversion,
   ConversionEvent,
@@ -40,8 +46,8 @@ async function receiver(
   return app
 }
 
-function setupFor(...args: Parameters<typeof queueSetup>): QueueSetup {
-  const setup = queueSetup(...args)
+function setupFor(handoffOptions: Partial<BullmqHandoffOptions> = {}): QueueSetup {
+  const setup = queueSetup('queue', handoffOptions)
   cleanup.push(setup.close)
   return setup
 }

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { REDIS_URL } from '../support/redis-servers.js'
 
-const prefix = `aw-test-${randomUUID().slice(0, 8)}:`
+const prefix = `aw-secret-source-${randomUUID().slice(0, 8)}:`
 const client = new Redis(REDIS_URL)
 const A = 'whsec_secret_a'
 const B = 'whsec_secret_b'
