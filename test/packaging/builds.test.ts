@@ -187,7 +187,8 @@ describe('CommonJS builds seen from ESM', () => {
     async (_, cjs, esm) => {
       // A plain Node process: vitest's own loader would paper over what Node does.
       const names = async (url: URL) => {
-        const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default').sort()))`
+        // Node 23+ also shows a CommonJS module's whole exports object as 'module.exports'.
+        const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default' && n !== 'module.exports').sort()))`
         const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script])
         return JSON.parse(stdout) as string[]
       }
