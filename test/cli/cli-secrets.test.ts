@@ -3,6 +3,7 @@
  * process and the machine's Redis: the move from an env-var secret to
  * redisSecretSource, and what Redis holds after a rotation, read back.
  */
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -80,7 +81,7 @@ describe('secrets put', () => {
   })
 
   it('reads the secret from --secret-file', async () => {
-    const id = `wh_file${Date.now()}`
+    const id = `wh_clisecrets_${randomUUID()}`
     keys.push(`aw:secrets:{${id}}`)
     const file = join(work, 'secret.txt')
     writeFileSync(file, 'whsec_from_a_file_1234\n')

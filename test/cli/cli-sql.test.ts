@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { mysqlStore } from '@affiliate-webhooks/mysql'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import { describe, expect, it } from 'vitest'
-import { createMysqlTestDatabase, MYSQL_HOST, MYSQL_PORT } from '../support/mysql-db.js'
+import { createMysqlTestDatabase, mysqlServerOf } from '../support/mysql-db.js'
 import { createPostgresTestDatabase } from '../support/postgres-db.js'
 import { run } from '../support/run-process.js'
 
@@ -18,8 +18,8 @@ const BIN = join(new URL('../..', import.meta.url).pathname, 'packages/cli/dist/
 const cli = (args: string[]) => run(process.execPath, [BIN, ...args])
 
 /** Feeds a text to a command's stdin, as `cmd < file.sql` would. */
-async function pipe(command: string, args: string[], input: string) {
-  const child = execFile(command, args)
+async function pipe(command: string, args: string[], input: string, env?: NodeJS.ProcessEnv) {
+  const child = execFile(command, args, env === undefined ? {} : { env })
   child.stdin?.end(input)
   const [code] = await new Promise<[number | null]>((resolve) =>
     child.on('close', (c) => resolve([c])),
@@ -59,8 +59,11 @@ describe('affiliate-webhooks sql schema', () => {
     expect(result.stdout).toContain('aw_events')
     const db = await createMysqlTestDatabase()
     try {
-      const args = ['-h', MYSQL_HOST, '-P', String(MYSQL_PORT), '-u', 'root', db.database]
-      for (let i = 0; i < 2; i++) await pipe('mariadb', args, result.stdout)
+      const { host, port, user, password } = mysqlServerOf()
+      const args = ['-h', host, '-P', String(port), '-u', user, db.database]
+      // The client reads a password from the environment, so it never shows in a process list.
+      const env = password === undefined ? undefined : { ...process.env, MYSQL_PWD: password }
+      for (let i = 0; i < 2; i++) await pipe('mariadb', args, result.stdout, env)
       const store = mysqlStore({ pool: db.pool, logger: false })
       await store.ready()
       const begun = await store.begin({ eventId: 'evt_cli_schema', order: 1 })

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { createClient } from '@affiliate-webhooks/client'
 import { followDeliveries, SERVICE_PACE } from '@affiliate-webhooks/client/internal'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { main } from '../../packages/cli/src/main.js'
 import { type Harness, startEmulator } from '../support/emulator-harness.js'
 
@@ -60,7 +60,11 @@ describe('deliveries --follow against the emulator at time scale 1', () => {
       AFFILIATE_API_URL: h.base,
       AFFILIATE_API_KEY: KEY,
     })
-    await sleep(120_000)
+    // Until the second look after the baseline (each look is two calls): two minutes or more.
+    await vi.waitFor(() => expect(requests.length).toBeGreaterThanOrEqual(7), {
+      timeout: 170_000,
+      interval: 1000,
+    })
     follow.interrupt()
     expect(await follow.done).toBe(0)
     expect(follow.stderr()).toContain(
@@ -72,14 +76,22 @@ describe('deliveries --follow against the emulator at time scale 1', () => {
       expect(times.filter((t) => t >= from && t < from + 60_000).length).toBeLessThanOrEqual(3)
     }
     // The probe of the pace, the baseline, and one look a minute: not a request a second.
+    const look = [`/v1/webhooks/${endpoint.id}/deliveries`, `/v1/webhooks/${endpoint.id}`]
     expect(requests.map((r) => r.path.split('?')[0])).toEqual([
       '/emulator/clock',
-      `/v1/webhooks/${endpoint.id}/deliveries`,
-      `/v1/webhooks/${endpoint.id}`,
-      `/v1/webhooks/${endpoint.id}/deliveries`,
-      `/v1/webhooks/${endpoint.id}`,
+      ...look,
+      ...look,
+      ...look,
     ])
-  }, 150_000)
+    // A minute or more between the starts of the looks.
+    const [baseline, first, second] = [1, 3, 5].map((i) => requests[i]?.at as number) as [
+      number,
+      number,
+      number,
+    ]
+    expect(first - baseline).toBeGreaterThanOrEqual(60_000)
+    expect(second - first).toBeGreaterThanOrEqual(60_000)
+  }, 200_000)
 })
 
 /** A fake service: an endpoint with no deliveries, answers carrying the headers `headers()` gives. */

@@ -21,7 +21,7 @@ async function cli(args: string[]) {
 }
 
 describe('affiliate-webhooks queue', () => {
-  const setup = queueSetup({ attempts: 2 })
+  const setup = queueSetup('queue-cli', { attempts: 2 })
   afterAll(() => setup.close())
   const where = ['--redis', REDIS_URL, '--queue', setup.queueName]
 

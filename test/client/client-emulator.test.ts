@@ -9,7 +9,7 @@ import {
   isServiceError,
   type ServiceError,
 } from '@affiliate-webhooks/client'
-import { createClock } from '@affiliate-webhooks/emulator'
+import { type Clock, createClock } from '@affiliate-webhooks/emulator'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   conversion,
@@ -24,8 +24,11 @@ const READ_ONLY = `la_${'o'.repeat(32)}`
 const START = Date.UTC(2026, 0, 5, 10, 0, 0)
 
 let receiver: Receiver
+/** While set, the receiver answers no delivery until it resolves (a delivery held in flight). */
+let hold: Promise<void> | undefined
 beforeAll(async () => {
-  receiver = await startReceiver((_req, res) => {
+  receiver = await startReceiver(async (_req, res) => {
+    await hold
     res.writeHead(200, { 'content-type': 'application/json' })
     res.end('{"received":true,"outcome":"processed"}')
   })
@@ -45,8 +48,52 @@ async function start(options: Parameters<typeof startEmulator>[0] = {}) {
   harnesses.push(h)
   return h
 }
-const clientOf = (h: Harness, apiKey = KEY) =>
-  createClient({ apiKey, baseUrl: h.base, retry: { baseDelayMs: 5, maxDelayMs: 20 } })
+const clientOf = (h: Harness, apiKey = KEY, fetcher?: typeof fetch) =>
+  createClient({
+    apiKey,
+    baseUrl: h.base,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...(fetcher ? { fetch: fetcher } : {}),
+  })
+
+/** A fetch that records what each call got and when it went out and came back (real ms). */
+function counting(onAnswer: (status: number) => void = () => {}) {
+  const seen = {
+    statuses: [] as number[],
+    codes: [] as (string | undefined)[],
+    retryAfter: [] as (string | null)[],
+    sentAt: [] as number[],
+    answeredAt: [] as number[],
+    fetch: (async (input, init) => {
+      seen.sentAt.push(performance.now())
+      const response = await fetch(input, init)
+      const body = (await response.clone().json()) as { error?: { code?: string } }
+      seen.answeredAt.push(performance.now())
+      seen.statuses.push(response.status)
+      seen.codes.push(body.error?.code)
+      seen.retryAfter.push(response.headers.get('retry-after'))
+      onAnswer(response.status)
+      return response
+    }) as typeof fetch,
+  }
+  return seen
+}
+
+/** Service time that moves only when the test moves it; `timeScale` sets the real length of Retry-After. */
+function frozenClock(start: number, timeScale: number): Clock {
+  let now = start
+  return {
+    now: () => now,
+    timeScale,
+    advance(ms) {
+      if (ms > 0) now += ms
+    },
+    advanceTo(at) {
+      now = Math.max(now, at)
+    },
+    realDelay: (at) => Math.max(0, (at - now) / timeScale),
+  }
+}
 const caught = (promise: Promise<unknown>) =>
   promise.then(
     () => {
@@ -62,7 +109,7 @@ describe('client against the emulator: every method', () => {
   it('health, me, create, list, get, update, enable/disable, rotate, test, deliveries, replay, delete', async () => {
     const h = await start()
     const api = clientOf(h)
-    expect(await api.health()).toBeDefined()
+    expect(await api.health()).toEqual({ status: 'ok' })
     expect(await api.me()).toMatchObject({ callerIp: expect.any(String) })
 
     const made = await api.webhooks.create({
@@ -115,14 +162,10 @@ describe('client against the emulator: every method', () => {
       succeeded.push(delivery.id)
     expect(succeeded.sort()).toEqual(all.map((d) => d.id).sort())
 
-    // The receiver holds its answer, so the replayed delivery is still queued (its attempt
-    // in flight) when the second replay arrives, however fast the loopback round trip is.
-    let answer: () => void = () => {}
-    const held = new Promise<void>((resolve) => {
-      answer = resolve
-    })
-    receiver.use((_req, res) => {
-      held.then(() => res.end('{"received":true,"outcome":"processed"}'))
+    // The receiver holds the replayed attempt, so the delivery is still queued for the second replay.
+    let release = () => {}
+    hold = new Promise((resolve) => {
+      release = resolve
     })
     expect(await api.webhooks.replay(made.id, test.deliveryId)).toMatchObject({
       outcome: 'accepted',
@@ -132,7 +175,8 @@ describe('client against the emulator: every method', () => {
       status: 409,
       code: 'delivery_not_replayable',
     })
-    answer()
+    hold = undefined
+    release()
 
     await api.webhooks.delete(made.id)
     expect(await api.webhooks.list()).toEqual([])
@@ -190,14 +234,37 @@ describe('client against the emulator: errors', () => {
     })
   })
 
-  it('waits out rate_limited; fails at once on quota_exceeded', async () => {
+  it('paces under the window: ten calls at three a (100 ms) window meet no 429', async () => {
     const limited = await start({
       clock: createClock({ start: START, timeScale: 600 }),
       rateLimit: 3,
     })
-    const api = clientOf(limited)
-    // Each call paces under the three a (100 ms) window; none fails.
+    const seen = counting()
+    const api = clientOf(limited, KEY, seen.fetch)
     for (let i = 0; i < 10; i++) expect(await api.webhooks.list()).toEqual([])
+    expect(seen.statuses).toEqual(Array(10).fill(200))
+  })
+
+  it('meets a real 429 rate_limited, waits out its Retry-After, then succeeds; fails at once on quota_exceeded', async () => {
+    // Service time stands still unless the test moves it, so the window cannot end on its own.
+    const clock = frozenClock(START, 60)
+    const limited = await start({ clock, rateLimit: 3 })
+    // Another caller of the same account uses up the window; this client's pacer cannot know.
+    for (let i = 0; i < 3; i++) expect((await limited.call('GET', '/v1/webhooks')).status).toBe(200)
+    const seen = counting((status) => {
+      // The 429 has been answered: the next minute begins, so the retry can pass.
+      if (status === 429) clock.advance(60_000)
+    })
+    const api = clientOf(limited, KEY, seen.fetch)
+    expect(await api.webhooks.list()).toEqual([])
+    expect(seen.statuses).toEqual([429, 200])
+    expect(seen.codes[0]).toBe('rate_limited')
+    const retryAfterMs = Number(seen.retryAfter[0]) * 1000
+    expect(retryAfterMs).toBe(1000) // a service minute at time scale 60 is one real second
+    // The retry went out no sooner than Retry-After said (a lower bound: load only adds to it).
+    expect((seen.sentAt[1] as number) - (seen.answeredAt[0] as number)).toBeGreaterThanOrEqual(
+      retryAfterMs - 5,
+    )
 
     const exhausted = clientOf(await start({ monthlyQuota: 2 }))
     await exhausted.webhooks.list()

@@ -273,14 +273,21 @@ describe.each([emulatorDriver, simulateDriver])('delivery rules: $name', (driver
 
   it('events that occur within one minute go out together with the next batch', async () => {
     const rx = await receiver(status(200))
-    // A minute of service time per 200 real ms where the clock runs on its own.
-    const run = await driver.start(rx.url, { timeScale: MINUTE / 200 })
+    // A minute of service time per 2 real s where the clock runs on its own: the two
+    // events, 5 s of service time apart, fall in the first minute with 1.8 real s to spare.
+    const run = await driver.start(rx.url, { timeScale: MINUTE / 2000 })
     await run.emit(1)
-    await run.wait(20_000)
+    await run.wait(5_000)
     await run.emit(2)
     await run.settle()
     const attempts = await run.attempts()
     expect(attempts).toHaveLength(2)
+    // Each went out with the first batch at or after it occurred (its first attempt's due time)...
+    for (const attempt of attempts) {
+      expect(attempt.batchAt).toBe(Math.ceil(attempt.dueAt / MINUTE) * MINUTE)
+    }
+    // ...and both occurred within the first minute, so they went out together.
+    expect(attempts.map((a) => a.dueAt < START + MINUTE)).toEqual([true, true])
     expect(new Set(attempts.map((a) => a.batchAt)).size).toBe(1)
     expect(attempts[0]?.batchAt).toBe(START + MINUTE)
   })

@@ -31,7 +31,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 
 const SECRET = 'whsec_telemetry_test_secret'
 
@@ -213,7 +213,8 @@ describe('OpenTelemetry: one span per delivery, the handler in a child span, met
     })
     const input = await delivery(buildConversionEvent())
     const first = r.receive(input)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The first delivery's handler is running (its promise made) before the second arrives.
+    await vi.waitFor(() => expect(finish).toBeDefined())
     expect((await r.receive(input)).status).toBe(409)
     finish()
     expect((await first).outcome).toBe('processed')

@@ -165,18 +165,29 @@ describe('CommonJS builds seen from ESM', () => {
     ])
   })
 
-  it('cover every package', () => {
-    expect(pairs.map(([label]) => label.split(':')[0])).toEqual(
-      expect.arrayContaining(['core', 'next', 'express', 'node']),
-    )
+  it('cover every package of the workspace, each with the CommonJS file its main names', () => {
+    // The workspace's own list of packages, not the directory the pairs were read from.
+    const root = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+    const workspace = (root.workspaces as string[])
+      .filter((entry) => entry.startsWith('packages/'))
+      .map((entry) => entry.slice('packages/'.length))
+      .sort()
+    expect(workspace.length).toBeGreaterThanOrEqual(16)
+    const labels = pairs.map(([label]) => label)
+    expect([...new Set(labels.map((label) => label.split(':')[0]))].sort()).toEqual(workspace)
+    for (const name of workspace) {
+      const { main } = JSON.parse(readFileSync(new URL(`${name}/package.json`, packages), 'utf8'))
+      expect(main, `${name}: main`).toMatch(/\.cjs$/)
+      expect(labels).toContain(`${name}: ${main}`)
+    }
   })
 
   it.each(pairs)(
     '%s shows the same named exports to import() as its ESM build',
     async (_, cjs, esm) => {
-      // A plain Node process: vitest's own loader would paper over what Node does. Since
-      // Node 23, import() of CommonJS also names the whole `module.exports`, beside `default`.
+      // A plain Node process: vitest's own loader would paper over what Node does.
       const names = async (url: URL) => {
+        // Node 23+ also shows a CommonJS module's whole exports object as 'module.exports'.
         const script = `const m = await import(${JSON.stringify(url.href)}); console.log(JSON.stringify(Object.keys(m).filter((n) => n !== 'default' && n !== 'module.exports').sort()))`
         const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script])
         return JSON.parse(stdout) as string[]

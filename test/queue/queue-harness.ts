@@ -49,11 +49,17 @@ export interface QueueSetup {
   close(): Promise<void>
 }
 
-/** A fresh queue, store and hand-off on the machine's Redis. */
-export function queueSetup(handoffOptions: Partial<BullmqHandoffOptions> = {}): QueueSetup {
+/**
+ * A fresh queue, store and hand-off on the machine's Redis. `tag` names the test
+ * file in the queue's name and the store's key prefix, so no two files share keys.
+ */
+export function queueSetup(
+  tag: string,
+  handoffOptions: Partial<BullmqHandoffOptions> = {},
+): QueueSetup {
   const id = randomUUID().slice(0, 8)
-  const queueName = `aw-test-${id}`
-  const prefix = `aw-test-${id}:`
+  const queueName = `aw-${tag}-${id}`
+  const prefix = `aw-${tag}-${id}:`
   const redis = new Redis(REDIS_URL)
   const store = redisStore({ client: redis, prefix })
   const { hostname, port } = new URL(REDIS_URL)
@@ -102,7 +108,7 @@ export function queueSetup(handoffOptions: Partial<BullmqHandoffOptions> = {}): 
 export const queued: Mode = {
   ok: 'queued',
   async start(adapter, options: ReceiverOptions) {
-    const setup = queueSetup()
+    const setup = queueSetup('conformance-queued')
     const { onConversion, ...receiverOptions } = options
     setup.startWorker({ onConversion, concurrency: 4 } as Partial<CreateWorkerOptions>)
     const app = await adapter.start({

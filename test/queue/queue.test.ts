@@ -2,7 +2,13 @@
  * The queued mode end to end on the machine's Redis: the node adapter hands
  * events to BullMQ through `bullmqHandoff`, `createWorker` runs the handlers.
  */
-import { bullmqHandoff, failedJobs, queueStats, retryFailed } from '@affiliate-webhooks/bullmq'
+import {
+  type BullmqHandoffOptions,
+  bullmqHandoff,
+  failedJobs,
+  queueStats,
+  retryFailed,
+} from '@affiliate-webhooks/bullmq'
 import type {
   Conversion,
   ConversionEvent,
@@ -40,8 +46,8 @@ async function receiver(
   return app
 }
 
-function setupFor(...args: Parameters<typeof queueSetup>): QueueSetup {
-  const setup = queueSetup(...args)
+function setupFor(handoffOptions: Partial<BullmqHandoffOptions> = {}): QueueSetup {
+  const setup = queueSetup('queue', handoffOptions)
   cleanup.push(setup.close)
   return setup
 }
@@ -259,31 +265,49 @@ describe('queued hand-off', () => {
     expect(calls).toEqual(['pending', 'approved'])
   })
 
-  it('never runs two events of one conversion at once', async () => {
+  it('runs events of different conversions side by side, never two of one conversion at once', async () => {
     const setup = setupFor()
-    let running = 0
-    let most = 0
-    const order: string[] = []
+    const statuses = ['pending', 'approved', 'paid', 'reversed', 'adjusted']
+    const ids = [9300, 9301, 9302, 9303]
+    const running = new Map<number, number>()
+    let mostOfOne = 0
+    let mostConversions = 0
+    const order = new Map<number, string[]>(ids.map((id) => [id, []]))
+    // Handlers hold until two conversions have run side by side (or 10 s have passed,
+    // and the overlap check below fails): a worker that runs everything in turn cannot pass.
+    let overlapped = () => {}
+    const overlap = new Promise<void>((resolve) => {
+      overlapped = resolve
+    })
+    const giveUp = setTimeout(() => overlapped(), 10_000)
+    cleanup.push(async () => clearTimeout(giveUp))
     setup.startWorker({
       concurrency: 8,
       async onConversion(conversion: Conversion) {
-        running++
-        most = Math.max(most, running)
-        await new Promise((resolve) => setTimeout(resolve, 30))
-        order.push(conversion.status)
-        running--
+        running.set(conversion.id, (running.get(conversion.id) ?? 0) + 1)
+        mostOfOne = Math.max(mostOfOne, running.get(conversion.id) as number)
+        const conversionsNow = [...running.values()].filter((n) => n > 0).length
+        mostConversions = Math.max(mostConversions, conversionsNow)
+        if (conversionsNow >= 2) overlapped()
+        await overlap
+        // A while at work, so that a second event of this conversion would be seen here.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        order.get(conversion.id)?.push(conversion.status)
+        running.set(conversion.id, (running.get(conversion.id) as number) - 1)
       },
     })
     const { url } = await receiver(setup)
-    const statuses = ['pending', 'approved', 'paid', 'reversed', 'adjusted']
-    const events = lifecycle(9300, statuses)
+    const events = ids.flatMap((id) => lifecycle(id, statuses))
     const answers = await Promise.all(events.map((event) => send(url, event)))
     for (const answer of answers) expect([200]).toContain(answer.status)
     await setup.settle()
-    expect(most).toBe(1)
-    // Every event ran unless a newer one had already run (then it was stale), in order.
-    expect(order).toEqual(statuses.filter((s) => order.includes(s)))
-    expect(order.at(-1)).toBe('adjusted')
+    expect(mostOfOne, 'events of one conversion at once').toBe(1)
+    expect(mostConversions, 'conversions running at once').toBeGreaterThanOrEqual(2)
+    for (const [id, ran] of order) {
+      // Every event ran unless a newer one had already run (then it was stale), in order.
+      expect(ran, `conversion ${id}`).toEqual(statuses.filter((s) => ran.includes(s)))
+      expect(ran.at(-1), `conversion ${id}`).toBe('adjusted')
+    }
   })
 
   it('fails a job that is not a webhook event with a clear error, once, and keeps working', async () => {

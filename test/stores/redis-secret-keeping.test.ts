@@ -15,7 +15,7 @@ import { REDIS_URL } from '../support/redis-servers.js'
 
 const endpointIds: string[] = []
 const newEndpoint = () => {
-  const id = `wh_test_${randomUUID()}`
+  const id = `wh_keeping_${randomUUID()}`
   endpointIds.push(id)
   return id
 }

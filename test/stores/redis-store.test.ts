@@ -3,10 +3,17 @@ import { redisStore, STREAK_RESET_EVERY_MS } from '@affiliate-webhooks/redis'
 import { Cluster, Redis } from 'ioredis'
 import { Redis as Redis5 } from 'ioredis5'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { freePort, REDIS_URL, type RedisCluster, startCluster } from '../support/redis-servers.js'
+import {
+  freePort,
+  REDIS_URL,
+  type RedisCluster,
+  type RedisServer,
+  startCluster,
+  startRedis,
+} from '../support/redis-servers.js'
 import { storeContract } from './store-contract.js'
 
-const prefix = `aw-test-${randomUUID().slice(0, 8)}:`
+const prefix = `aw-redis-store-${randomUUID().slice(0, 8)}:`
 const single = new Redis(REDIS_URL)
 const single5 = new Redis5(REDIS_URL)
 
@@ -27,12 +34,15 @@ afterAll(async () => {
 
 storeContract(
   'redisStore (single node, ioredis 6)',
-  (options) => redisStore({ client: single, prefix, ...options }),
+  // A case's own prefix (the failure streak's) goes under this file's.
+  ({ prefix: own = '', ...options }) =>
+    redisStore({ client: single, prefix: prefix + own, ...options }),
   { extend: true },
 )
 storeContract(
   'redisStore (single node, ioredis 5)',
-  (options) => redisStore({ client: single5 as unknown as Redis, prefix, ...options }),
+  ({ prefix: own = '', ...options }) =>
+    redisStore({ client: single5 as unknown as Redis, prefix: prefix + own, ...options }),
   { extend: true },
 )
 
@@ -124,35 +134,51 @@ describe('redisStore details', () => {
   it('refuses a prefix with braces, which would pin every key to one slot', () => {
     expect(() => redisStore({ client: single, prefix: '{app}:' })).toThrow(TypeError)
   })
+})
 
-  it('writes the documented keys with TTLs, and reloads its scripts after SCRIPT FLUSH', async () => {
-    const store = redisStore({ client: single, prefix })
-    await single.script('FLUSH')
-    const begun = await store.begin({ eventId: 'evt_keys', conversionId: 4242, order: 1000 })
-    if (begun.status !== 'claimed') throw new Error(begun.status)
-    expect(await single.pttl(`${prefix}{c:4242}:lease:evt_keys`)).toBeGreaterThan(0)
-    expect(await single.get(`${prefix}{c:4242}:lock`)).toBe(begun.claim.token)
-    await store.commit(begun.claim)
-    expect(await single.exists(`${prefix}{c:4242}:lease:evt_keys`, `${prefix}{c:4242}:lock`)).toBe(
-      0,
-    )
-    expect(await single.get(`${prefix}{c:4242}:wm`)).toBe('1000')
-    const doneTtl = await single.pttl(`${prefix}{c:4242}:done:evt_keys`)
-    expect(doneTtl).toBeGreaterThan(71 * 3600 * 1000)
-    expect(await single.pttl(`${prefix}{c:4242}:wm`)).toBeGreaterThan(89 * 24 * 3600 * 1000)
+// SCRIPT FLUSH and CLIENT PAUSE act on a whole server: these run on a redis-server
+// of their own, never on the one the other files share.
+describe('redisStore on a Redis of its own (SCRIPT FLUSH, CLIENT PAUSE)', () => {
+  let server: RedisServer
+  let own: Redis
+  beforeAll(async () => {
+    server = await startRedis()
+    own = new Redis(server.url)
+  })
+  afterAll(async () => {
+    own?.disconnect()
+    await server?.stop()
   })
 
-  it('fails an operation Redis does not answer within operationTimeoutMs', async () => {
-    const paused = new Redis(REDIS_URL)
+  it('writes the documented keys with TTLs, and reloads its scripts after SCRIPT FLUSH', async () => {
+    const store = redisStore({ client: own, prefix })
+    await own.script('FLUSH')
+    const begun = await store.begin({ eventId: 'evt_keys', conversionId: 4242, order: 1000 })
+    if (begun.status !== 'claimed') throw new Error(begun.status)
+    expect(await own.pttl(`${prefix}{c:4242}:lease:evt_keys`)).toBeGreaterThan(0)
+    expect(await own.get(`${prefix}{c:4242}:lock`)).toBe(begun.claim.token)
+    await store.commit(begun.claim)
+    expect(await own.exists(`${prefix}{c:4242}:lease:evt_keys`, `${prefix}{c:4242}:lock`)).toBe(0)
+    expect(await own.get(`${prefix}{c:4242}:wm`)).toBe('1000')
+    const doneTtl = await own.pttl(`${prefix}{c:4242}:done:evt_keys`)
+    expect(doneTtl).toBeGreaterThan(71 * 3600 * 1000)
+    expect(await own.pttl(`${prefix}{c:4242}:wm`)).toBeGreaterThan(89 * 24 * 3600 * 1000)
+  })
+
+  it('fails an operation Redis does not answer within operationTimeoutMs, long before Redis answers', async () => {
+    const paused = new Redis(server.url)
     const store = redisStore({ client: paused, prefix, operationTimeoutMs: 100 })
-    // CLIENT PAUSE stalls every client's writes, so the script never answers in time.
-    const admin = new Redis(REDIS_URL)
-    await admin.client('PAUSE', 500, 'ALL')
-    const started = Date.now()
-    await expect(store.begin({ eventId: 'evt_slow', order: 1 })).rejects.toThrow(/did not answer/)
-    expect(Date.now() - started).toBeLessThan(450)
-    admin.disconnect()
-    paused.disconnect()
+    // CLIENT PAUSE stalls every client's writes for 10 s, so the script cannot answer in time.
+    await own.client('PAUSE', 10_000, 'ALL')
+    try {
+      const started = performance.now()
+      await expect(store.begin({ eventId: 'evt_slow', order: 1 })).rejects.toThrow(/did not answer/)
+      // The bound is the claim: the timeout, not Redis, ended the wait (10 s), with room for a loaded machine.
+      expect(performance.now() - started).toBeLessThan(5_000)
+    } finally {
+      await own.client('UNPAUSE')
+      paused.disconnect()
+    }
   })
 })
 
@@ -166,8 +192,15 @@ describe('redisStore({ url }) logging', () => {
     })
     const silent = redisStore({ url, logger: false })
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
+    // Each client's reconnect attempts, counted: "once" is once over several of them.
+    const retries = { logged: 0, silent: 0 }
+    logged.client.on('reconnecting', () => retries.logged++)
+    silent.client.on('reconnecting', () => retries.silent++)
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await vi.waitFor(
+        () => expect(Math.min(retries.logged, retries.silent)).toBeGreaterThanOrEqual(3),
+        { timeout: 20_000 },
+      )
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatch(/^redisStore: Redis at 127\.0\.0\.1:\d+ unreachable: /)
       expect(spy).not.toHaveBeenCalled()

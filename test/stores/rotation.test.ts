@@ -26,11 +26,13 @@ const PREFIX = `aw-rot-${randomUUID().slice(0, 8)}:`
 const redis = new Redis(REDIS_URL)
 const children: ChildProcess[] = []
 const cleanup: (() => unknown)[] = []
+const secretKeys: string[] = []
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGTERM')
   for (const step of cleanup) await step()
-  const keys = [...(await redis.keys(`${PREFIX}*`)), ...(await redis.keys('aw:secrets:{wh_*'))]
+  // The CLI keeps secrets at aw:secrets:{<endpoint id>}: only the keys of endpoints made here.
+  const keys = [...(await redis.keys(`${PREFIX}*`)), ...secretKeys]
   if (keys.length > 0) await redis.unlink(...keys)
   redis.disconnect()
 })
@@ -77,6 +79,7 @@ describe('rotate with two receiver processes under a steady stream', () => {
     expect(created.code, created.stderr).toBe(0)
     expect(created.stdout).not.toMatch(/whsec_/)
     const id = /^id\s+(\S+)$/m.exec(created.stdout)?.[1] as string
+    secretKeys.push(`aw:secrets:{${id}}`)
 
     for (let n = 0; n < 2; n++) {
       const child = fork(new URL('./receiver-process.mjs', import.meta.url), {

@@ -1,7 +1,7 @@
 /**
- * MariaDB for tests: a throwaway database on the machine's server (127.0.0.1:3306,
- * root, no password), or a private server of its own on a spare port for tests
- * that stop, kill and restart it (outages).
+ * MariaDB for tests: a throwaway database on the server at `MYSQL_URL` (default
+ * the machine's, mysql://root@127.0.0.1:3306), or a private server of its own on
+ * a spare port for tests that stop, kill and restart it (outages).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -14,12 +14,40 @@ import { freePort } from './redis-servers.js'
 
 const run = promisify(execFile)
 
-/** The machine's server; tests only ever talk to loopback. */
-export const MYSQL_HOST = '127.0.0.1'
-export const MYSQL_PORT = 3306
+/** The shared server, as Postgres and Redis take `POSTGRES_URL` and `REDIS_URL`; no database in it. */
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306'
+
+/** Where a private server listens: tests only ever talk to loopback. */
+const LOOPBACK = '127.0.0.1'
+
+/** The parts of a server's URL that a connection and the `mariadb` client need. */
+export interface MysqlServer {
+  host: string
+  port: number
+  user: string
+  password?: string
+}
+
+/** The host, port, user and password of `url` (port 3306 and user root when it names none). */
+export function mysqlServerOf(url = MYSQL_URL): MysqlServer {
+  const parsed = new URL(url)
+  return {
+    host: parsed.hostname,
+    port: parsed.port === '' ? 3306 : Number(parsed.port),
+    user: parsed.username === '' ? 'root' : decodeURIComponent(parsed.username),
+    ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),
+  }
+}
+
+/** `url` with `database` as its path. */
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
 
 export interface MysqlTestDatabase {
-  /** `mysql://root@127.0.0.1:3306/<database>`, no password. */
+  /** The server's URL with the database as its path, e.g. `mysql://root@127.0.0.1:3306/<database>`. */
   url: string
   database: string
   /** A pool on the database, ended by drop(). */
@@ -29,32 +57,33 @@ export interface MysqlTestDatabase {
 }
 
 /**
- * A database with a random name on the machine's server (or the one at `port`).
+ * A database with a random name on the server at `serverUrl` (default {@link MYSQL_URL}).
  * Its pool has `connectionLimit` connections (default 20): every open claim holds one.
  */
 export async function createMysqlTestDatabase({
-  port = MYSQL_PORT,
+  serverUrl = MYSQL_URL,
   connectionLimit = 20,
 }: {
-  port?: number
+  serverUrl?: string
   connectionLimit?: number
 } = {}): Promise<MysqlTestDatabase> {
+  const server = mysqlServerOf(serverUrl)
   const database = `aw_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-  const admin = await mysql.createConnection({ host: MYSQL_HOST, port, user: 'root' })
+  const admin = await mysql.createConnection(server)
   try {
     await admin.query(`CREATE DATABASE \`${database}\``)
   } finally {
     await admin.end()
   }
-  const url = `mysql://root@${MYSQL_HOST}:${port}/${database}`
-  const pool = mysql.createPool({ host: MYSQL_HOST, port, user: 'root', database, connectionLimit })
+  const url = withDatabase(serverUrl, database)
+  const pool = mysql.createPool({ ...server, database, connectionLimit })
   return {
     url,
     database,
     pool,
     async drop() {
       await pool.end().catch(() => {})
-      const again = await mysql.createConnection({ host: MYSQL_HOST, port, user: 'root' })
+      const again = await mysql.createConnection(server)
       try {
         await again.query(`DROP DATABASE IF EXISTS \`${database}\``)
       } finally {
@@ -127,7 +156,7 @@ async function waitUntilUp(port: number, child: ChildProcess, log: string): Prom
   for (;;) {
     try {
       const connection = await mysql.createConnection({
-        host: MYSQL_HOST,
+        host: LOOPBACK,
         port,
         user: 'root',
         connectTimeout: 1000,
@@ -166,7 +195,7 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
         `--pid-file=${join(home, 'mysqld.pid')}`,
         `--log-error=${log}`,
         `--port=${port}`,
-        `--bind-address=${MYSQL_HOST}`,
+        `--bind-address=${LOOPBACK}`,
         '--user=root',
         '--skip-name-resolve',
         '--skip-log-bin',
@@ -187,10 +216,10 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
     child = undefined
   }
   await start()
-  const admin = await mysql.createConnection({ host: MYSQL_HOST, port, user: 'root' })
+  const admin = await mysql.createConnection({ host: LOOPBACK, port, user: 'root' })
   await admin.query('CREATE DATABASE IF NOT EXISTS aw')
   await admin.end()
-  const url = `mysql://root@${MYSQL_HOST}:${port}/aw`
+  const url = `mysql://root@${LOOPBACK}:${port}/aw`
   let removed = false
   const cleanup = async () => {
     if (removed) return

@@ -232,9 +232,21 @@ describe('createReceiver().receive', () => {
   it('runs two events of one conversion one after the other, in createdAt order', async () => {
     const log: string[] = []
     const gate = deferred()
+    // The store, with each event it was asked to begin seen.
+    const inner = memoryStore()
+    const begun: string[] = []
+    const store: EventStore = {
+      begin: (claim) => {
+        begun.push(claim.eventId)
+        return inner.begin(claim)
+      },
+      commit: inner.commit,
+      release: inner.release,
+    }
     const receiver = createReceiver({
       secret: SECRET,
       now,
+      store,
       onConversion: async (conversion) => {
         log.push(`start ${conversion.status}`)
         if (conversion.status === 'pending') await gate.promise
@@ -253,7 +265,10 @@ describe('createReceiver().receive', () => {
     const first = receiver.receive(await input(older))
     await vi.waitFor(() => expect(log).toEqual(['start pending']))
     const second = receiver.receive(await input(newer))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The newer event has reached the store, and a turn of the event loop has passed:
+    // had its begin not waited for the older one, its handler would have started.
+    await vi.waitFor(() => expect(begun).toContain(newer.id))
+    await new Promise((resolve) => setImmediate(resolve))
     expect(log).toEqual(['start pending'])
     gate.resolve()
     expect((await first).outcome).toBe('processed')
