@@ -27,8 +27,8 @@ export {
 } from './http/adapter.js'
 export { readReceiverAnswer } from './http/answer.js'
 
+export { BODY_TIMEOUT_MS, bodyTimeout, type BodyReadIO, readBodyWithin } from './http/body-deadline.js'
 export {
-  BODY_IDLE_MS,
   type RawBodyAdapter,
   rawBodyFixOf,
   rawBodyUnavailable,
