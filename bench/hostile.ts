@@ -8,18 +8,16 @@
  *   npm run build && node --import tsx bench/hostile.ts
  */
 import { hostileAdapters } from '../test/adapters/hostile-adapters.js'
-import {
-  afterTheBody,
-  attacks,
-  hostileOptions,
-  runAttack,
-} from '../test/support/hostile-cases.js'
+import { afterTheBody, attacks, hostileOptions, runAttack } from '../test/support/hostile-cases.js'
 
 const CAP_MS = Number(process.env.CAP_MS ?? 15_000)
 const FLOOD = Number(process.env.FLOOD ?? 200)
 const only = process.env.ADAPTER
 
-const rows: string[] = ['| attack | adapter | answer | time | handler calls | log lines |', '| --- | --- | --- | --- | --- | --- |']
+const rows: string[] = [
+  '| attack | adapter | answer | time | handler calls | log lines |',
+  '| --- | --- | --- | --- | --- | --- |',
+]
 for (const adapter of hostileAdapters) {
   if (only !== undefined && !adapter.name.startsWith(only)) continue
   const list = attacks(FLOOD, 250).filter((a) => !adapter.buffersWholeBody || afterTheBody(a))
@@ -31,7 +29,9 @@ for (const adapter of hostileAdapters) {
         const { slowestMs, statuses } = await runAttack(running.url, attack, CAP_MS)
         // Lines a late end writes (a handler_failed after the cap) come within a moment.
         await new Promise((r) => setTimeout(r, 200))
-        const answer = [...statuses].map(([k, n]) => (attack.copies > 1 ? `${k} x${n}` : k)).join(', ')
+        const answer = [...statuses]
+          .map(([k, n]) => (attack.copies > 1 ? `${k} x${n}` : k))
+          .join(', ')
         const levels = `${lines.length}${lines.some((l) => l.startsWith('error')) ? ` (${lines.filter((l) => l.startsWith('error')).length} error)` : ''}`
         return `| ${attack.name} | ${adapter.name} | ${answer} | ${(slowestMs / 1000).toFixed(1)} s | ${calls.length} | ${levels} |`
       } finally {

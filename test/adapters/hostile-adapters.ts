@@ -6,13 +6,7 @@
  * (which buffers the whole body: only the attacks after the body reach it).
  */
 import { affiliateWebhook as webWebhook } from '@affiliate-webhooks/web'
-import {
-  type Adapter,
-  adapters,
-  PATH,
-  serve,
-  webToNode,
-} from '../support/conformance-adapters.js'
+import { type Adapter, adapters, PATH, serve, webToNode } from '../support/conformance-adapters.js'
 import { h3Adapters, koaAdapters } from './conformance-frameworks.js'
 import { lambdaAdapters } from './conformance-serverless.js'
 

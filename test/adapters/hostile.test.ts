@@ -5,6 +5,8 @@
  * asserts the answer, its time bound (with a generous margin for a shared
  * machine), the handler's calls and how many lines were logged.
  */
+
+import { afterEach, expect, it } from 'vitest'
 import type { Running } from '../support/conformance-adapters.js'
 import { forEachAdapter } from '../support/conformance-cases.js'
 import {
@@ -15,7 +17,6 @@ import {
   isStreakWarning,
   runAttack,
 } from '../support/hostile-cases.js'
-import { afterEach, expect, it } from 'vitest'
 import { hostileAdapters } from './hostile-adapters.js'
 
 /** Short bounds keep the suite quick; the defaults are checked in the core's tests. */
@@ -46,12 +47,14 @@ forEachAdapter(hostileAdapters, (adapter) => {
         })
       }
       expect(slowestMs).toBeLessThan(expected.withinMs + MARGIN_MS)
-      if (expected.status !== 'none' && expected.status !== 400) {
+      if (expected.status === 408 || expected.status === 503) {
         // A deadline, not an idle check: nothing answers before it.
         expect(Math.min(...got.map((g) => g.ms))).toBeGreaterThanOrEqual(expected.withinMs - 50)
       }
       // A disconnect is only known once the server sees the socket close.
-      await expect.poll(() => lines.length, { timeout: 2_000 }).toBeGreaterThanOrEqual(1)
+      if (expected.maxLines > 0) {
+        await expect.poll(() => lines.length, { timeout: 2_000 }).toBeGreaterThanOrEqual(1)
+      }
       expect(calls).toHaveLength(expected.calls)
       expect(lines.filter((line) => !isStreakWarning(line)).length).toBeLessThanOrEqual(
         expected.maxLines,

@@ -228,6 +228,30 @@ const future: Attack = {
   expect: () => ({ status: 400, code: 'invalid_payload', withinMs: 1_000, calls: 0, maxLines: 1 }),
 }
 
+/** A signed delivery whose signature header carries `extra` more characters. */
+const longSignature = (name: string, extra: number, status: number, code?: string): Attack => ({
+  name,
+  copies: 1,
+  async send(url, capMs) {
+    const { headers, body } = await signed()
+    const signature = `${headers['service-signature']},x=${'a'.repeat(extra)}`
+    const head = headOf(url, {
+      ...headers,
+      'service-signature': signature,
+      'content-length': String(body.byteLength),
+    })
+    return rawRequest(url, head, [{ write: body }], capMs)
+  },
+  // Node answers 431 itself, before any receiver: nothing is logged.
+  expect: () => ({
+    status,
+    ...(code === undefined ? {} : { code }),
+    withinMs: 1_000,
+    calls: 0,
+    maxLines: code === undefined ? 0 : 1,
+  }),
+})
+
 /** Every attack; `flood` copies of the floods. */
 export function attacks(flood: number, trickleEveryMs: number): Attack[] {
   return [
@@ -237,6 +261,8 @@ export function attacks(flood: number, trickleEveryMs: number): Attack[] {
     disconnect(1),
     hang(1),
     future,
+    longSignature('signature header of 9 KiB', 9_000, 400, 'malformed_signature'),
+    longSignature('headers over 16 KiB', 17_000, 431),
     lyingLength(flood),
     stall(flood),
     trickle(flood, trickleEveryMs),
@@ -279,7 +305,9 @@ export const isStreakWarning = (line: string) => / answers in a row were not 2xx
 
 /** Runs `copies` of an attack at once; the slowest answer and the answers seen. */
 export async function runAttack(url: string, attack: Attack, capMs: number) {
-  const got = await Promise.all(Array.from({ length: attack.copies }, () => attack.send(url, capMs)))
+  const got = await Promise.all(
+    Array.from({ length: attack.copies }, () => attack.send(url, capMs)),
+  )
   const statuses = new Map<string, number>()
   for (const g of got) {
     const key = g.status === 'none' ? 'none' : `${g.status} ${g.code ?? ''}`.trim()

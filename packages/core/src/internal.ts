@@ -27,7 +27,12 @@ export {
 } from './http/adapter.js'
 export { readReceiverAnswer } from './http/answer.js'
 
-export { BODY_TIMEOUT_MS, bodyTimeout, type BodyReadIO, readBodyWithin } from './http/body-deadline.js'
+export {
+  BODY_TIMEOUT_MS,
+  type BodyReadIO,
+  bodyTimeout,
+  readBodyWithin,
+} from './http/body-deadline.js'
 export {
   type RawBodyAdapter,
   rawBodyFixOf,

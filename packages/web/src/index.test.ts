@@ -85,7 +85,11 @@ describe('@affiliate-webhooks/web', () => {
     })
     const started = performance.now()
     const response = await handler(
-      new Request('http://x/hooks', { method: 'POST', body: trickle, duplex: 'half' } as RequestInit),
+      new Request('http://x/hooks', {
+        method: 'POST',
+        body: trickle,
+        duplex: 'half',
+      } as RequestInit),
     )
     expect(performance.now() - started).toBeGreaterThanOrEqual(290)
     expect(response.status).toBe(408)

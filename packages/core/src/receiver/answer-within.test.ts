@@ -50,12 +50,18 @@ describe('createReceiver({ answerWithinMs })', () => {
     const started = performance.now()
     const first = await receiver.receive(await input(event))
     const took = performance.now() - started
-    expect(first).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'handler_timeout' } })
+    expect(first).toMatchObject({
+      status: 503,
+      outcome: 'failed',
+      error: { code: 'handler_timeout' },
+    })
     expect(took).toBeGreaterThanOrEqual(190)
     expect(took).toBeLessThan(2_000)
     // One line, an error (the app's handler, not the client), saying how long it ran.
     expect(log.lines).toHaveLength(1)
-    expect(log.lines[0]).toMatch(/^error affiliate-webhooks: 503 handler_timeout evt_\w+ .*has run 0\.\d s/)
+    expect(log.lines[0]).toMatch(
+      /^error affiliate-webhooks: 503 handler_timeout evt_\w+ .*has run 0\.\d s/,
+    )
     // Past the 300 ms lease: renewed, so a copy still gets 409, never a second run.
     await new Promise((r) => setTimeout(r, 700))
     const copy = await receiver.receive(await input(event))
@@ -118,7 +124,9 @@ describe('createReceiver({ answerWithinMs })', () => {
     expect((await receiver.receive(await input(event))).status).toBe(503)
     gate.reject(new Error('late failure'))
     await vi.waitFor(() => expect(log.lines).toHaveLength(2))
-    expect(log.lines[1]).toMatch(/^warn .*500 handler_failed after \d+\.\d s, after its delivery was answered 503 handler_timeout/)
+    expect(log.lines[1]).toMatch(
+      /^warn .*500 handler_failed after \d+\.\d s, after its delivery was answered 503 handler_timeout/,
+    )
     // Released: the retry runs it again.
     expect((await receiver.receive(await input(event))).outcome).toBe('processed')
     expect(onConversion).toHaveBeenCalledTimes(2)

@@ -20,12 +20,7 @@ import { FailureLimitGate } from './failure-limit-gate.js'
 import { type Agents, createAgents } from './http-request.js'
 import { Pump } from './pump.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, SPEC_RULES } from './schedule.js'
-import {
-  conversionEvent,
-  conversionEventType,
-  signableStamp,
-  testEvent,
-} from './service-events.js'
+import { conversionEvent, conversionEventType, signableStamp, testEvent } from './service-events.js'
 
 export type { AttemptLogEntry, DeliveryRecord }
 
