@@ -109,6 +109,21 @@ describe('createReceiver({ answerWithinMs })', () => {
     expect(performance.now() - started).toBeLessThan(300)
   })
 
+  it('bounds the answer by half a short lease when answerWithinMs is not given', async () => {
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      onConversion: () => new Promise(() => {}),
+      leaseMs: 300,
+      logger: false,
+    })
+    const started = performance.now()
+    expect((await receiver.receive(await input(buildConversionEvent()))).status).toBe(503)
+    const took = performance.now() - started
+    expect(took).toBeGreaterThanOrEqual(140)
+    expect(took).toBeLessThan(290)
+  })
+
   it('releases a handler that throws after its answer, logging that once as a warning', async () => {
     const gate = deferred()
     const log = logger()
@@ -159,8 +174,12 @@ describe('createReceiver({ answerWithinMs })', () => {
       createReceiver({ secret: SECRET, onConversion: () => {}, logger: false, ...options })
     expect(make({ answerWithinMs: 0 })).toThrow(/answerWithinMs.*whole number/)
     expect(make({ bodyTimeoutMs: 1.5 })).toThrow(/bodyTimeoutMs.*whole number/)
-    expect(make({ leaseMs: 8_000 })).toThrow(/leaseMs.*must be longer than.*answerWithinMs/)
-    expect(make({ leaseMs: 8_001 })).not.toThrow()
+    expect(make({ leaseMs: 8_000, answerWithinMs: 8_000 })).toThrow(
+      /leaseMs.*must be longer than.*answerWithinMs/,
+    )
+    expect(make({ leaseMs: 8_001, answerWithinMs: 8_000 })).not.toThrow()
+    // A short lease alone halves the bound, rather than refusing to start.
+    expect(make({ leaseMs: 300 })).not.toThrow()
   })
 })
 

@@ -90,7 +90,8 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
    * answered 503 `handler_timeout`, ms. The handler goes on: its event stays
    * leased (renewed while it runs, with a store that can), copies get 409, and
    * when it returns the event is marked handled. Default 8000, inside the
-   * service's 10 s; must be shorter than `leaseMs`.
+   * service's 10 s, or half of a `leaseMs` under 16 s; must be shorter than
+   * `leaseMs`.
    */
   answerWithinMs?: number | undefined
   /**

@@ -30,9 +30,14 @@ export function resolveSetup(options: ReceiverOptions<unknown>): Setup {
   // Checked here, once: stores trust the lease the receiver hands them.
   if (leaseMs !== undefined) resolveStoreTimings({ leaseMs }, 'createReceiver')
   const bodyTimeoutMs = checkMs('bodyTimeoutMs', options.bodyTimeoutMs, BODY_TIMEOUT_MS)
-  const answerWithinMs = checkMs('answerWithinMs', options.answerWithinMs, ANSWER_WITHIN_MS)
   // A lease shorter than the answer's bound would free the event for a copy
-  // while the first attempt still runs, before anything renews it.
+  // while the first attempt still runs, before anything renews it: with a short
+  // lease and no bound of its own, the bound is half the lease.
+  const answerWithinMs = checkMs(
+    'answerWithinMs',
+    options.answerWithinMs,
+    leaseMs === undefined ? ANSWER_WITHIN_MS : Math.min(ANSWER_WITHIN_MS, Math.ceil(leaseMs / 2)),
+  )
   if (leaseMs !== undefined && leaseMs <= answerWithinMs) {
     throw new TypeError(
       `createReceiver: \`leaseMs\` (${leaseMs}) must be longer than \`answerWithinMs\` (${answerWithinMs})`,
