@@ -15,6 +15,8 @@ export interface Got {
   status: number | 'none'
   code: string | undefined
   ms: number
+  /** The server closed the connection within a second of its answer (or before one). */
+  closed: boolean
 }
 
 /** One step of what the client sends after the headers. */
@@ -32,24 +34,40 @@ export function rawRequest(url: string, head: string, steps: Step[], capMs: numb
     const socket = connect(Number(port), hostname)
     let text = ''
     let done = false
+    let answeredMs: number | undefined
+    let serverClosed = false
     const finish = () => {
       if (done) return
       done = true
       clearTimeout(cap)
+      clearTimeout(linger)
       socket.destroy()
       const status = /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]
       resolve({
         status: status === undefined ? 'none' : Number(status),
         code: /"code":"(\w+)"/.exec(text)?.[1],
-        ms: Math.round(performance.now() - started),
+        ms: answeredMs ?? Math.round(performance.now() - started),
+        closed: serverClosed,
       })
     }
     const cap = setTimeout(finish, capMs)
+    let linger: ReturnType<typeof setTimeout> | undefined
     socket.setEncoding('latin1')
     socket.on('data', (chunk: string) => {
       text += chunk
-      // One answer is all we wait for: its head and a small JSON body.
-      if (/\r\n\r\n[\s\S]*\}\s*$/.test(text) || /\r\n\r\n$/.test(text)) finish()
+      // One answer is all we wait for (its head and a small JSON body), then a
+      // second for the server to close the connection.
+      if (
+        answeredMs === undefined &&
+        (/\r\n\r\n[\s\S]*\}\s*$/.test(text) || /\r\n\r\n$/.test(text))
+      ) {
+        answeredMs = Math.round(performance.now() - started)
+        linger = setTimeout(finish, 1_000)
+      }
+    })
+    socket.on('end', () => {
+      serverClosed = true
+      finish()
     })
     socket.on('close', finish)
     socket.on('error', finish)
