@@ -36,6 +36,7 @@ console.log(
       heapBaselineMiB: +(baseline / MiB).toFixed(2),
       heapAfterMiB: +(after / MiB).toFixed(2),
       heapGrowthMiB: +((after - baseline) / MiB).toFixed(2),
+      heapRatio: +(after / baseline).toFixed(3),
       logLines: lines,
     },
     null,
