@@ -6,7 +6,8 @@
  * shows as growth. Used by bench/soak.ts (200,000 requests) and by
  * test/adapters/soak.test.ts (a smaller run).
  */
-import { Agent, request } from 'node:http'
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
@@ -32,35 +33,32 @@ export interface SoakResult {
 
 /** One in `every` requests is a lying length, one in `every` (offset) a disconnect. */
 const EVERY = 50
+/** Bad-signature requests written at once on one connection (HTTP/1.1 pipelining). */
+const BATCH = 50
 
-/** Sends `total` bad requests, at most `concurrency` at once. */
-export async function soak(url: string, total: number, concurrency = 32): Promise<SoakResult> {
+/**
+ * Sends `total` bad requests, at most `concurrency` connections at once: bad
+ * signatures pipelined in batches over kept-alive connections (a cheap client,
+ * so the receiver is what is measured), with lying lengths and mid-body
+ * disconnects on connections of their own.
+ */
+export async function soak(url: string, total: number, concurrency = 16): Promise<SoakResult> {
   const delivery = await signedDelivery({
     secret: 'whsec_not_the_receivers_secret',
     event: buildConversionEvent(),
   })
   const body = Buffer.from(delivery.body)
-  const headers = { ...delivery.headers, 'content-length': String(body.byteLength) }
   const { hostname, port, pathname, host } = new URL(url)
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
+  const lines = Object.entries({
+    ...delivery.headers,
+    host,
+    'content-length': String(body.byteLength),
+  })
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n')
+  const one = Buffer.concat([Buffer.from(`POST ${pathname} HTTP/1.1\r\n${lines}\r\n\r\n`), body])
   const statuses = new Map<string, number>()
-  const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1)
-  const badSignature = () =>
-    new Promise<void>((resolve) => {
-      const req = request(
-        { hostname, port, path: pathname, method: 'POST', headers, agent },
-        (res) => {
-          count(String(res.statusCode))
-          res.resume()
-          res.on('end', resolve)
-        },
-      )
-      req.on('error', () => {
-        count('error')
-        resolve()
-      })
-      req.end(body)
-    })
+  const count = (key: string, n = 1) => statuses.set(key, (statuses.get(key) ?? 0) + n)
   const head = (length: number) =>
     `POST ${pathname} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`
   const lyingLength = () =>
@@ -71,17 +69,54 @@ export async function soak(url: string, total: number, concurrency = 32): Promis
     rawRequest(url, head(300), [{ write: body.subarray(0, 20) }, { close: true }], 5_000).then(() =>
       count('disconnect'),
     )
+  /** `n` bad signatures on one kept-alive connection, pipelined; resolves when all are answered. */
+  const badSignatures = (socket: Socket, n: number) =>
+    new Promise<void>((resolve, reject) => {
+      let seen = 0
+      let text = ''
+      const onData = (chunk: string) => {
+        text += chunk
+        // Every whole status line so far; a cut one waits for the next chunk.
+        for (let at = text.indexOf('HTTP/1.1 '); at !== -1 && at + 12 <= text.length; ) {
+          count(text.slice(at + 9, at + 12))
+          seen++
+          text = text.slice(at + 12)
+          at = text.indexOf('HTTP/1.1 ')
+        }
+        // Done once n answers began and the last one's (chunked) body has ended.
+        if (seen >= n && text.endsWith('0\r\n\r\n')) {
+          socket.off('data', onData)
+          socket.off('error', reject)
+          resolve()
+        }
+      }
+      socket.on('data', onData)
+      socket.on('error', reject)
+      socket.write(Buffer.concat(Array.from({ length: n }, () => one)))
+    })
 
   const started = performance.now()
   let next = 0
   const worker = async () => {
-    for (let n = next++; n < total; n = next++) {
-      if (n % EVERY === 0) await lyingLength()
-      else if (n % EVERY === 1) await disconnect()
-      else await badSignature()
+    const socket = connect(Number(port), hostname)
+    socket.setEncoding('latin1')
+    await once(socket, 'connect')
+    for (let n = next; n < total; n = next) {
+      if (n % EVERY === 0) {
+        next++
+        await lyingLength()
+      } else if (n % EVERY === 1) {
+        next++
+        await disconnect()
+      } else {
+        // Up to the next lying length, at most BATCH.
+        const batch = Math.min(BATCH, EVERY - (n % EVERY), total - n)
+        next += batch
+        await badSignatures(socket, batch)
+      }
     }
+    socket.destroy()
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
-  agent.destroy()
   return { sent: total, statuses, ms: performance.now() - started }
 }
