@@ -18,7 +18,8 @@ const load = async (flavour: 'node' | 'web') => ({
 })
 
 const SECRET = 'whsec_build_parity'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const enc = (text: string) => new TextEncoder().encode(text)
 
 type Case = {

@@ -51,7 +51,9 @@ describe.each(cases)(
       const hung = deliver(first.url, event, 1)
       expect(await first.effect).toBe(event.id)
       await first.kill()
-      expect(await hung).toBe(0)
+      // No answer (killed first), or 503 handler_timeout (answerWithinMs, half the
+      // 1 s lease, came first): never a 2xx.
+      expect([0, 503]).toContain(await hung)
 
       const second = await startReceiver(env)
       started.push(second)

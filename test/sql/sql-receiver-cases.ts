@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { createReceiver, type EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 
 /** A transaction handle as both drivers have it: `query(sql, params)`. */
 export interface Tx {
@@ -131,6 +131,35 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
       expect((await first).outcome).toBe('processed')
     })
 
+    it('answers a handler still running at answerWithinMs 503 handler_timeout, never 2xx; copies 409 while its transaction is open, duplicate once it commits', async () => {
+      const held = gate()
+      let calls = 0
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        answerWithinMs: 200,
+        leaseMs: 5_000,
+        store: setup.store({ lockWaitMs: 100 }),
+        async onConversion(conversion, event, ctx) {
+          calls++
+          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          await held.opened
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 77_001 } })
+      const first = await receiver.receive(await delivery(event))
+      expect([first.status, first.error?.code]).toEqual([503, 'handler_timeout'])
+      // The claim is the open transaction: a copy waits lockWaitMs on its row, then 409.
+      const copy = await receiver.receive(await delivery(event))
+      expect([copy.status, copy.error?.code]).toEqual([409, 'event_in_progress'])
+      held.open()
+      await vi.waitFor(async () => {
+        expect((await receiver.receive(await delivery(event))).outcome).toBe('duplicate')
+      })
+      expect(calls).toBe(1)
+      expect(await effects(event.id)).toBe(1)
+    })
+
     it('ends a hung handler transaction at the lease: its locks go, the retry runs, the late commit is not acknowledged', async () => {
       const hang = gate()
       let calls = 0
@@ -172,9 +201,19 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         },
       })
       const event = buildConversionEvent({ conversion: { id: 76_001 } })
+      // Answered at answerWithinMs (half the lease), while the handler goes on.
       expect((await receiver.receive(await delivery(event))).status).toBeGreaterThanOrEqual(500)
-      expect(await effects(event.id)).toBe(0)
-      expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+      // Once the lease has ended its transaction, a retry runs it again (and may
+      // itself be answered 503 while it waits for the first one's locks to go).
+      await vi.waitFor(
+        async () =>
+          expect(['processed', 'duplicate']).toContain(
+            (await receiver.receive(await delivery(event))).outcome,
+          ),
+        { timeout: 5_000, interval: 100 },
+      )
+      // The first run's row was rolled back with its transaction: only the retry's is left.
+      expect(calls).toBe(2)
       expect(await effects(event.id)).toBe(1)
     })
   })

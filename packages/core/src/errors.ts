@@ -78,11 +78,36 @@ export const ERROR_CODES = {
     'failed',
     'The queue did not accept the event; the delivery will be retried.',
   ),
-  /** The framework consumed the body (a JSON parser ran first): the exact bytes are gone. */
+  /**
+   * Code that ran before the adapter consumed, disturbed or holds the body (a
+   * JSON parser ran first): the exact bytes are gone. Known at once from the
+   * runtime's own state, never by waiting.
+   */
   raw_body_unavailable: row(
     500,
     'failed',
     'The raw request body is not available to verify the signature.',
+  ),
+  /**
+   * The body had not fully arrived `bodyTimeoutMs` after the request started: a
+   * stall, a trickle, or a Content-Length larger than what was sent. The
+   * client's fault; the connection is closed.
+   */
+  body_timeout: row(408, 'rejected', 'The body did not arrive in full in time.'),
+  /**
+   * The client closed the connection before the whole body arrived. Logged and
+   * counted like any refusal; there is nobody left to send the answer to.
+   */
+  body_incomplete: row(400, 'rejected', 'The connection closed before the whole body arrived.'),
+  /**
+   * The handler was still running `answerWithinMs` after the request started. It
+   * goes on, holding the event's lease (copies get 409) and then marking it
+   * handled as usual; the service retries, and a retry after that is `duplicate`.
+   */
+  handler_timeout: row(
+    503,
+    'failed',
+    'The event handler is still running; the delivery will be retried.',
   ),
   /** Not a POST. */
   method_not_allowed: row(405, 'rejected', 'Webhook deliveries are POST requests.', true),

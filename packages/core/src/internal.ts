@@ -28,7 +28,12 @@ export {
 export { readReceiverAnswer } from './http/answer.js'
 
 export {
-  BODY_IDLE_MS,
+  BODY_TIMEOUT_MS,
+  type BodyReadIO,
+  bodyTimeout,
+  readBodyWithin,
+} from './http/body-deadline.js'
+export {
   type RawBodyAdapter,
   rawBodyFixOf,
   rawBodyUnavailable,

@@ -1,5 +1,6 @@
 import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
 import { createAdapter, keptBody, rawBodyUnavailable } from '@affiliate-webhooks/core/internal'
+import { readRawBody } from '@affiliate-webhooks/node'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 
 /** Options of the {@link affiliateWebhook} plugin: the receiver's, plus the route's path. */
@@ -13,8 +14,12 @@ export type FastifyWebhookHandler = (request: FastifyRequest, reply: FastifyRepl
 
 const NAME = '@affiliate-webhooks/fastify'
 function send(reply: FastifyReply, result: ReceiveResult | undefined): void {
-  // Fastify has read the whole body before a handler runs: there is always an answer.
   if (result) reply.code(result.status).headers(result.headers).send(result.body)
+  else {
+    // The client went away mid-body: nothing to answer, and Fastify must not try.
+    reply.hijack()
+    reply.raw.destroy()
+  }
 }
 
 const method = (request: FastifyRequest) => request.method
@@ -40,8 +45,6 @@ export function affiliateWebhookHandler<Tx = undefined>(
   return async (request, reply) => send(reply, await adapter.handle(request))
 }
 
-const EMPTY = new Uint8Array(0)
-
 /**
  * Fastify infers `register`'s options from the plugin's own type, so the plugin
  * cannot be generic: its handlers take any store's transaction as `ctx.tx`.
@@ -52,8 +55,11 @@ type AnyStoreTx = any
 
 /**
  * `app.register(affiliateWebhook, { path: '/hooks', secret, onConversion })`. Not
- * wrapped in fastify-plugin on purpose: its buffer body parser and 413 answer stay
- * inside this plugin's context, so the app's JSON parsing elsewhere is untouched.
+ * wrapped in fastify-plugin on purpose: its body parser stays inside this
+ * plugin's context, so the app's JSON parsing elsewhere is untouched. That
+ * parser reads nothing: the handler reads the stream itself, under the core's
+ * limit and deadline (Fastify's own buffer parser has no deadline, and waits
+ * for a stalled body forever).
  */
 export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnyStoreTx>> = (
   app,
@@ -65,20 +71,11 @@ export const affiliateWebhook: FastifyPluginCallback<FastifyWebhookOptions<AnySt
     name: NAME,
     method,
     headers,
-    body: (request) => (request.body instanceof Uint8Array ? request.body : EMPTY),
+    body: (request, limit, signal) =>
+      readRawBody(request.raw, limit, { adapter: 'fastify', signal }),
   })
-  const receiver = adapter.receiver()
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, parsed) =>
-    parsed(null, body),
-  )
-  // Fastify stops reading past bodyLimit; the core words the answer, as for every adapter.
-  app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
-    if (error.statusCode !== 413) throw error
-    send(reply, receiver.reject('payload_too_large', undefined, request.headers))
-  })
-  app.all(path, { bodyLimit: receiver.maxBodyBytes }, async (request, reply) =>
-    send(reply, await adapter.handle(request)),
-  )
+  app.addContentTypeParser('*', (_request, _payload, parsed) => parsed(null, undefined))
+  app.all(path, async (request, reply) => send(reply, await adapter.handle(request)))
   done()
 }

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { ReceiverOptions } from '@affiliate-webhooks/core'
 import {
-  BODY_IDLE_MS,
   createAdapter,
   keptBody,
   rawBodyUnavailable,
@@ -31,26 +30,18 @@ const H3_RAW_BODY = Symbol.for('h3RawBody')
 
 type H3Request = IncomingMessage & { [H3_RAW_BODY]?: unknown; body?: unknown; rawBody?: unknown }
 
-/** Waits for bytes another reader is fetching, at most `BODY_IDLE_MS`. */
-function boundedWait(pending: Promise<unknown>): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(rawBodyUnavailable('h3', 'stalled')), BODY_IDLE_MS)
-  })
-  return Promise.race([pending, silence]).finally(() => clearTimeout(timer))
-}
-
 /**
  * The exact bytes: those h3 kept when something called readBody/readRawBody
  * first, else read here from the stream with the limit, and kept where h3
  * looks for them, so the app's own readBody after the webhook still works. A
  * stream someone else read (a Web Request of the event) is an answer at once.
  */
-async function body(event: H3Event, limit: number): Promise<Uint8Array> {
+async function body(event: H3Event, limit: number, signal: AbortSignal): Promise<Uint8Array> {
   const req = event.node.req as H3Request
   const pending = req[H3_RAW_BODY]
   if (pending !== undefined) {
-    const kept = await boundedWait(Promise.resolve(pending))
+    // h3 is still reading them from the client: the core's body deadline bounds the wait.
+    const kept = await pending
     if (!(kept instanceof Uint8Array)) throw rawBodyUnavailable('h3', 'consumed')
     if (kept.byteLength > limit) throw tooLarge(limit)
     return kept
@@ -59,7 +50,7 @@ async function body(event: H3Event, limit: number): Promise<Uint8Array> {
   if (kept !== undefined) return kept
   // A connect-style parser left an object: h3 itself would re-serialise it, which never verifies.
   if (req.body !== undefined) throw rawBodyUnavailable('h3', 'consumed')
-  const bytes = await readNodeBody(req, limit, { adapter: 'h3' })
+  const bytes = await readNodeBody(req, limit, { adapter: 'h3', signal })
   req[H3_RAW_BODY] = Promise.resolve(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   return bytes
 }

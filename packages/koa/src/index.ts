@@ -51,8 +51,8 @@ export function affiliateWebhook<Tx = undefined>(
     name: '@affiliate-webhooks/koa',
     method: (ctx) => ctx.method,
     headers: (ctx) => ctx.req.headers,
-    body: async (ctx, limit) =>
-      keptBody(ctx.request, limit) ?? readRawBody(ctx.req, limit, { adapter: 'koa' }),
+    body: async (ctx, limit, signal) =>
+      keptBody(ctx.request, limit) ?? readRawBody(ctx.req, limit, { adapter: 'koa', signal }),
   })
   return async (ctx, next) => {
     if (path !== undefined && ctx.path !== path) {

@@ -57,7 +57,7 @@ export function createNodeAdapter<Tx = undefined>(
     name: info.name,
     method: (req) => req.method,
     headers: (req) => req.headers,
-    body: (req, limit) => readRawBody(req, limit, { adapter: info.adapter }),
+    body: (req, limit, signal) => readRawBody(req, limit, { adapter: info.adapter, signal }),
   })
   return {
     receiver: core.receiver,

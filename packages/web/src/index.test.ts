@@ -55,7 +55,7 @@ describe('@affiliate-webhooks/web', () => {
     })
   })
 
-  it('answers a body that stops giving bytes raw_body_unavailable after the idle bound', async () => {
+  it('lets go of a body that stops giving bytes when the signal aborts, with its reason', async () => {
     const stalled = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new TextEncoder().encode('{"a":'))
@@ -63,12 +63,40 @@ describe('@affiliate-webhooks/web', () => {
     })
     // As a server hands it over: headers, a body stream, nothing read yet.
     const request = { bodyUsed: false, headers: new Headers(), body: stalled } as Request
-    const started = performance.now()
-    await expect(readRequestBody(request, 100, 200)).rejects.toMatchObject({
-      code: 'raw_body_unavailable',
-      message: expect.stringMatching(/^No body bytes arrived/),
+    const reading = readRequestBody(request, 100, AbortSignal.timeout(200))
+    await expect(reading).rejects.toMatchObject({ name: 'TimeoutError' })
+    // The lock is released: the stream is not held for a body that will not come.
+    expect(stalled.locked).toBe(false)
+  })
+
+  it('answers a body still arriving at bodyTimeoutMs 408 body_timeout with Connection: close, one warn line', async () => {
+    const warn = vi.fn()
+    const error = vi.fn()
+    const handler = affiliateWebhook({
+      secret: 'whsec_web_deadline',
+      onConversion: () => {},
+      bodyTimeoutMs: 300,
+      logger: { warn, error },
     })
-    expect(performance.now() - started).toBeLessThan(2_000)
+    const trickle = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{'))
+      },
+    })
+    const started = performance.now()
+    const response = await handler(
+      new Request('http://x/hooks', {
+        method: 'POST',
+        body: trickle,
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290)
+    expect(response.status).toBe(408)
+    expect(response.headers.get('connection')).toBe('close')
+    expect(await response.json()).toMatchObject({ error: { code: 'body_timeout' } })
+    expect(warn).toHaveBeenCalledTimes(1)
+    expect(error).not.toHaveBeenCalled()
   })
 
   it('does not trust a Content-Length that is not a number to bound the read', async () => {

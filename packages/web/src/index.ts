@@ -1,7 +1,6 @@
 import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   type AdapterOptions,
-  BODY_IDLE_MS,
   BoundedBody,
   createAdapter,
   rawBodyUnavailable,
@@ -26,14 +25,15 @@ export function toResponse(result: ReceiveResult): Response {
 /**
  * The exact bytes of a Web request's body, at most `limit` of them: a declared
  * length past the limit is refused before reading, a streamed body is read
- * until it passes the limit and no further. A body already read, held by
- * another reader, or silent for `idleMs` is `raw_body_unavailable` at once,
- * never a wait.
+ * until it passes the limit and no further. A body already read (`bodyUsed`) or
+ * held by another reader (a locked stream) is `raw_body_unavailable` at once,
+ * never a wait; a slow one is read until `signal` aborts, when the reader lets
+ * go of the stream and rejects with the signal's reason.
  */
 export async function readRequestBody(
   request: Request,
   limit: number,
-  idleMs: number = BODY_IDLE_MS,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
   if (request.bodyUsed) throw rawBodyUnavailable('web', 'consumed')
   const declared = request.headers.get('content-length')
@@ -42,33 +42,33 @@ export async function readRequestBody(
   if (request.body === null) return new Uint8Array(0)
   if (request.body.locked) throw rawBodyUnavailable('web', 'locked')
   const reader = request.body.getReader()
-  const body = new BoundedBody(limit)
-  for (let read = await nextChunk(reader, idleMs); !read.done; ) {
-    if (!body.add(read.value)) {
-      // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
-      // cancelling destroys the socket before the 413 can reach the service.
+  // Releasing the lock ends the pending read; the stream stays, unread, and the
+  // answer (Connection: close) ends the connection.
+  const letGo = () => {
+    try {
       reader.releaseLock()
-      throw tooLarge(limit)
-    }
-    read = await nextChunk(reader, idleMs)
-  }
-  return body.bytes()
-}
-
-/** The next chunk, or raw_body_unavailable when none comes within `idleMs`. */
-function nextChunk(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  idleMs: number,
-): Promise<ReadableStreamReadResult<Uint8Array>> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // First the answer, then let go of the source (which ends the pending read).
-      reject(rawBodyUnavailable('web', 'stalled'))
+    } catch {
+      // A runtime that refuses to release a lock with a read pending: cancel instead.
       reader.cancel().catch(() => {})
-    }, idleMs)
-  })
-  return Promise.race([reader.read(), silence]).finally(() => clearTimeout(timer))
+    }
+  }
+  signal?.addEventListener('abort', letGo, { once: true })
+  try {
+    const body = new BoundedBody(limit)
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      if (!body.add(read.value)) {
+        // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
+        // cancelling destroys the socket before the 413 can reach the service.
+        reader.releaseLock()
+        throw tooLarge(limit)
+      }
+    }
+    return body.bytes()
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error
+  } finally {
+    signal?.removeEventListener('abort', letGo)
+  }
 }
 
 /**
@@ -83,7 +83,7 @@ export function affiliateWebhook<Env = unknown, Tx = undefined>(
     name: '@affiliate-webhooks/web',
     method: (request) => request.method,
     headers: (request) => request.headers,
-    body: (request, limit) => readRequestBody(request, limit),
+    body: (request, limit, signal) => readRequestBody(request, limit, signal),
   })
   return async (request, env) => {
     const result = await adapter.handle(request, env)

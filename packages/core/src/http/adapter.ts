@@ -1,8 +1,8 @@
 /**
  * The one shape every adapter has. An adapter hands this factory the runtime's
  * own ways to read a request (method, headers, exact bytes); the factory does the
- * rest: the POST check, the body read with its limit, the refusal's log line, the
- * receiver. What is left in an adapter is writing the answer back.
+ * rest: the POST check, the body read with its limit and deadline, the refusal's
+ * log line, the receiver. What is left in an adapter is writing the answer back.
  */
 
 import { isWebhookError, WebhookError } from '../errors.js'
@@ -10,6 +10,7 @@ import { createReceiver } from '../receiver/create-receiver.js'
 import type { Receiver, ReceiverOptions } from '../receiver/receiver-types.js'
 import type { Logger } from '../telemetry/delivery-log.js'
 import type { ReceiveResult } from './answer.js'
+import { readBodyWithin } from './body-deadline.js'
 import type { HeadersInput } from './headers.js'
 
 /** How an adapter reads one request of its runtime. */
@@ -21,9 +22,12 @@ export interface AdapterIO<Req> {
   /**
    * The exact bytes of the body, at most `limit` of them. Rejects with a
    * `WebhookError` (`payload_too_large`, `raw_body_unavailable`) for an answer, or
-   * with any other error when the client went away (no answer is written).
+   * with any other error when the client went away (no answer is written). A
+   * body that others consumed or hold is refused at once, from the runtime's
+   * own state; one still arriving is waited for until `signal` aborts (the body
+   * deadline, answered by the factory), when the reader lets go of the stream.
    */
-  body(request: Req, limit: number): Promise<Uint8Array> | Uint8Array
+  body(request: Req, limit: number, signal: AbortSignal): Promise<Uint8Array> | Uint8Array
 }
 
 /** What {@link createAdapter} gives an adapter. */
@@ -60,16 +64,26 @@ export function createAdapter<Req, Env = unknown, Tx = undefined>(
   }
   const handle = async (request: Req, receiver: Receiver) => {
     if (io.method(request) !== 'POST') return receiver.reject('method_not_allowed')
+    // The request's start, for both deadlines: the body's and the answer's.
+    const startedAt = Date.now()
     let rawBody: Uint8Array
     try {
-      rawBody = await io.body(request, receiver.maxBodyBytes)
+      rawBody = await readBodyWithin(
+        (limit, signal) => io.body(request, limit, signal),
+        receiver.maxBodyBytes,
+        receiver.bodyTimeoutMs,
+        startedAt,
+      )
     } catch (error) {
-      if (!isWebhookError(error)) return undefined
       // Logged like every unacknowledged delivery: status, code, the claimed event
-      // id, and (for a body already taken) the fix for this stack.
-      return receiver.reject(error, undefined, io.headers(request))
+      // id, and (for a body already taken) the fix for this stack. A client that
+      // went away mid-body is a refusal too, counted with the others; it gets
+      // no answer.
+      const refusal = isWebhookError(error) ? error : new WebhookError('body_incomplete')
+      const result = receiver.reject(refusal, undefined, io.headers(request))
+      return isWebhookError(error) ? result : undefined
     }
-    return receiver.receive({ headers: io.headers(request), rawBody })
+    return receiver.receive({ headers: io.headers(request), rawBody, startedAt })
   }
   return { receiver, handle: (request, env) => handle(request, receiver(env)) }
 }

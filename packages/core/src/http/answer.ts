@@ -15,9 +15,9 @@ export type Outcome =
   | 'queued'
   /** Another attempt of this event is running: 409, the service retries. */
   | 'in_progress'
-  /** Refused before the handler: bad size, signature, timestamp, JSON or envelope (4xx). */
+  /** Refused before the handler: bad size, body, signature, timestamp, JSON or envelope (4xx). */
   | 'rejected'
-  /** The handler threw or the store failed: 5xx, the service retries. */
+  /** The handler threw or ran past `answerWithinMs`, or the store failed: 5xx, the service retries. */
   | 'failed'
 
 /** The outcomes answered 200. */
@@ -69,8 +69,10 @@ const clip = (message: string) =>
 /** Headers beyond the content type, for the codes that need them. */
 function errorHeaders(error: WebhookError): Readonly<Record<string, string>> {
   if (error.code === 'method_not_allowed') return { ...JSON_HEADERS, allow: 'POST' }
-  // Refusing a large body means not reading the rest, so the connection cannot be reused.
-  if (error.code === 'payload_too_large') return { ...JSON_HEADERS, connection: 'close' }
+  // Refusing a large or late body means not reading the rest, so the connection cannot be reused.
+  if (error.code === 'payload_too_large' || error.code === 'body_timeout') {
+    return { ...JSON_HEADERS, connection: 'close' }
+  }
   return JSON_HEADERS
 }
 

@@ -10,7 +10,7 @@ import {
 } from './raw-body-fixes.js'
 
 const adapters = Object.keys(RAW_BODY_FIXES) as RawBodyAdapter[]
-const losses: RawBodyLoss[] = ['consumed', 'locked', 'stalled']
+const losses: RawBodyLoss[] = ['consumed', 'locked']
 
 describe('rawBodyUnavailable(adapter, loss)', () => {
   it.each(adapters)(

@@ -16,20 +16,16 @@ export type RawBodyAdapter =
   | 'h3'
   | 'lambda'
 
-/** How the bytes were lost: read to the end, held by another reader, or never arriving. */
-export type RawBodyLoss = 'consumed' | 'locked' | 'stalled'
-
 /**
- * A body that gives no byte for this long is answered `raw_body_unavailable`:
- * the service sends a small body in one go, so a silent stream is one that
- * something else took (a middleware that started reading it), not a slow one.
+ * How the bytes were lost, as the runtime tells at once: read to the end (or
+ * parsed), or held by another reader. A body that is merely slow is not lost:
+ * it gets until the body deadline, then `body_timeout`.
  */
-export const BODY_IDLE_MS = 3_000
+export type RawBodyLoss = 'consumed' | 'locked'
 
 const LOSS: Readonly<Record<RawBodyLoss, string>> = {
   consumed: 'The body was read before the webhook handler, so its exact bytes are gone.',
   locked: 'Another reader holds the body stream, so the webhook cannot read its exact bytes.',
-  stalled: `No body bytes arrived for ${BODY_IDLE_MS / 1000} s: something else took the body stream.`,
 }
 
 /** The fix, per stack: what to change where the body gets eaten. */

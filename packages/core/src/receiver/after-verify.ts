@@ -32,13 +32,14 @@ export function createAfterVerify(setup: Setup, fail: Fail) {
   const afterVerify = (
     delivery: VerifiedDelivery,
     trace: DeliveryTrace | undefined,
+    startedAt: number,
   ): MaybePromise<ReceiveResult> => {
     if (trace !== undefined) trace.verified(delivery)
     if (queue !== undefined) return queued(queue, delivery)
     const { event } = delivery
     const handler = handlerOf(event.type)
     if (handler === undefined) return acknowledge('ignored', event)
-    return dispatch(delivery, handler, trace)
+    return dispatch(delivery, handler, trace, startedAt)
   }
 
   return afterVerify

@@ -39,6 +39,7 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
   // cost no promise per step: only the final answer is one.
   const run = (input: DeliveryInput): Promise<ReceiveResult> => {
     let trace: DeliveryTrace | undefined
+    const startedAt = input.startedAt ?? Date.now()
     try {
       trace = telemetry.current?.start()
       // Both steps return their own native promises or plain answers: `instanceof`
@@ -46,8 +47,8 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
       const delivery = verifyDelivery(input, settings)
       const result =
         delivery instanceof Promise
-          ? delivery.then((verified) => afterVerify(verified, trace))
-          : afterVerify(delivery, trace)
+          ? delivery.then((verified) => afterVerify(verified, trace, startedAt))
+          : afterVerify(delivery, trace, startedAt)
       return result instanceof Promise
         ? result.then(
             (answer) => settle(answer, input, trace),
@@ -61,6 +62,7 @@ export function createReceiver<Tx = undefined>(typedOptions: ReceiverOptions<Tx>
 
   return {
     maxBodyBytes: settings.maxBodyBytes,
+    bodyTimeoutMs: setup.bodyTimeoutMs,
     logger: setup.logger,
     receive(input) {
       if (telemetry.watching) watchForSdk(telemetry)

@@ -9,6 +9,7 @@ import {
   type MaybePromise,
 } from '../store/event-store.js'
 import type { DeliveryTrace } from '../telemetry/otel-telemetry.js'
+import { createAnswerBound } from './answer-within.js'
 import { claimEndings, type Fail } from './claim.js'
 import { type AnyHandler, observe } from './handlers.js'
 import type { HandlerContext } from './receiver-types.js'
@@ -16,12 +17,14 @@ import type { Setup } from './setup.js'
 
 /**
  * Step 4: the store and the handler for one verified event: begin, run the
- * handler, then commit (answered `processed`) or release (answered 500).
+ * handler, then commit (answered `processed`) or release (answered 500); a
+ * handler still running at `answerWithinMs` is answered 503 (answer-within.ts).
  */
 export function createDispatch(setup: Setup, fail: Fail) {
   const { store, options } = setup
   const { onDuplicate, onStale } = options
   const { storeFailed, handlerFailed, commit } = claimEndings(store, fail)
+  const answerWithin = createAnswerBound(setup, fail)
 
   const runHandler = (
     claim: Claim<unknown>,
@@ -29,6 +32,7 @@ export function createDispatch(setup: Setup, fail: Fail) {
     event: AnyWebhookEvent,
     ctx: HandlerContext<unknown>,
     trace: DeliveryTrace | undefined,
+    startedAt: number,
   ): MaybePromise<ReceiveResult> => {
     let returned: unknown
     try {
@@ -37,12 +41,12 @@ export function createDispatch(setup: Setup, fail: Fail) {
     } catch (cause) {
       return handlerFailed(claim, cause, event)
     }
-    return isPromiseLike(returned)
-      ? Promise.resolve(returned).then(
-          () => commit(claim, event),
-          (cause) => handlerFailed(claim, cause, event),
-        )
-      : commit(claim, event)
+    if (!isPromiseLike(returned)) return commit(claim, event)
+    const settled = Promise.resolve(returned).then(
+      () => commit(claim, event),
+      (cause) => handlerFailed(claim, cause, event),
+    )
+    return answerWithin(settled, claim, event, startedAt)
   }
 
   const decide = (
@@ -51,6 +55,7 @@ export function createDispatch(setup: Setup, fail: Fail) {
     event: AnyWebhookEvent,
     ctx: HandlerContext<unknown>,
     trace: DeliveryTrace | undefined,
+    startedAt: number,
   ): MaybePromise<ReceiveResult> => {
     switch (begun.status) {
       case 'duplicate':
@@ -64,13 +69,14 @@ export function createDispatch(setup: Setup, fail: Fail) {
     }
     // The handler writes through the claim's transaction, when the store has one.
     ctx.tx = begun.claim.tx
-    return runHandler(begun.claim, handler, event, ctx, trace)
+    return runHandler(begun.claim, handler, event, ctx, trace, startedAt)
   }
 
   return (
     delivery: VerifiedDelivery,
     handler: AnyHandler,
     trace: DeliveryTrace | undefined,
+    startedAt: number,
   ): MaybePromise<ReceiveResult> => {
     const { event, signedAt, attempt, order, conversionId } = delivery
     const ctx: HandlerContext<unknown> = { eventId: event.id, attempt, signedAt, tx: undefined }
@@ -88,9 +94,9 @@ export function createDispatch(setup: Setup, fail: Fail) {
     }
     return isPromiseLike(begun)
       ? Promise.resolve(begun).then(
-          (result) => decide(result, handler, event, ctx, trace),
+          (result) => decide(result, handler, event, ctx, trace, startedAt),
           (cause) => storeFailed(cause, event),
         )
-      : decide(begun, handler, event, ctx, trace)
+      : decide(begun, handler, event, ctx, trace, startedAt)
   }
 }

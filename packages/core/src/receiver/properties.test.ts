@@ -5,7 +5,8 @@ import { buildConversionEvent, signPayload } from '../testing/index.js'
 import { createReceiver } from './create-receiver.js'
 
 const SECRET = 'whsec_property_secret_0123456789'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const now = () => NOW * 1000
 const enc = (text: string) => new TextEncoder().encode(text)
 

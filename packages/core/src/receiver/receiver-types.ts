@@ -80,6 +80,21 @@ export interface ReceiverOptions<Tx = undefined> extends VerifyOptions {
    */
   leaseMs?: number | undefined
   /**
+   * How long a request's whole body may take to arrive, ms from the request's
+   * start (not from its last byte). Later: 408 `body_timeout`, the connection
+   * closed. Default 5000, well inside the service's 10 s.
+   */
+  bodyTimeoutMs?: number | undefined
+  /**
+   * How long after the request's start a handler may run before the delivery is
+   * answered 503 `handler_timeout`, ms. The handler goes on: its event stays
+   * leased (renewed while it runs, with a store that can), copies get 409, and
+   * when it returns the event is marked handled. Default 8000, inside the
+   * service's 10 s, or half of a `leaseMs` under 16 s; must be shorter than
+   * `leaseMs`.
+   */
+  answerWithinMs?: number | undefined
+  /**
    * Where to report deliveries not acknowledged (one line each: status, code,
    * event id; a handler's exception with its stack), failure streaks that put the
    * endpoint at risk, and setup mistakes. `console` by default; pino fits too;
@@ -120,6 +135,8 @@ export interface Receiver {
   ): ReceiveResult
   /** Adapters stop reading a body past this many bytes. */
   readonly maxBodyBytes: number
+  /** Adapters answer `body_timeout` to a body not whole this many ms after the request started. */
+  readonly bodyTimeoutMs: number
   /** The `logger` option resolved (undefined for `false`), for an adapter's setup mistakes. */
   readonly logger: Logger | undefined
 }

@@ -8,7 +8,8 @@ import { createReceiver } from './create-receiver.js'
 import type { ReceiverOptions } from './receiver-types.js'
 
 const SECRET = 'whsec_receiver_test_secret'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const now = () => NOW * 1000
 
 async function input(

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { diagnoseSignature } from './diagnose.js'
 
 const SECRET = 'whsec_diagnose_test'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const enc = (text: string) => new TextEncoder().encode(text)
 const event = buildConversionEvent({
   id: 'evt_diagnose',

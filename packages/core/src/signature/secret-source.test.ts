@@ -6,7 +6,8 @@ import { verifyEvent } from './verify.js'
 
 const OLD = 'whsec_before_rotation'
 const NEW = 'whsec_after_rotation'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 
 let conversionId = 0
 async function delivery(secret: string) {

@@ -10,7 +10,8 @@ import {
 import { verifyEvent } from './verify.js'
 
 const SECRET = 'whsec_test_5f2b8c1d9e7a4b3c'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const now = () => NOW * 1000
 const stripe = new Stripe('sk_test_unused')
 

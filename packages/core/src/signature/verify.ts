@@ -22,6 +22,11 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 export interface DeliveryInput {
   headers: HeadersInput
   rawBody: Uint8Array
+  /**
+   * When the request started (`Date.now()`), for `answerWithinMs`: adapters
+   * pass it, so the time the body took counts. Default: when `receive` is called.
+   */
+  startedAt?: number | undefined
 }
 
 /** How to verify: the secret(s) and limits. Part of every receiver's options. */
@@ -205,6 +210,25 @@ function checkTimestamp(signedAt: number, settings: VerifySettings): void {
   }
 }
 
+/**
+ * The service signs an event after it creates it, so a conversion event whose
+ * createdAt is later than its signature's `t` plus the tolerance cannot be
+ * honest; as a watermark it would make every later event of its conversion
+ * `stale`. Refused before any store sees it.
+ */
+function checkNotFromFuture(order: number, signedAt: number, tolerance: number): void {
+  // order is createdAt in microseconds, times two (plus one for an update).
+  const createdAtMicros = Math.floor(order / 2)
+  const latestMicros = (signedAt + tolerance) * 1_000_000
+  if (createdAtMicros > latestMicros) {
+    const ahead = Math.ceil((createdAtMicros - signedAt * 1_000_000) / 1_000_000)
+    throw new WebhookError(
+      'invalid_payload',
+      `The event does not match the spec: createdAt is ${ahead} s after its signature's t (tolerance ${tolerance} s); the service signs events after it creates them.`,
+    )
+  }
+}
+
 function finish(
   matched: boolean,
   input: DeliveryInput,
@@ -219,6 +243,7 @@ function finish(
   }
   checkTimestamp(signedAt, settings)
   const { event, order, conversionId } = parseEvent(platform.utf8Decode(input.rawBody))
+  if (conversionId !== undefined) checkNotFromFuture(order, signedAt, settings.tolerance)
   const headerId = getHeader(input.headers, EVENT_ID_HEADER)
   // The body is signed and the header is not, so the body's id is the one we trust.
   if (headerId !== undefined && headerId !== event.id && headerId.trim() !== event.id) {

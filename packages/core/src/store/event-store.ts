@@ -188,7 +188,7 @@ export interface StoreTimings {
 }
 
 /** Longest delay a timer can wait (setTimeout's limit), ms. */
-const MAX_TIMER = 2 ** 31 - 1
+export const MAX_TIMER = 2 ** 31 - 1
 
 function duration(
   caller: string,

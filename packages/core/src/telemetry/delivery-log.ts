@@ -22,9 +22,13 @@ export interface Unacknowledged {
 /**
  * Refusals anyone can cause without the secret: an attacker could send them by
  * the thousand, so a burst of them is summarised instead of logged one by one.
+ * A body that stalls, trickles, lies about its length or is cut off is one of
+ * them: it never got as far as its signature.
  */
 const UNAUTHENTICATED = new Set<WebhookErrorCode>([
   'payload_too_large',
+  'body_timeout',
+  'body_incomplete',
   'missing_signature',
   'malformed_signature',
   'signature_mismatch',

@@ -20,7 +20,7 @@ import { FailureLimitGate } from './failure-limit-gate.js'
 import { type Agents, createAgents } from './http-request.js'
 import { Pump } from './pump.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, SPEC_RULES } from './schedule.js'
-import { conversionEvent, conversionEventType, testEvent } from './service-events.js'
+import { conversionEvent, conversionEventType, signableStamp, testEvent } from './service-events.js'
 
 export type { AttemptLogEntry, DeliveryRecord }
 
@@ -241,7 +241,7 @@ export class Engine {
 
   /** `webhook.test` for one endpoint, whatever it subscribes to. */
   sendTest(endpoint: EndpointRecord): DeliveryRecord {
-    const event = testEvent(endpoint.id, this.clock.now())
+    const event = testEvent(endpoint.id, signableStamp())
     return this.queue(endpoint, event, JSON.stringify(event))
   }
 
@@ -280,7 +280,7 @@ export class Engine {
       this.onChange()
       return { event: null, deliveries: [] }
     }
-    const event = conversionEvent(type, conversion, this.clock.now())
+    const event = conversionEvent(type, conversion, signableStamp())
     const body = JSON.stringify(event)
     const queued: DeliveryRecord[] = []
     // "Events that occur while disabled are not queued."

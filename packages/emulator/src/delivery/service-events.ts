@@ -5,12 +5,27 @@ import { newId } from '../server/ids.js'
 export interface ServiceEvent {
   id: string
   type: string
-  /** Service time it occurred (ISO). */
+  /** The real time it occurred (ISO): see {@link signableStamp}. */
   createdAt: string
   data: unknown
 }
 
-/** `webhook.test` for one endpoint, occurred at `now` (service time, epoch ms). */
+let lastStamp = 0
+
+/**
+ * The createdAt of an event occurring now. Each attempt is signed with the real
+ * time (receivers check `t` against their own clocks), and a receiver refuses an
+ * event created after its signature (plus the tolerance): the service signs after
+ * it creates. So an event is stamped with the real time it occurred, not the
+ * service time, which `advance` and the time scale move ahead; each stamp a
+ * millisecond after the one before, so events keep the order they occurred in.
+ */
+export function signableStamp(): number {
+  lastStamp = Math.max(Date.now(), lastStamp + 1)
+  return lastStamp
+}
+
+/** `webhook.test` for one endpoint, occurred at `now` (real time, epoch ms). */
 export function testEvent(webhookId: string, now: number): ServiceEvent {
   return {
     id: newId.event(),
@@ -32,7 +47,7 @@ export function conversionEventType(
   return known.status !== conversion.status ? 'conversion.updated' : undefined
 }
 
-/** A conversion event of `type`, occurred at `now` (service time, epoch ms). */
+/** A conversion event of `type`, occurred at `now` (real time, epoch ms). */
 export function conversionEvent(
   type: string,
   conversion: ConversionRecord,

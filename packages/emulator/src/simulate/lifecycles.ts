@@ -29,11 +29,18 @@ export interface PlanLifecyclesOptions {
   firstConversionId: number
   /** Least service time between two steps of one conversion. Default one batch (a minute). */
   minStepGapMs?: number
+  /**
+   * The createdAt of an event occurring at service time `at`. Default `at`. A
+   * simulation whose clock runs faster than real time maps it back to the real
+   * time it occurs at: deliveries are signed with real time, and a receiver
+   * refuses an event created after its signature.
+   */
+  stamp?: (at: number) => number
 }
 
 /** One event of a plan: what occurs, and when (service time). */
 export interface PlannedEvent {
-  /** The event, its createdAt being `at`. */
+  /** The event, its createdAt being `stamp(at)` (`at` by default). */
   event: ConversionEvent
   /** Service time it occurs, epoch ms. */
   at: number
@@ -66,16 +73,20 @@ export function planLifecycles(options: PlanLifecyclesOptions): PlannedEvent[][]
       commission: money(commission),
       currency: 'EUR',
     }
+    const stamp = options.stamp ?? ((at: number) => at)
     let at = startAt + Math.floor(random() * windowMs)
+    let stamped = Number.NEGATIVE_INFINITY
     const occurredAt = new Date(at - Math.floor(random() * 3_600_000)).toISOString()
     const plan: PlannedEvent[] = []
     for (const [step, status] of statuses.entries()) {
       if (step > 0) at += minGap + Math.floor((random() * windowMs) / 4)
+      // Strictly later than the step before, however much the stamp compresses time.
+      stamped = Math.max(Math.floor(stamp(at)), stamped + 1)
       plan.push({
         at,
         event: buildConversionEvent({
           type: step === 0 ? 'conversion.created' : 'conversion.updated',
-          createdAt: at,
+          createdAt: stamped,
           conversion: {
             ...conversion,
             status,

@@ -260,10 +260,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
     },
   })
+  const startAt = simulation.now()
+  const realStart = Date.now()
   const plans = planLifecycles({
     conversions,
     random,
-    startAt: simulation.now(),
+    startAt,
+    // The real time each event occurs at, as its clock runs timeScale times faster.
+    stamp: (at) => realStart + (at - startAt) / simulation.timeScale,
     windowMs: options.windowMs ?? Math.max(10 * 60_000, conversions * 30_000),
     ...(rejectRate === undefined ? {} : { rejectRate }),
     firstConversionId: options.firstConversionId ?? randomConversionId(),

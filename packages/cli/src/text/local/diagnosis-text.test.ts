@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { formatDiagnosis } from './diagnosis-text.js'
 
 const SECRET = 'whsec_diagnose_test'
-const NOW = 1_790_000_000
+// After every createdAt the tests stamp (now, or fixed 2026 dates): an event is never signed before it was created.
+const NOW = 2_000_000_000
 const BODY = JSON.stringify(
   buildConversionEvent({
     id: 'evt_diagnose',

@@ -25,6 +25,27 @@ function lostBody(stack: 'h3' | 'web' | 'express', eventId: string): Delivery {
 }
 
 describe('checkEndpointHealth (doctor)', () => {
+  it('names a slow handler (503 handler_timeout) and a slow body (408 body_timeout) with their fixes', () => {
+    const failed = (code: 'handler_timeout' | 'body_timeout', eventId: string): Delivery => {
+      const answer = receiver.reject(code)
+      return {
+        id: `dl_${eventId}`,
+        status: 'failed',
+        responseStatus: answer.status,
+        responseBody: answer.body,
+        durationMs: 8_000,
+        eventId,
+      }
+    }
+    const findings = checkEndpointHealth(
+      endpoint,
+      [failed('handler_timeout', 'evt_1'), failed('body_timeout', 'evt_2')],
+      { maxAttempts: 8 },
+    )
+    expect(findings.find((f) => /handler_timeout/.test(f.title))?.fix).toMatch(/slow-handlers/)
+    expect(findings.find((f) => /body_timeout/.test(f.title))?.fix).toMatch(/bodyTimeoutMs/)
+  })
+
   it('names the fix of the stack that answered raw_body_unavailable, one finding per stack', () => {
     const findings = checkEndpointHealth(
       endpoint,

@@ -80,6 +80,22 @@ function causeOfCode(
           rawBodyFixOf(adapter) ??
           'let the webhook read the body first, or keep its exact bytes (the error message in the response body names the fix for your framework)',
       }
+    case 'handler_timeout':
+      return {
+        key: code,
+        title: '503 handler_timeout: the handler ran past answerWithinMs',
+        detail:
+          'The handler was still running 8 s (answerWithinMs) into the delivery; it went on with the event leased, and a retry after it returned was answered duplicate.',
+        fix: 'make the handler faster, or hand events to a queue (docs/slow-handlers.md)',
+      }
+    case 'body_timeout':
+      return {
+        key: code,
+        title: '408 body_timeout: the body arrived too slowly',
+        detail:
+          'The whole body had not reached the receiver bodyTimeoutMs (5 s) after the request started; the service sends it in one go, so something in between is slow.',
+        fix: 'check the proxy or gateway in front of the receiver; raise bodyTimeoutMs only while it stays under 10 s',
+      }
     case 'payload_too_large':
       return {
         key: code,
