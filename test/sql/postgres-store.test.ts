@@ -39,6 +39,7 @@ sqlStoreCases('postgresStore', async (options) =>
 
 sqlReceiverCases('postgresStore', {
   store: (options) => postgresStore({ pool: db.pool, logger: false, ...options }),
+  query: (tx, sql, params) => tx.query(sql, params),
   exec: async (sql, params) => {
     await db.pool.query(toDollars(sql), params)
   },

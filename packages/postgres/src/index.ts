@@ -4,3 +4,9 @@ export {
   postgresStore,
 } from './postgres-store.js'
 export { POSTGRES_SCHEMA_VERSION, type PostgresSchemaOptions, postgresSchema } from './schema.js'
+export type {
+  PostgresJsEventStore,
+  PostgresJsSql,
+  PostgresJsStoreOptions,
+  PostgresJsTransaction,
+} from './postgresjs-store.js'
