@@ -252,7 +252,9 @@ describe('postgresStore tables', () => {
   })
 
   it('refuses a missing pool and a pg.Client with a TypeError saying what it needs', () => {
-    expect(() => postgresStore(undefined as never)).toThrow(/`pool` \(node-postgres\) or `sql` \(postgres.js\) is required/)
+    expect(() => postgresStore(undefined as never)).toThrow(
+      /`pool` \(node-postgres\) or `sql` \(postgres.js\) is required/,
+    )
     const client = new pg.Client({ connectionString: 'postgres://127.0.0.1:1/none' })
     expect(() => postgresStore({ pool: client as never })).toThrow(
       /must be a node-postgres Pool.*not a Client/,

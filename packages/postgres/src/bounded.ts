@@ -49,8 +49,9 @@ export function pgSetupDriver(pool: Pool, acquire: () => Promise<PoolClient>): S
       }
       try {
         await client.query(bounded('BEGIN'))
-        await work(async <Row>(text: string, params: unknown[] = []) =>
-          (await client.query(bounded(text, params))).rows as Row[],
+        await work(
+          async <Row>(text: string, params: unknown[] = []) =>
+            (await client.query(bounded(text, params))).rows as Row[],
         )
         await client.query(bounded('COMMIT'))
         client.release()

@@ -33,12 +33,12 @@ import {
   isLockNotAvailable,
   leaseEnded,
 } from './errors.js'
-import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import {
   type PostgresJsEventStore,
   type PostgresJsStoreOptions,
   postgresJsStore,
 } from './postgresjs-store.js'
+import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
   int,
@@ -83,13 +83,11 @@ function expire(state: Open, leaseMs: number): void {
   state.client.release(state.ended)
 }
 
-
 /**
  * The claim's transaction, kept by token: the Claim the receiver holds carries
  * the client as `tx`, and the store finds its own bookkeeping here.
  */
 type OpenTransactions = Map<string, Open>
-
 
 function beginStep(
   names: SchemaNames,

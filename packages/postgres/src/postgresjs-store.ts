@@ -79,10 +79,7 @@ class RollBack extends Error {}
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the database did not answer within ${ms} ms`)),
-      ms,
-    )
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${ms} ms`)), ms)
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
@@ -326,7 +323,12 @@ function releaseStep(open: Map<string, OpenJs>) {
   }
 }
 
-function otherSteps(sql: PostgresJsSql, names: SchemaNames, timings: Timings, ready: () => Promise<void>) {
+function otherSteps(
+  sql: PostgresJsSql,
+  names: SchemaNames,
+  timings: Timings,
+  ready: () => Promise<void>,
+) {
   const run = setupDriver(sql).run
   const prune = async (limit = PRUNE_BATCH): Promise<number> => {
     await ready()

@@ -121,10 +121,9 @@ async function createAll(run: RunSql, names: SchemaNames): Promise<void> {
   await run(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`)
   const schema = names.qualifier.slice(0, -1)
   if (schema !== '') {
-    const rows = await run<{ missing: boolean }>(
-      'SELECT to_regnamespace($1) IS NULL AS missing',
-      [schema],
-    )
+    const rows = await run<{ missing: boolean }>('SELECT to_regnamespace($1) IS NULL AS missing', [
+      schema,
+    ])
     if (rows[0]?.missing) {
       for (const statement of createSchemaSql({ schema })) await run(statement)
     }
