@@ -24,10 +24,6 @@ const prefixFor = (prefix: string | undefined) =>
 describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
   const file = createSqliteTestFile()
   const database = openSqlite(library, file.file)
-  afterAll(() => {
-    database.close()
-    file.drop()
-  })
   const name = `sqliteStore (${library})`
 
   // One writer per file: a case that leaves a claim open holds the file until
@@ -40,6 +36,8 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
     return db
   }
   afterAll(() => {
+    database.close()
+    file.drop()
     for (const each of opened) {
       each.close()
       each.drop()
