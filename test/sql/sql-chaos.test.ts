@@ -136,7 +136,12 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
 
   it('applies every effect exactly once, none stale, each conversion at its newest status', async () => {
     db = await kind.createDatabase()
-    const env = { STORE: kind.name, DATABASE_URL: db.url, KEY_PREFIX: `aw-${randomUUID()}` }
+    const env = {
+      ...kind.env,
+      STORE: kind.store,
+      DATABASE_URL: db.url,
+      KEY_PREFIX: `aw-${randomUUID()}`,
+    }
     const ports = [await freePort(), await freePort()]
     for (const port of ports) processes.set(port, await startReceiver(env, port))
     const random = seeded(20261124)

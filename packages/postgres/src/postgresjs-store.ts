@@ -185,7 +185,7 @@ function openTransaction(
         timings.orderingTtl,
       ]
       const rows = await within(tx.unsafe(claimCallSql(names), params), claimTimeoutMs)
-      const verdict = String((rows[0] as { verdict: string }).verdict)
+      const verdict = String((rows[0] as unknown as { verdict: string }).verdict)
       announce({ verdict, tx })
       if (verdict === 'stale') return
       if (!TRANSACTION_ID.test(verdict) || (await decision) === 'rollback') throw new RollBack()
@@ -368,8 +368,9 @@ function otherSteps(
 
 /** The options' sql, if it is a postgres.js instance with room for a second connection. */
 function checkSql(options: PostgresJsStoreOptions): PostgresJsSql {
-  const sql = options.sql as Partial<PostgresJsSql> | undefined
-  if (typeof sql !== 'function' || typeof sql.begin !== 'function' || sql.options === undefined) {
+  const given: unknown = options.sql
+  const sql = given as { begin?: unknown; options?: { max: number } }
+  if (typeof given !== 'function' || typeof sql.begin !== 'function' || sql.options === undefined) {
     throw new TypeError(
       'postgresStore: `sql` must be a postgres.js instance: postgresStore({ sql: postgres(process.env.DATABASE_URL) })',
     )
@@ -379,7 +380,7 @@ function checkSql(options: PostgresJsStoreOptions): PostgresJsSql {
       "postgresStore: the postgres.js instance has max: 1. Its one connection is held by a delivery's transaction while the handler runs, so any query on the outer `sql` meanwhile (the handler's, or another delivery's) would wait for it until the lease ends. Give it max: 2 or more (postgres.js's default is 10).",
     )
   }
-  return sql as PostgresJsSql
+  return sql as unknown as PostgresJsSql
 }
 
 /** {@link postgresStore} on postgres.js: see its documentation. */
