@@ -9,8 +9,16 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 
-const { STORE, DATABASE_URL, REDIS_URL, KEY_PREFIX, WEBHOOK_SECRET, PORT, LEASE_MS, SQLITE_LIBRARY } =
-  process.env
+const {
+  STORE,
+  DATABASE_URL,
+  REDIS_URL,
+  KEY_PREFIX,
+  WEBHOOK_SECRET,
+  PORT,
+  LEASE_MS,
+  SQLITE_LIBRARY,
+} = process.env
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 // 'hang', 'crash' or 'throw', for the next effect; set by a message from the test.
 let next = process.env.AFTER_FIRST_EFFECT

@@ -35,59 +35,64 @@ async function holdFile(file: string, ms: number) {
   return { exited: once(child, 'exit') }
 }
 
-describe.each(SQLITE_LIBRARIES)('SQLite outage on %s: another process holds the file', (library) => {
-  const file = createSqliteTestFile()
-  const database = openSqlite(library, file.file)
-  afterAll(() => {
-    database.close()
-    file.drop()
-  })
-
-  it('answers 409 within lockWaitMs while the file is held, then handles each retry once', async () => {
-    database.exec('CREATE TABLE effects (event_id TEXT NOT NULL, conversion_id INTEGER NOT NULL)')
-    const lockWaitMs = 1000
-    const receiver = createReceiver({
-      secret: SECRET,
-      logger: false,
-      store: sqliteStore({ database, lockWaitMs }),
-      async onConversion(conversion, event, ctx) {
-        ctx.tx.prepare('INSERT INTO effects VALUES (?, ?)').run(event.id, conversion.id)
-      },
+describe.each(SQLITE_LIBRARIES)(
+  'SQLite outage on %s: another process holds the file',
+  (library) => {
+    const file = createSqliteTestFile()
+    const database = openSqlite(library, file.file)
+    afterAll(() => {
+      database.close()
+      file.drop()
     })
-    const deliver = async (event: object) => {
-      const signed = await signedDelivery({ secret: SECRET, event })
-      return receiver.receive({
-        headers: signed.headers,
-        rawBody: new TextEncoder().encode(signed.body),
+
+    it('answers 409 within lockWaitMs while the file is held, then handles each retry once', async () => {
+      database.exec('CREATE TABLE effects (event_id TEXT NOT NULL, conversion_id INTEGER NOT NULL)')
+      const lockWaitMs = 1000
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: sqliteStore({ database, lockWaitMs }),
+        async onConversion(conversion, event, ctx) {
+          ctx.tx.prepare('INSERT INTO effects VALUES (?, ?)').run(event.id, conversion.id)
+        },
       })
-    }
-    const before = buildConversionEvent({ conversion: { id: 1 } })
-    expect((await deliver(before)).outcome).toBe('processed')
+      const deliver = async (event: object) => {
+        const signed = await signedDelivery({ secret: SECRET, event })
+        return receiver.receive({
+          headers: signed.headers,
+          rawBody: new TextEncoder().encode(signed.body),
+        })
+      }
+      const before = buildConversionEvent({ conversion: { id: 1 } })
+      expect((await deliver(before)).outcome).toBe('processed')
 
-    const holder = await holdFile(file.file, HOLD_MS)
-    const during = Array.from({ length: 6 }, (_, i) =>
-      buildConversionEvent({ conversion: { id: 100 + i } }),
-    )
-    // The event loop keeps running while the store waits for the lock: a timer still fires on time.
-    let ticks = 0
-    const ticker = setInterval(() => ticks++, 50)
-    const started = performance.now()
-    const answers = await Promise.all(during.map((event) => deliver(event)))
-    const took = performance.now() - started
-    clearInterval(ticker)
-    for (const answer of answers) {
-      expect([answer.status, answer.error?.code]).toEqual([409, 'event_in_progress'])
-    }
-    // One connection: the deliveries take turns, each waiting at most lockWaitMs in all.
-    expect(took).toBeLessThan(lockWaitMs + 1500)
-    expect(ticks).toBeGreaterThan(took / 50 / 2)
+      const holder = await holdFile(file.file, HOLD_MS)
+      const during = Array.from({ length: 6 }, (_, i) =>
+        buildConversionEvent({ conversion: { id: 100 + i } }),
+      )
+      // The event loop keeps running while the store waits for the lock: a timer still fires on time.
+      let ticks = 0
+      const ticker = setInterval(() => ticks++, 50)
+      const started = performance.now()
+      const answers = await Promise.all(during.map((event) => deliver(event)))
+      const took = performance.now() - started
+      clearInterval(ticker)
+      for (const answer of answers) {
+        expect([answer.status, answer.error?.code]).toEqual([409, 'event_in_progress'])
+      }
+      // One connection: the deliveries take turns, each waiting at most lockWaitMs in all.
+      expect(took).toBeLessThan(lockWaitMs + 1500)
+      expect(ticks).toBeGreaterThan(took / 50 / 2)
 
-    await holder.exited
-    for (const event of during) expect((await deliver(event)).outcome).toBe('processed')
-    const rows = database
-      .prepare("SELECT event_id, COUNT(*) AS n FROM effects WHERE event_id <> 'holder' GROUP BY event_id")
-      .all() as { n: number }[]
-    expect(rows.length).toBe(during.length + 1)
-    expect(rows.every((row) => Number(row.n) === 1)).toBe(true)
-  }, 30_000)
-})
+      await holder.exited
+      for (const event of during) expect((await deliver(event)).outcome).toBe('processed')
+      const rows = database
+        .prepare(
+          "SELECT event_id, COUNT(*) AS n FROM effects WHERE event_id <> 'holder' GROUP BY event_id",
+        )
+        .all() as { n: number }[]
+      expect(rows.length).toBe(during.length + 1)
+      expect(rows.every((row) => Number(row.n) === 1)).toBe(true)
+    }, 30_000)
+  },
+)
