@@ -51,7 +51,7 @@ import {
   TRANSACTION_ID,
 } from './statements.js'
 
-/** Options of {@link postgresStore}. */
+/** Options of `postgresStore`. */
 export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
   /** A node-postgres `Pool`. The store takes one client per delivery and never ends the pool. */
   pool: Pool

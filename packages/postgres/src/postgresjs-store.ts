@@ -44,7 +44,7 @@ export type PostgresJsSql = Sql<any>
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 export type PostgresJsTransaction = TransactionSql<any>
 
-/** Options of {@link postgresStore} with a postgres.js instance. */
+/** Options of `postgresStore` with a postgres.js instance. */
 export interface PostgresJsStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
   /**
    * A postgres.js instance (`postgres(url)`), with `max` at least 2. Each delivery
@@ -383,7 +383,7 @@ function checkSql(options: PostgresJsStoreOptions): PostgresJsSql {
   return sql as unknown as PostgresJsSql
 }
 
-/** {@link postgresStore} on postgres.js: see its documentation. */
+/** `postgresStore` on postgres.js: see its documentation. */
 export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEventStore {
   const sql = checkSql(options)
   const names = schemaNames(options, 'postgresStore')

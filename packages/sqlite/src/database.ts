@@ -7,14 +7,19 @@
 
 /** A prepared statement, as both libraries have it. */
 export interface SqliteStatement {
+  /** Runs it for its changes (an INSERT, UPDATE or DELETE). */
   run(...params: unknown[]): unknown
+  /** Its first row, or undefined. */
   get(...params: unknown[]): unknown
+  /** All its rows. */
   all(...params: unknown[]): unknown[]
 }
 
 /** A node:sqlite `DatabaseSync` or a better-sqlite3 `Database`. */
 export interface SqliteDatabase {
+  /** Runs statements without parameters (the store's BEGIN IMMEDIATE, COMMIT, ROLLBACK and PRAGMAs). */
   exec(sql: string): unknown
+  /** A prepared statement with positional `?` parameters. */
   prepare(sql: string): SqliteStatement
 }
 

@@ -320,7 +320,7 @@ function otherSteps(c: Context, ready: () => Promise<void>) {
 }
 
 /**
- * An {@link EventStore} in SQLite whose handled mark commits in the handler's
+ * An `EventStore` in SQLite whose handled mark commits in the handler's
  * own transaction: `ctx.tx` is the database (node:sqlite `DatabaseSync` or
  * better-sqlite3 `Database`) inside the delivery's `BEGIN IMMEDIATE`. Write the
  * event's effects through `ctx.tx` and they and the mark commit together or
