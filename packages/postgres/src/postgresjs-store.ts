@@ -117,12 +117,17 @@ function setupDriver(sql: PostgresJsSql): SetupDriver {
 }
 
 /**
- * ctx.tx: the transaction's `sql` itself while the claim holds, and an error for
+ * ctx.tx: the transaction's `sql` itself while the claim holds (with the
+ * instance's `options`, which a transaction's `sql` lacks), and an error for
  * any query once it is over (lease, commit, release). postgres.js hands a
  * finished transaction's queries to the connection, whoever holds it by then:
  * without this a late query could join another delivery's transaction.
  */
-function guarded(tx: PostgresJsTransaction, state: OpenJs): PostgresJsTransaction {
+function guarded(
+  tx: PostgresJsTransaction,
+  state: OpenJs,
+  options: PostgresJsSql['options'],
+): PostgresJsTransaction {
   const check = () => {
     if (state.closed || state.ended !== undefined) {
       throw new Error(
@@ -136,6 +141,9 @@ function guarded(tx: PostgresJsTransaction, state: OpenJs): PostgresJsTransactio
       return Reflect.apply(target, self, args)
     },
     get(target, key) {
+      // The instance's options (its parsers and serializers), which the transaction's
+      // queries use: what a query builder reads from a postgres.js client (drizzle(ctx.tx)).
+      if (key === 'options' && !Reflect.has(target, key)) return options
       const value = Reflect.get(target, key)
       if (typeof value !== 'function') return value
       return (...args: unknown[]) => {
@@ -252,7 +260,7 @@ function beginStep(
       state.timer.unref()
       open.set(token, state)
       const { eventId, conversionId, order } = input
-      const tx = guarded(verdict.tx, state)
+      const tx = guarded(verdict.tx, state, sql.options)
       return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
     }
     // The stale mark commits; the duplicate's rollback is the expected end.
