@@ -9,6 +9,7 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
@@ -24,9 +25,9 @@ interface DriverUnderTest {
   name: string
   open(
     connectionString: string,
-    logger: typeof logger,
+    log: Pick<Console, 'warn' | 'error'>,
   ): {
-    store: (options: { tablePrefix?: string }) => ReturnType<typeof postgresStore>
+    store: (options: { tablePrefix?: string }) => EventStore<unknown> & { ready(): Promise<void> }
     insert: (tx: unknown, eventId: string, conversionId: number) => Promise<unknown>
     end(): Promise<void>
   }
@@ -54,10 +55,7 @@ const DRIVERS: DriverUnderTest[] = [
     open(connectionString) {
       const sql = postgres(connectionString, { max: 8, onnotice: () => {}, connect_timeout: 2 })
       return {
-        store: (options) =>
-          postgresStore({ sql, acquireTimeoutMs: 2000, ...options }) as unknown as ReturnType<
-            typeof postgresStore
-          >,
+        store: (options) => postgresStore({ sql, acquireTimeoutMs: 2000, ...options }),
         insert: (tx, eventId, conversionId) =>
           (tx as postgres.TransactionSql)`INSERT INTO effects VALUES (${eventId}, ${conversionId})`,
         end: () => sql.end({ timeout: 1 }),

@@ -3,11 +3,16 @@
  * opened with node:sqlite's DatabaseSync or better-sqlite3, in WAL mode.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
 import type { SqliteDatabase } from '@affiliate-webhooks/sqlite'
 import BetterSqlite3 from 'better-sqlite3'
+
+// node:sqlite by require: the repository's @types/node (20) has no types for it yet.
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+  DatabaseSync: new (file: string) => SqliteDatabase & { close(): void }
+}
 
 export type SqliteLibrary = 'node:sqlite' | 'better-sqlite3'
 export const SQLITE_LIBRARIES: readonly SqliteLibrary[] = ['node:sqlite', 'better-sqlite3']
