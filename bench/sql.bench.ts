@@ -16,7 +16,8 @@
  * `npm run bench:sql` (the machine's PostgreSQL and MariaDB, as the tests use them).
  * Each database is created for the run and dropped at the end. BENCH_QUICK=1 runs
  * tiny rounds (the guard test); BENCH_RESULTS names the JSON file (default
- * bench/results/sql.json).
+ * bench/results/sql.json); BENCH_ONLY=postgres.js runs only the targets whose
+ * name contains it.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import type { EventStore } from '@affiliate-webhooks/core'
@@ -376,8 +377,14 @@ const targets: (() => Promise<Target>)[] = [
   () => sqliteTarget('node:sqlite'),
   () => sqliteTarget('better-sqlite3'),
 ]
+// BENCH_ONLY=name runs only the targets whose name contains it (one driver again, after a change).
+const only = process.env.BENCH_ONLY
 for (const make of targets) {
   const target = await make()
+  if (only !== undefined && !target.name.includes(only)) {
+    await target.close()
+    continue
+  }
   try {
     results.push(await bench(target))
   } finally {

@@ -192,13 +192,20 @@ function openTransaction(
         timings.dedupeTtl,
         timings.orderingTtl,
       ]
-      const rows = await within(tx.unsafe(claimCallSql(names), params), claimTimeoutMs)
+      // Prepared once per connection: the server parses and plans it once.
+      const rows = await within(
+        tx.unsafe(claimCallSql(names), params, { prepare: true }),
+        claimTimeoutMs,
+      )
       const verdict = String((rows[0] as unknown as { verdict: string }).verdict)
       announce({ verdict, tx })
       if (verdict === 'stale') return
       if (!TRANSACTION_ID.test(verdict) || (await decision) === 'rollback') throw new RollBack()
       try {
-        await within(tx.unsafe(heldSql(names), [verdict]), STORE_STATEMENT_TIMEOUT_MS)
+        await within(
+          tx.unsafe(heldSql(names), [verdict], { prepare: true }),
+          STORE_STATEMENT_TIMEOUT_MS,
+        )
       } catch (error) {
         state.aborted = isAborted(error)
         throw error
