@@ -47,6 +47,7 @@ export default defineConfig({
       { find: /^@affiliate-webhooks\/h3$/, replacement: src('./packages/h3/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
+      { find: /^@affiliate-webhooks\/sqlite$/, replacement: src('./packages/sqlite/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/postgres$/,
         replacement: src('./packages/postgres/src/index.ts'),

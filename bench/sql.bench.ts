@@ -9,17 +9,25 @@
  * CPU per delivery; MariaDB at least 0.6; round trips per delivery, the
  * handler's INSERT included, no more than the floor's 3.
  *
+ * Each driver's store against a bare transaction on the same driver: pg and
+ * postgres.js (at least 0.7), mysql2 on MariaDB (0.6), SQLite through
+ * node:sqlite and better-sqlite3 (0.7, both at synchronous FULL on one WAL file).
+ *
  * `npm run bench:sql` (the machine's PostgreSQL and MariaDB, as the tests use them).
  * Each database is created for the run and dropped at the end. BENCH_QUICK=1 runs
  * tiny rounds (the guard test); BENCH_RESULTS names the JSON file (default
- * bench/results/sql.json).
+ * bench/results/sql.json); BENCH_ONLY=postgres.js runs only the targets whose
+ * name contains it.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import type { EventStore } from '@affiliate-webhooks/core'
 import type * as MysqlPackage from '@affiliate-webhooks/mysql'
 import type * as PostgresPackage from '@affiliate-webhooks/postgres'
+import type * as SqlitePackage from '@affiliate-webhooks/sqlite'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
+import postgresJs from 'postgres'
+import { createSqliteTestFile, openSqlite, type SqliteLibrary } from '../test/sql/sqlite-db.js'
 import { createMysqlTestDatabase } from '../test/support/mysql-db.js'
 import { createPostgresTestDatabase } from '../test/support/postgres-db.js'
 import { updateReadme, writeResults } from './results.js'
@@ -27,6 +35,7 @@ import { updateReadme, writeResults } from './results.js'
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
 const { postgresStore } = (await import(built('postgres/dist/index.js'))) as typeof PostgresPackage
 const { mysqlStore } = (await import(built('mysql/dist/index.js'))) as typeof MysqlPackage
+const { sqliteStore } = (await import(built('sqlite/dist/index.js'))) as typeof SqlitePackage
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const CONCURRENCY = 16
@@ -41,9 +50,9 @@ interface Target {
   floor(i: number): Promise<void>
   /** One delivery through the store, the INSERT in ctx.tx. */
   store(i: number): Promise<void>
-  /** Queries the store's clients sent so far, the handler's included. */
+  /** Queries the store's clients sent so far, the handler's included (NaN: not counted). */
   sent(): number
-  /** The database server's processes' name, for their CPU time. */
+  /** The database server's processes' name, for their CPU time ('' for SQLite, in this process). */
   server: string
   close(): Promise<void>
 }
@@ -57,8 +66,14 @@ interface Run {
   serverUs: number
 }
 
-/** Events/s of the store over its floor's, at least: by database. */
-const RATIO_TARGET: Record<string, number> = { postgres: 0.7, mysql: 0.6 }
+/** Events/s of the store over its floor's, at least: by database and driver. */
+const RATIO_TARGET: Record<string, number> = {
+  postgres: 0.7,
+  'postgres (postgres.js)': 0.7,
+  mysql: 0.6,
+  'sqlite (node:sqlite)': 0.7,
+  'sqlite (better-sqlite3)': 0.7,
+}
 /** Node CPU per delivery of the store over its floor's, at most (Postgres). */
 const NODE_CPU_TARGET = 1.4
 /** The floor's round trips: BEGIN, INSERT, COMMIT. */
@@ -69,6 +84,7 @@ const percentile = (sorted: number[], p: number) =>
 
 /** CPU ms so far of every process named `name` (the database server). */
 function serverCpuMs(name: string): number {
+  if (name === '') return 0
   const tick = 1000 / 100 // USER_HZ
   let ticks = 0
   for (const pid of readdirSync('/proc')) {
@@ -249,6 +265,83 @@ const mariadb: Driver<mysql.Pool, mysql.PoolConnection> = {
   floorPool: (url) => mysql.createPool({ uri: url, connectionLimit: 20 }),
 }
 
+/** postgres.js: the floor is `sql.begin` with the INSERT; the store's ctx.tx is the transaction's sql. */
+async function postgresJsTarget(): Promise<Target> {
+  const db = await createPostgresTestDatabase()
+  await db.pool.query('CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)')
+  const storeSql = postgresJs(db.url, { max: 20, onnotice: () => {} })
+  const floorSql = postgresJs(db.url, { max: 20, onnotice: () => {} })
+  const store = postgresStore({ sql: storeSql })
+  await store.ready()
+  return {
+    name: 'postgres (postgres.js)',
+    server: 'postgres',
+    async floor(i) {
+      await floorSql.begin((tx) => tx`INSERT INTO ledger VALUES (${`floor_${i}`}, ${'9.09'})`)
+    },
+    async store(i) {
+      const begun = await store.begin({
+        eventId: `evt_bench_${i}`,
+        conversionId: 5_000_000 + i,
+        order: 1_000_000 + i,
+      })
+      if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
+      const tx = begun.claim.tx as postgresJs.TransactionSql
+      await tx`INSERT INTO ledger VALUES (${`store_${i}`}, ${'9.09'})`
+      if (!(await store.commit(begun.claim))) throw new Error('not committed')
+    },
+    // postgres.js sends BEGIN and COMMIT itself: its round trips are not counted here.
+    sent: () => Number.NaN,
+    async close() {
+      await storeSql.end({ timeout: 1 })
+      await floorSql.end({ timeout: 1 })
+      await db.drop()
+    },
+  }
+}
+
+/**
+ * SQLite on one library, one WAL file, synchronous FULL for both (the store's
+ * level): the floor is BEGIN IMMEDIATE; INSERT; COMMIT on a connection of its
+ * own, the store's deliveries take turns on theirs.
+ */
+async function sqliteTarget(library: SqliteLibrary): Promise<Target> {
+  const file = createSqliteTestFile()
+  const storeDb = openSqlite(library, file.file)
+  storeDb.exec('CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount TEXT NOT NULL)')
+  const floorDb = openSqlite(library, file.file)
+  floorDb.exec('PRAGMA synchronous = FULL')
+  const store = sqliteStore({ database: storeDb })
+  await store.ready()
+  const insert = 'INSERT INTO ledger VALUES (?, ?)'
+  const floorInsert = floorDb.prepare(insert)
+  return {
+    name: `sqlite (${library})`,
+    server: '',
+    async floor(i) {
+      floorDb.exec('BEGIN IMMEDIATE')
+      floorInsert.run(`floor_${i}`, '9.09')
+      floorDb.exec('COMMIT')
+    },
+    async store(i) {
+      const begun = await store.begin({
+        eventId: `evt_bench_${i}`,
+        conversionId: 5_000_000 + i,
+        order: 1_000_000 + i,
+      })
+      if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
+      ;(begun.claim.tx as typeof storeDb).prepare(insert).run(`store_${i}`, '9.09')
+      if (!(await store.commit(begun.claim))) throw new Error('not committed')
+    },
+    sent: () => Number.NaN,
+    async close() {
+      storeDb.close()
+      floorDb.close()
+      file.drop()
+    },
+  }
+}
+
 async function bench(target: Target) {
   const floors: Run[] = []
   const stores: Run[] = []
@@ -277,8 +370,21 @@ async function bench(target: Target) {
 }
 
 const results: Awaited<ReturnType<typeof bench>>[] = []
-for (const driver of [postgres, mariadb] as Driver<object, object>[]) {
-  const target = await targetOf(driver)
+const targets: (() => Promise<Target>)[] = [
+  () => targetOf(postgres as Driver<object, object>),
+  postgresJsTarget,
+  () => targetOf(mariadb as Driver<object, object>),
+  () => sqliteTarget('node:sqlite'),
+  () => sqliteTarget('better-sqlite3'),
+]
+// BENCH_ONLY=name runs only the targets whose name contains it (one driver again, after a change).
+const only = process.env.BENCH_ONLY
+for (const make of targets) {
+  const target = await make()
+  if (only !== undefined && !target.name.includes(only)) {
+    await target.close()
+    continue
+  }
   try {
     results.push(await bench(target))
   } finally {
@@ -295,7 +401,7 @@ const report = [
   '|---|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} (>= ${RATIO_TARGET[r.name]}) | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${fixed(r.roundTrips + 1)} |`,
+      `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} (>= ${RATIO_TARGET[r.name]}) | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${Number.isNaN(r.roundTrips) ? 'not counted' : fixed(r.roundTrips + 1)} |`,
   ),
   '',
   "Where the time goes: CPU per delivery (this process; the database server), µs, the store's node CPU over the floor's, and the ratio of the two totals. On two cores both are busy, so events/s follows the CPU ratio.",
@@ -315,10 +421,14 @@ writeResults(
     targets: Object.fromEntries(
       results.flatMap((r) => [
         [`${r.name}: store / floor, events/s (>= ${RATIO_TARGET[r.name]})`, r.ratio],
-        [
-          `${r.name}: round trips per delivery, handler included (<= ${FLOOR_ROUND_TRIPS})`,
-          r.roundTrips + 1,
-        ],
+        ...(Number.isNaN(r.roundTrips)
+          ? []
+          : [
+              [
+                `${r.name}: round trips per delivery, handler included (<= ${FLOOR_ROUND_TRIPS})`,
+                r.roundTrips + 1,
+              ],
+            ]),
         ...(r.name === 'postgres'
           ? [
               [

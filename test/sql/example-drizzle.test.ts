@@ -1,7 +1,9 @@
 /**
- * examples/postgres-drizzle run as its README says (`tsx src/main.ts`) on a
- * database of its own: Drizzle's insert on ctx.tx commits with the handled mark,
- * a duplicate adds nothing, a throwing handler's insert rolls back.
+ * examples/postgres-drizzle run as its README says, each recipe on a database
+ * of its own: Drizzle on pg (`src/main.ts`), Drizzle on postgres.js
+ * (`src/postgres-js.ts`), Kysely on pg (`src/kysely.ts`). The query builder's
+ * insert on ctx.tx commits with the handled mark, a duplicate adds nothing, a
+ * throwing handler's insert rolls back.
  */
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -10,17 +12,21 @@ import { createPostgresTestDatabase, type TestDatabase } from '../support/postgr
 
 const exec = promisify(execFile)
 const example = new URL('../../examples/postgres-drizzle/', import.meta.url).pathname
-let db: TestDatabase
-beforeAll(async () => {
-  db = await createPostgresTestDatabase()
-})
-afterAll(async () => {
-  await db.drop()
-})
+describe.each([
+  { recipe: 'Drizzle on pg', file: 'src/main.ts' },
+  { recipe: 'Drizzle on postgres.js', file: 'src/postgres-js.ts' },
+  { recipe: 'Kysely on pg', file: 'src/kysely.ts' },
+])('examples/postgres-drizzle: $recipe', ({ file }) => {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createPostgresTestDatabase()
+  })
+  afterAll(async () => {
+    await db.drop()
+  })
 
-describe('examples/postgres-drizzle', () => {
   it('credits the ledger once, and not at all for a handler that threw', async () => {
-    const { stdout } = await exec(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const { stdout } = await exec(process.execPath, ['--import', 'tsx', file], {
       cwd: example,
       env: { ...process.env, DATABASE_URL: db.url, AFFILIATE_WEBHOOK_SECRET: '' },
     })

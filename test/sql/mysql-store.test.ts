@@ -107,6 +107,7 @@ function claimedOf<Tx>(result: BeginResult<Tx>): Claim<Tx> {
 
 sqlReceiverCases('mysqlStore', {
   store: (options) => mysqlStore({ pool: db.pool, logger: false, ...options }),
+  query: (tx, sql, params) => tx.query(sql, params),
   exec: async (sql, params) => {
     await db.pool.query(sql, params)
   },

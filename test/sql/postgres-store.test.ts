@@ -39,6 +39,7 @@ sqlStoreCases('postgresStore', async (options) =>
 
 sqlReceiverCases('postgresStore', {
   store: (options) => postgresStore({ pool: db.pool, logger: false, ...options }),
+  query: (tx, sql, params) => tx.query(sql, params),
   exec: async (sql, params) => {
     await db.pool.query(toDollars(sql), params)
   },
@@ -251,7 +252,9 @@ describe('postgresStore tables', () => {
   })
 
   it('refuses a missing pool and a pg.Client with a TypeError saying what it needs', () => {
-    expect(() => postgresStore(undefined as never)).toThrow(/`pool` is required/)
+    expect(() => postgresStore(undefined as never)).toThrow(
+      /`pool` \(node-postgres\) or `sql` \(postgres.js\) is required/,
+    )
     const client = new pg.Client({ connectionString: 'postgres://127.0.0.1:1/none' })
     expect(() => postgresStore({ pool: client as never })).toThrow(
       /must be a node-postgres Pool.*not a Client/,

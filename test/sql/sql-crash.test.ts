@@ -13,7 +13,6 @@ import {
   deliver,
   deliverUntilAcknowledged,
   type EffectsDatabase,
-  mysqlKind,
   postgresKind,
   type ReceiverProcess,
   SQL_KINDS,
@@ -22,8 +21,7 @@ import {
 } from './sql-stores.js'
 
 const cases: { kind: SqlKind; store: string; effects: number }[] = [
-  { kind: postgresKind, store: 'postgres', effects: 1 },
-  { kind: mysqlKind, store: 'mysql', effects: 1 },
+  ...SQL_KINDS.map((kind) => ({ kind, store: kind.name, effects: 1 })),
   { kind: postgresKind, store: 'redis', effects: 2 },
 ]
 
@@ -40,7 +38,8 @@ describe.each(cases)(
     it(`leaves ${effects === 1 ? 'exactly one effect row' : 'two effect rows'} after the retry`, async () => {
       db = await kind.createDatabase()
       const env = {
-        STORE: store,
+        ...kind.env,
+        STORE: store === 'redis' ? 'redis' : kind.store,
         DATABASE_URL: db.url,
         KEY_PREFIX: `aw-crash-${randomUUID().slice(0, 8)}:`,
         LEASE_MS: '1000',
@@ -86,7 +85,8 @@ describe.each(SQL_KINDS)(
     it('leaves no effect row; its retry leaves one', async () => {
       db = await kind.createDatabase()
       receiver = await startReceiver({
-        STORE: kind.name,
+        ...kind.env,
+        STORE: kind.store,
         DATABASE_URL: db.url,
         AFTER_FIRST_EFFECT: 'throw',
       })

@@ -1,6 +1,7 @@
 /**
  * The database stopped under a receiver (a private server, stopped as a crash
- * would: every session gone) and started again: every delivery meanwhile is
+ * would: every session gone) and started again, on node-postgres and on
+ * postgres.js: every delivery meanwhile is
  * answered 503 store_unavailable well within the service's 10 s, nothing is
  * acknowledged that was not handled, and after the restart the retries are
  * handled once each. The log says what failed, never the password.
@@ -8,124 +9,176 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import pg from 'pg'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
 import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
 
 const PASSWORD = 'outage-test-password-never-shown'
-let database: PostgresServer
-let pool: pg.Pool
-let server: Server
-let url: string
-const lines: string[] = []
-const logger = {
-  warn: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
-  error: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
+/** The store on one driver, from a connection string; `end` closes what it opened. */
+interface DriverUnderTest {
+  name: string
+  open(
+    connectionString: string,
+    log: Pick<Console, 'warn' | 'error'>,
+  ): {
+    store: (options: { tablePrefix?: string }) => EventStore<unknown> & { ready(): Promise<void> }
+    insert: (tx: unknown, eventId: string, conversionId: number) => Promise<unknown>
+    end(): Promise<void>
+  }
 }
 
-beforeAll(async () => {
-  database = await startPrivatePostgres()
-  // Trust authentication ignores it; it is here to be kept out of every line.
-  const connectionString = database.url.replace('postgres@', `postgres:${PASSWORD}@`)
-  pool = new pg.Pool({ connectionString, max: 8 })
-  await pool.query('CREATE TABLE effects (event_id text NOT NULL, conversion_id bigint NOT NULL)')
-  server = createServer(
-    affiliateWebhook({
-      secret: 'whsec_sql_store_processes',
-      logger,
-      store: postgresStore({ pool, logger, acquireTimeoutMs: 2000 }),
-      async onConversion(conversion, event, ctx) {
-        await ctx.tx.query('INSERT INTO effects VALUES ($1, $2)', [event.id, conversion.id])
-      },
-    }),
-  )
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
-}, 120_000)
+const DRIVERS: DriverUnderTest[] = [
+  {
+    name: 'pg',
+    open(connectionString, log) {
+      const storePool = new pg.Pool({ connectionString, max: 8 })
+      return {
+        store: (options) =>
+          postgresStore({ pool: storePool, logger: log, acquireTimeoutMs: 2000, ...options }),
+        insert: (tx, eventId, conversionId) =>
+          (tx as pg.PoolClient).query('INSERT INTO effects VALUES ($1, $2)', [
+            eventId,
+            conversionId,
+          ]),
+        end: () => storePool.end(),
+      }
+    },
+  },
+  {
+    name: 'postgres.js',
+    open(connectionString) {
+      const sql = postgres(connectionString, { max: 8, onnotice: () => {}, connect_timeout: 2 })
+      return {
+        store: (options) => postgresStore({ sql, acquireTimeoutMs: 2000, ...options }),
+        insert: (tx, eventId, conversionId) =>
+          (tx as postgres.TransactionSql)`INSERT INTO effects VALUES (${eventId}, ${conversionId})`,
+        end: () => sql.end({ timeout: 1 }),
+      }
+    },
+  },
+]
 
-afterAll(async () => {
-  server?.close()
-  await pool?.end().catch(() => {})
-  await database?.destroy()
-})
+describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
+  let database: PostgresServer
+  let pool: pg.Pool
+  let opened: ReturnType<DriverUnderTest['open']>
+  let server: Server
+  let url: string
+  const lines: string[] = []
+  const logger = {
+    warn: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
+    error: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
+  }
 
-describe('PostgreSQL outage', () => {
-  it('answers 503 store_unavailable within 10 s while down, then handles each retry once', async () => {
-    const before = buildConversionEvent({ conversion: { id: 1 } })
-    expect(await deliver(url, before)).toBe(200)
-
-    await database.stop()
-    const during = Array.from({ length: 12 }, (_, i) =>
-      buildConversionEvent({ conversion: { id: 100 + i } }),
-    )
-    const answers = await Promise.all(
-      during.map(async (event) => {
-        const started = performance.now()
-        const status = await deliver(url, event)
-        return { status, ms: performance.now() - started }
+  beforeAll(async () => {
+    database = await startPrivatePostgres()
+    // Trust authentication ignores it; it is here to be kept out of every line.
+    const connectionString = database.url.replace('postgres@', `postgres:${PASSWORD}@`)
+    pool = new pg.Pool({ connectionString, max: 8 })
+    pool.on('error', () => {})
+    await pool.query('CREATE TABLE effects (event_id text NOT NULL, conversion_id bigint NOT NULL)')
+    opened = driver.open(connectionString, logger)
+    server = createServer(
+      affiliateWebhook({
+        secret: 'whsec_sql_store_processes',
+        logger,
+        store: opened.store({}),
+        async onConversion(conversion, event, ctx) {
+          await opened.insert(ctx.tx, event.id, conversion.id)
+        },
       }),
     )
-    for (const answer of answers) {
-      expect(answer.status).toBe(503)
-      // The service gives up on an answer after 10 s and counts a failure.
-      expect(answer.ms).toBeLessThan(10_000)
-    }
-    expect((await pool.query('SELECT 1').catch((e: Error) => e)) instanceof Error).toBe(true)
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  }, 120_000)
 
-    await database.start()
-    for (const event of during) {
-      const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
-      expect(statuses.at(-1)).toBe(200)
-    }
-    const { rows } = await pool.query<{ event_id: string; n: number }>(
-      'SELECT event_id, count(*)::int AS n FROM effects GROUP BY event_id',
-    )
-    expect(rows.length).toBe(during.length + 1)
-    expect(rows.every((row) => row.n === 1)).toBe(true)
-    expect(lines.some((line) => line.includes('store_unavailable'))).toBe(true)
-    expect(lines.join('\n')).not.toContain(PASSWORD)
+  afterAll(async () => {
+    server?.close()
+    await opened?.end().catch(() => {})
+    await pool?.end().catch(() => {})
+    await database?.destroy()
   })
 
-  it('answers 503 within 10 s when the database stops answering without closing a connection, then handles each retry once', async () => {
-    const before = buildConversionEvent({ conversion: { id: 300 } })
-    expect(await deliver(url, before)).toBe(200)
-    // A store whose tables were never set up meets the frozen server on its first use.
-    const fresh = postgresStore({ pool, tablePrefix: 'aw_frozen_', logger: false })
+  describe('the database stopped, then frozen', () => {
+    it('answers 503 store_unavailable within 10 s while down, then handles each retry once', async () => {
+      const before = buildConversionEvent({ conversion: { id: 1 } })
+      expect(await deliver(url, before)).toBe(200)
 
-    database.freeze(true)
-    let during: ReturnType<typeof buildConversionEvent>[]
-    try {
-      during = Array.from({ length: 4 }, (_, i) =>
-        buildConversionEvent({ conversion: { id: 310 + i } }),
+      await database.stop()
+      const during = Array.from({ length: 12 }, (_, i) =>
+        buildConversionEvent({ conversion: { id: 100 + i } }),
       )
-      const started = performance.now()
-      const [answers, setup] = await Promise.all([
-        Promise.all(during.map((event) => deliver(url, event))),
-        fresh.ready().then(
-          () => 'ready',
-          () => 'refused',
-        ),
-      ])
-      expect(answers).toEqual(during.map(() => 503))
-      expect(setup).toBe('refused')
-      // The service gives up on an answer after 10 s and counts a failure.
-      expect(performance.now() - started).toBeLessThan(10_000)
-    } finally {
-      database.freeze(false)
-    }
-    for (const event of during) {
-      const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
-      expect(statuses.at(-1)).toBe(200)
-    }
-    const { rows } = await pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM effects WHERE conversion_id >= 300 GROUP BY event_id',
-    )
-    expect(rows.map((row) => row.n)).toEqual([1, 1, 1, 1, 1])
-    await fresh.ready()
-  }, 60_000)
+      const answers = await Promise.all(
+        during.map(async (event) => {
+          const started = performance.now()
+          const status = await deliver(url, event)
+          return { status, ms: performance.now() - started }
+        }),
+      )
+      for (const answer of answers) {
+        expect(answer.status).toBe(503)
+        // The service gives up on an answer after 10 s and counts a failure.
+        expect(answer.ms).toBeLessThan(10_000)
+      }
+      expect((await pool.query('SELECT 1').catch((e: Error) => e)) instanceof Error).toBe(true)
+
+      await database.start()
+      for (const event of during) {
+        const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
+        expect(statuses.at(-1)).toBe(200)
+      }
+      const { rows } = await pool.query<{ event_id: string; n: number }>(
+        'SELECT event_id, count(*)::int AS n FROM effects GROUP BY event_id',
+      )
+      expect(rows.length).toBe(during.length + 1)
+      expect(rows.every((row) => row.n === 1)).toBe(true)
+      expect(lines.some((line) => line.includes('store_unavailable'))).toBe(true)
+      expect(lines.join('\n')).not.toContain(PASSWORD)
+    })
+
+    it('answers 503 within 10 s when the database stops answering without closing a connection, then handles each retry once', async () => {
+      const before = buildConversionEvent({ conversion: { id: 300 } })
+      expect(await deliver(url, before)).toBe(200)
+      // A store whose tables were never set up meets the frozen server on its first use.
+      const fresh = opened.store({ tablePrefix: 'aw_frozen_' })
+
+      database.freeze(true)
+      let during: ReturnType<typeof buildConversionEvent>[]
+      try {
+        during = Array.from({ length: 4 }, (_, i) =>
+          buildConversionEvent({ conversion: { id: 310 + i } }),
+        )
+        const started = performance.now()
+        const [answers, setup] = await Promise.all([
+          Promise.all(during.map((event) => deliver(url, event))),
+          fresh.ready().then(
+            () => 'ready',
+            () => 'refused',
+          ),
+        ])
+        expect(answers).toEqual(during.map(() => 503))
+        expect(setup).toBe('refused')
+        // The service gives up on an answer after 10 s and counts a failure.
+        expect(performance.now() - started).toBeLessThan(10_000)
+      } finally {
+        database.freeze(false)
+      }
+      for (const event of during) {
+        const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
+        expect(statuses.at(-1)).toBe(200)
+      }
+      const { rows } = await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM effects WHERE conversion_id >= 300 GROUP BY event_id',
+      )
+      expect(rows.map((row) => row.n)).toEqual([1, 1, 1, 1, 1])
+      await fresh.ready()
+    }, 60_000)
+  })
 })

@@ -1,20 +1,17 @@
 /**
  * The cases every SQL store passes under a real receiver, effects written
- * through ctx.tx: one list, run by the Postgres and the MySQL test files.
+ * through ctx.tx: one list, run by the test file of every SQL store and driver.
  */
 import { randomUUID } from 'node:crypto'
 import { createReceiver, type EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 
-/** A transaction handle as both drivers have it: `query(sql, params)`. */
-export interface Tx {
-  query(sql: string, params?: unknown[]): Promise<unknown>
-}
-
-export interface SqlReceiverSetup {
+export interface SqlReceiverSetup<Tx = unknown> {
   /** A store on the test database, with these timings. */
   store(options?: { lockWaitMs?: number }): EventStore<Tx>
+  /** Runs one statement of the handler on ctx.tx, in this driver's idiom. */
+  query(tx: Tx, sql: string, params?: unknown[]): Promise<unknown>
   /** Runs a statement on the test database, `?` placeholders. */
   exec(sql: string, params?: unknown[]): Promise<void>
   /** COUNT(*) of a query, `?` placeholders. */
@@ -43,7 +40,7 @@ function gate() {
   return { open, opened }
 }
 
-export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
+export function sqlReceiverCases<Tx>(name: string, setup: SqlReceiverSetup<Tx>): void {
   describe(`${name} with a receiver: effects through ctx.tx`, () => {
     const table = `ledger_${randomUUID().slice(0, 8)}`
     const insert = setup.insertSql(table)
@@ -56,7 +53,7 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         secret: SECRET,
         store: setup.store(),
         async onConversion(conversion, event, ctx) {
-          await ctx.tx.query(insert, [event.id, conversion.id, conversion.commission])
+          await setup.query(ctx.tx as Tx, insert, [event.id, conversion.id, conversion.commission])
         },
       })
       const event = buildConversionEvent({ conversion: { id: 71, commission: '4.20' } })
@@ -72,7 +69,7 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         logger: false,
         store: setup.store(),
         async onConversion(conversion, event, ctx) {
-          await ctx.tx.query(insert, [event.id, conversion.id, conversion.commission])
+          await setup.query(ctx.tx as Tx, insert, [event.id, conversion.id, conversion.commission])
           if (fail) throw new Error('downstream failed after the insert')
         },
       })
@@ -90,8 +87,8 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         logger: false,
         store: setup.store(),
         async onConversion(_conversion, event, ctx) {
-          await ctx.tx.query(insert, [event.id, 1, 1])
-          await setup.spoil.run(ctx.tx)
+          await setup.query(ctx.tx as Tx, insert, [event.id, 1, 1])
+          await setup.spoil.run(ctx.tx as Tx)
         },
       })
       const event = buildConversionEvent({ conversion: { id: 73 } })
@@ -170,7 +167,7 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         store: setup.store(),
         async onConversion(conversion, event, ctx) {
           calls++
-          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          await setup.query(ctx.tx as Tx, insert, [event.id, conversion.id, 1])
           if (calls === 1) await hang.opened
         },
       })
@@ -192,11 +189,11 @@ export function sqlReceiverCases(name: string, setup: SqlReceiverSetup): void {
         store: setup.store(),
         async onConversion(conversion, event, ctx) {
           calls++
-          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          await setup.query(ctx.tx as Tx, insert, [event.id, conversion.id, 1])
           // Never idle for long, never one long statement: only the lease as a whole bounds it.
           for (let i = 0; calls === 1 && i < 12; i++) {
             await new Promise((resolve) => setTimeout(resolve, 100))
-            await ctx.tx.query('SELECT 1')
+            await setup.query(ctx.tx as Tx, 'SELECT 1')
           }
         },
       })

@@ -9,17 +9,23 @@ import { signedDelivery } from '@affiliate-webhooks/core/testing'
 import { createMysqlTestDatabase } from '../support/mysql-db.js'
 import { createPostgresTestDatabase } from '../support/postgres-db.js'
 import { freePort, REDIS_URL } from '../support/redis-servers.js'
+import { createSqliteTestFile, openSqlite, type SqliteLibrary } from './sqlite-db.js'
 
 export interface EffectsDatabase {
-  /** Connection string of the test database. */
+  /** Connection string of the test database (SQLite: the file's path). */
   url: string
   /** Rows of a read-only query, placeholders as $1 (rewritten for MySQL). */
   rows<T>(sql: string, params?: unknown[]): Promise<T[]>
   drop(): Promise<void>
 }
 
+/** A SQL store on one driver: its database, and how a receiver process (`sql-receiver.mjs`) names it. */
 export interface SqlKind {
-  name: 'postgres' | 'mysql'
+  name: string
+  /** STORE of the receiver and worker processes. */
+  store: string
+  /** More environment of those processes (the SQLite library). */
+  env: Record<string, string>
   createDatabase(): Promise<EffectsDatabase>
 }
 
@@ -30,6 +36,8 @@ const POSTGRES_TABLES = [
 
 export const postgresKind: SqlKind = {
   name: 'postgres',
+  store: 'postgres',
+  env: {},
   async createDatabase() {
     const db = await createPostgresTestDatabase()
     for (const statement of POSTGRES_TABLES) await db.pool.query(statement)
@@ -50,6 +58,8 @@ const MYSQL_TABLES = [
 
 export const mysqlKind: SqlKind = {
   name: 'mysql',
+  store: 'mysql',
+  env: {},
   async createDatabase() {
     // Room for the claims the tests hold open, each on a connection of its own.
     const db = await createMysqlTestDatabase({ connectionLimit: 40 })
@@ -65,8 +75,50 @@ export const mysqlKind: SqlKind = {
   },
 }
 
-/** Both SQL stores, for the tests that run on each. */
-export const SQL_KINDS: readonly SqlKind[] = [postgresKind, mysqlKind]
+/** The Postgres store on postgres.js: the same database, the other driver. */
+export const postgresJsKind: SqlKind = {
+  ...postgresKind,
+  name: 'postgres (postgres.js)',
+  store: 'postgresjs',
+}
+
+const SQLITE_TABLES = [
+  'CREATE TABLE effects (id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, conversion_id INTEGER NOT NULL, event_order INTEGER NOT NULL, pid INTEGER NOT NULL)',
+  'CREATE TABLE conversion_state (conversion_id INTEGER PRIMARY KEY, status TEXT NOT NULL, event_order INTEGER NOT NULL)',
+]
+
+/** The SQLite store on one library: a file of its own, read through a connection of the test's. */
+export function sqliteKind(library: SqliteLibrary): SqlKind {
+  return {
+    name: `sqlite (${library})`,
+    store: 'sqlite',
+    env: { SQLITE_LIBRARY: library },
+    async createDatabase() {
+      const file = createSqliteTestFile()
+      const db = openSqlite(library, file.file)
+      for (const statement of SQLITE_TABLES) db.exec(statement)
+      return {
+        url: file.file,
+        async rows<T>(sql: string, params: unknown[] = []) {
+          return db.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as T[]
+        },
+        async drop() {
+          db.close()
+          file.drop()
+        },
+      }
+    },
+  }
+}
+
+/** Every SQL store on every driver, for the tests that run on each. */
+export const SQL_KINDS: readonly SqlKind[] = [
+  postgresKind,
+  postgresJsKind,
+  mysqlKind,
+  sqliteKind('node:sqlite'),
+  sqliteKind('better-sqlite3'),
+]
 
 export const SECRET = 'whsec_sql_store_processes'
 

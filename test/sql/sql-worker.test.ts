@@ -1,6 +1,6 @@
 /**
- * Slow handlers behind the BullMQ hand-off keep the guarantee: a worker with the
- * Postgres store, SIGKILLed after its handler wrote the effect and before the
+ * Slow handlers behind the BullMQ hand-off keep the guarantee, on every SQL
+ * store and driver: a worker SIGKILLed after its handler wrote the effect and before the
  * commit, leaves nothing; BullMQ hands the stalled job to another worker, whose
  * run is the one effect row.
  */
@@ -14,9 +14,9 @@ import { Queue } from 'bullmq'
 import { afterAll, describe, expect, it } from 'vitest'
 import { drained } from '../queue/queue-harness.js'
 import { REDIS_URL } from '../support/redis-servers.js'
-import { type EffectsDatabase, postgresKind, SECRET } from './sql-stores.js'
+import { type EffectsDatabase, SECRET, SQL_KINDS } from './sql-stores.js'
 
-describe('a BullMQ worker with the Postgres store, SIGKILLed mid-job', () => {
+describe.each(SQL_KINDS)('a BullMQ worker with the $name store, SIGKILLed mid-job', (kind) => {
   const id = randomUUID().slice(0, 8)
   const QUEUE = `aw-sql-${id}`
   const PREFIX = `aw-sql-${id}`
@@ -37,7 +37,16 @@ describe('a BullMQ worker with the Postgres store, SIGKILLed mid-job', () => {
 
   async function startWorker(env: Record<string, string>) {
     const child = fork(new URL('./sql-worker.mjs', import.meta.url), {
-      env: { ...process.env, REDIS_URL, DATABASE_URL: db?.url, QUEUE, PREFIX, ...env },
+      env: {
+        ...process.env,
+        ...kind.env,
+        STORE: kind.store,
+        REDIS_URL,
+        DATABASE_URL: db?.url,
+        QUEUE,
+        PREFIX,
+        ...env,
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     children.push(child)
@@ -51,7 +60,7 @@ describe('a BullMQ worker with the Postgres store, SIGKILLed mid-job', () => {
   }
 
   it('applies the effect exactly once', async () => {
-    db = await postgresKind.createDatabase()
+    db = await kind.createDatabase()
     const receiver = createReceiver({ secret: SECRET, queue: handoff })
     const event = buildConversionEvent({ conversion: { id: 5151 } })
     const signed = await signedDelivery({ secret: SECRET, event })

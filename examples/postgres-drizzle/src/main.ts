@@ -8,31 +8,22 @@
  *
  * DATABASE_URL names the database (default: the local server's `postgres`).
  */
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import { asc } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
+import { databaseUrl, LEDGER_DDL, secret, sendThree } from './deliveries.js'
 import { ledger } from './schema.js'
 
-const secret = process.env.AFFILIATE_WEBHOOK_SECRET || 'whsec_example_drizzle_secret'
-const pool = new pg.Pool({
-  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-})
-await pool.query(`CREATE TABLE IF NOT EXISTS example_ledger (
-  event_id text PRIMARY KEY, conversion_id bigint NOT NULL, status text NOT NULL,
-  commission numeric(12, 2) NOT NULL, currency text NOT NULL,
-  credited_at timestamptz NOT NULL DEFAULT now())`)
+const pool = new pg.Pool({ connectionString: databaseUrl })
+await pool.query(LEDGER_DDL)
 
 const store = postgresStore({ pool })
 // Fails here, naming the database, if it cannot be reached: better than on the first delivery.
 await store.ready()
 
-const server = createServer(
+await sendThree(
   affiliateWebhook({
     secret,
     store,
@@ -52,27 +43,9 @@ const server = createServer(
     },
   }),
 )
-server.listen(0, '127.0.0.1')
-await once(server, 'listening')
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
-
-async function send(label: string, event: object) {
-  const { headers, body } = await signedDelivery({ secret, event })
-  const response = await fetch(url, { method: 'POST', headers, body })
-  console.log(`--- ${label}: ${response.status} ${await response.text()}`)
-}
-
-const credited = buildConversionEvent({ conversion: { id: 8101, commission: '12.50' } })
-await send('a new event', credited)
-await send('the same event again', credited)
-await send(
-  'a handler that throws after its insert',
-  buildConversionEvent({ conversion: { id: 8102, commission: '-1.00' } }),
-)
 
 const rows = await drizzle(pool).select().from(ledger).orderBy(asc(ledger.creditedAt))
 console.log(`--- ledger: ${rows.length} row(s)`)
 for (const row of rows)
   console.log(`${row.eventId} conversion ${row.conversionId} ${row.commission} ${row.currency}`)
-server.close()
 await pool.end()

@@ -1,5 +1,7 @@
 import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
-import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
+import { connectionFailure } from './errors.js'
+import type { SetupDriver } from './setup.js'
 
 /**
  * One of the store's own statements, bounded client-side as well as by the
@@ -30,5 +32,35 @@ export async function queryWithin<Row extends QueryResultRow>(
   } catch (error) {
     client.release(error as Error)
     throw error
+  }
+}
+
+/** The setup's statements on node-postgres: each bounded, the transaction on a client of its own. */
+export function pgSetupDriver(pool: Pool, acquire: () => Promise<PoolClient>): SetupDriver {
+  return {
+    run: async <Row>(text: string, params: unknown[] = []) =>
+      (await queryWithin(acquire, bounded(text, params))).rows as Row[],
+    async transaction(work) {
+      let client: PoolClient
+      try {
+        client = await acquire()
+      } catch (error) {
+        throw connectionFailure('postgresStore', pool, error)
+      }
+      try {
+        await client.query(bounded('BEGIN'))
+        await work(
+          async <Row>(text: string, params: unknown[] = []) =>
+            (await client.query(bounded(text, params))).rows as Row[],
+        )
+        await client.query(bounded('COMMIT'))
+        client.release()
+      } catch (error) {
+        // Dropped rather than rolled back by hand: the server rolls back as it closes.
+        client.release(error as Error)
+        throw error
+      }
+    },
+    failure: (cause) => connectionFailure('postgresStore', pool, cause),
   }
 }

@@ -76,11 +76,17 @@ export function describeDatabase(pool: Pool): string {
 
 /** A clear error for a pool that cannot reach its database, naming it and the setting to check. */
 export function connectionFailure(caller: string, pool: Pool, cause: unknown): Error {
+  return unreachable(
+    `${caller}: cannot use ${describeDatabase(pool)}`,
+    "Check the pool's connection settings (connectionString, or host, port, database, user).",
+    cause,
+  )
+}
+
+/** `what (code: message). hint`, the cause kept: the database named, never its secret. */
+export function unreachable(what: string, hint: string, cause: unknown): Error {
   const code = codeOf(cause)
   const message = cause instanceof Error ? cause.message : String(cause)
   const reason = typeof code === 'string' && code !== '' ? `${code}: ${message}` : message
-  return new Error(
-    `${caller}: cannot use ${describeDatabase(pool)} (${reason}). Check the pool's connection settings (connectionString, or host, port, database, user).`,
-    { cause },
-  )
+  return new Error(`${what} (${reason}). ${hint}`, { cause })
 }

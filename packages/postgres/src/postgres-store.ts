@@ -25,7 +25,7 @@ import {
   STREAK_CODES_KEPT,
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolClient } from 'pg'
-import { bounded, queryWithin } from './bounded.js'
+import { bounded, pgSetupDriver, queryWithin } from './bounded.js'
 import {
   connectionFailure,
   isAborted,
@@ -33,10 +33,25 @@ import {
   isLockNotAvailable,
   leaseEnded,
 } from './errors.js'
+import {
+  type PostgresJsEventStore,
+  type PostgresJsStoreOptions,
+  postgresJsStore,
+} from './postgresjs-store.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
+import {
+  int,
+  type PeekRow,
+  peekSql,
+  peekVerdict,
+  pruneSql,
+  streakResetSql,
+  streakSql,
+  TRANSACTION_ID,
+} from './statements.js'
 
-/** Options of {@link postgresStore}. */
+/** Options of `postgresStore`. */
 export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
   /** A node-postgres `Pool`. The store takes one client per delivery and never ends the pool. */
   pool: Pool
@@ -68,21 +83,11 @@ function expire(state: Open, leaseMs: number): void {
   state.client.release(state.ended)
 }
 
-/** A number as SQL text: the store only ever sends safe integers or NULL. */
-const int = (value: number | undefined): string => {
-  if (value === undefined) return 'NULL'
-  if (!Number.isSafeInteger(value)) throw new TypeError(`not a safe integer: ${value}`)
-  return String(value)
-}
-
 /**
  * The claim's transaction, kept by token: the Claim the receiver holds carries
  * the client as `tx`, and the store finds its own bookkeeping here.
  */
 type OpenTransactions = Map<string, Open>
-
-/** What the claim function answers: a transaction id (claimed), or the settled verdict. */
-const TRANSACTION_ID = /^\d+$/
 
 function beginStep(
   names: SchemaNames,
@@ -246,21 +251,12 @@ function streakStep(
   return gatedStreak(async (code) => {
     await ready()
     if (code === null) {
-      await queryWithin(acquire, bounded(`DELETE FROM ${names.streak} WHERE name = 'answers'`))
+      await queryWithin(acquire, bounded(streakResetSql(names)))
       return NO_STREAK
     }
     const { rows } = await queryWithin<{ count: number; codes: string[] }>(
       acquire,
-      bounded(
-        `INSERT INTO ${names.streak} AS s (name, count, codes, expires_at)
-       VALUES ('answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond')
-       ON CONFLICT (name) DO UPDATE SET
-         count = CASE WHEN s.expires_at <= clock_timestamp() THEN 1 ELSE s.count + 1 END,
-         codes = (ARRAY[$1::text] || CASE WHEN s.expires_at <= clock_timestamp() THEN '{}'::text[] ELSE s.codes END)[1:$2::integer],
-         expires_at = EXCLUDED.expires_at
-       RETURNING count, codes`,
-        [code, STREAK_CODES_KEPT, dedupeTtl],
-      ),
+      bounded(streakSql(names), [code, STREAK_CODES_KEPT, dedupeTtl]),
     )
     const row = rows[0] as { count: number; codes: string[] }
     return { count: row.count, recentCodes: row.codes }
@@ -272,12 +268,7 @@ function pruneStep(acquire: Acquire, names: SchemaNames, ready: () => Promise<vo
     await ready()
     let deleted = 0
     for (const table of [names.events, names.conversions]) {
-      const result = await queryWithin(
-        acquire,
-        bounded(`DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-           SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}
-           FOR UPDATE SKIP LOCKED))`),
-      )
+      const result = await queryWithin(acquire, bounded(pruneSql(table, limit)))
       deleted += result.rowCount ?? 0
     }
     return deleted
@@ -309,7 +300,7 @@ function checkPool(options: PostgresStoreOptions | undefined): Pool {
     | undefined
   if (pool === undefined || pool === null || typeof pool.connect !== 'function') {
     throw new TypeError(
-      'postgresStore: `pool` is required: postgresStore({ pool: new pg.Pool({ connectionString }) })',
+      'postgresStore: `pool` (node-postgres) or `sql` (postgres.js) is required: postgresStore({ pool: new pg.Pool({ connectionString }) }) or postgresStore({ sql: postgres(url) })',
     )
   }
   if (typeof pool.totalCount !== 'number' || typeof pool.idleCount !== 'number') {
@@ -329,7 +320,25 @@ function checkPool(options: PostgresStoreOptions | undefined): Pool {
  * and the row's lock is the conversion's lock until it commits or rolls back.
  * Two round trips of its own per delivery (BEGIN + claim; COMMIT).
  */
-export function postgresStore(options: PostgresStoreOptions): PostgresEventStore {
+export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
+/**
+ * The same store on postgres.js: each delivery runs in `sql.begin(...)` and
+ * `ctx.tx` is that transaction's `sql`, a tagged template
+ * (`` await ctx.tx`INSERT INTO ledger ...` ``). The same tables, functions
+ * and answers as with `pg`; four round trips of its own per delivery (BEGIN,
+ * the claim, the held check, COMMIT: postgres.js sends BEGIN and COMMIT alone).
+ */
+export function postgresStore(options: PostgresJsStoreOptions): PostgresJsEventStore
+export function postgresStore(
+  options: PostgresStoreOptions | PostgresJsStoreOptions,
+): PostgresEventStore | PostgresJsEventStore {
+  if ((options as { sql?: unknown } | undefined)?.sql !== undefined) {
+    return postgresJsStore(options as PostgresJsStoreOptions)
+  }
+  return pgStore(options as PostgresStoreOptions)
+}
+
+function pgStore(options: PostgresStoreOptions): PostgresEventStore {
   const pool = checkPool(options)
   const names = schemaNames(options, 'postgresStore')
   const timings = resolveStoreTimings(options, 'postgresStore')
@@ -344,7 +353,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
   watchPool(pool, logger)
   let setup: Promise<void> | undefined
   const ready = () => {
-    setup ??= ensureSchema(pool, names, acquire).catch((error: unknown) => {
+    setup ??= ensureSchema(pgSetupDriver(pool, acquire), names).catch((error: unknown) => {
       // Tried again on the next call: the database may come up later.
       setup = undefined
       throw error
@@ -362,24 +371,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
     release: releaseStep(open),
     async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
       await ready()
-      const { rows } = await queryWithin<{
-        done: boolean
-        watermark: string | null
-        mark_event: string | null
-      }>(
+      const { rows } = await queryWithin<PeekRow>(
         acquire,
-        bounded(
-          `SELECT EXISTS (SELECT 1 FROM ${names.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
-                c.watermark, c.event_id AS mark_event
-           FROM (VALUES (1)) AS one (x)
-           LEFT JOIN ${names.conversions} AS c ON c.conversion_id = $2 AND c.expires_at > clock_timestamp()`,
-          [eventId, conversionId ?? null],
-        ),
+        bounded(peekSql(names), [eventId, conversionId ?? null]),
       )
-      const row = rows[0] as { done: boolean; watermark: string | null; mark_event: string | null }
-      if (row.done || row.mark_event === eventId) return 'duplicate'
-      if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
-      return 'unsettled'
+      return peekVerdict(rows[0] as PeekRow, eventId, order)
     },
     recordAnswer: streakStep(acquire, names, timings.dedupeTtl, ready),
     prune,

@@ -1,6 +1,3 @@
-import type { Pool, PoolClient } from 'pg'
-import { bounded, queryWithin } from './bounded.js'
-import { connectionFailure } from './errors.js'
 import {
   createSchemaSql,
   POSTGRES_SCHEMA_VERSION,
@@ -23,15 +20,28 @@ interface Recorded {
   routines: boolean
 }
 
+/**
+ * One statement's rows, `$1` placeholders: how the setup talks to either driver
+ * (node-postgres or postgres.js), each bounding the statement its own way.
+ */
+export type RunSql = <Row>(text: string, params?: unknown[]) => Promise<Row[]>
+
+/** What the setup needs of a driver: single statements, one transaction, and its own words for a failure. */
+export interface SetupDriver {
+  /** One statement on a connection of its own. */
+  run: RunSql
+  /** `work` inside one transaction: committed if it resolves, else rolled back (or its session dropped). */
+  transaction(work: (run: RunSql) => Promise<void>): Promise<void>
+  /** A clear error for a database that cannot be reached, naming it (never its secret). */
+  failure(cause: unknown): Error
+}
+
 /** The version recorded in the version table (undefined without a row), and whether the functions exist. */
-async function recorded(acquire: () => Promise<PoolClient>, names: SchemaNames): Promise<Recorded> {
-  const { rows } = await queryWithin<{ version: number | null; routines: boolean }>(
-    acquire,
-    bounded(
-      `SELECT (SELECT version FROM ${names.version} LIMIT 1) AS version,
-              (SELECT bool_and(to_regprocedure(f) IS NOT NULL) FROM unnest($1::text[]) AS f) AS routines`,
-      [routineSignatures(names)],
-    ),
+async function recorded(run: RunSql, names: SchemaNames): Promise<Recorded> {
+  const rows = await run<{ version: number | null; routines: boolean }>(
+    `SELECT (SELECT version FROM ${names.version} LIMIT 1) AS version,
+            (SELECT bool_and(to_regprocedure(f) IS NOT NULL) FROM unnest($1::text[]) AS f) AS routines`,
+    [routineSignatures(names)],
   )
   const row = rows[0] as { version: number | null; routines: boolean }
   return { version: row.version ?? undefined, routines: row.routines }
@@ -85,18 +95,16 @@ const isUndefinedTable = (error: unknown) => {
  * columns: made by an older version or by something else, never used silently.
  * (Tables with every column are kept: a setup that stopped half-way.)
  */
-async function checkExistingTables(client: PoolClient, names: SchemaNames): Promise<void> {
+async function checkExistingTables(run: RunSql, names: SchemaNames): Promise<void> {
   const tables = Object.entries(TABLE_COLUMNS).map(([suffix, columns]) => ({
     name: names[suffix as keyof typeof TABLE_COLUMNS],
     columns,
   }))
-  const { rows } = await client.query<{ name: string; columns: string[] }>(
-    bounded(
-      `SELECT t.name, ARRAY(SELECT attname::text FROM pg_attribute
-                             WHERE attrelid = to_regclass(t.name) AND attnum > 0 AND NOT attisdropped) AS columns
-         FROM unnest($1::text[]) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`,
-      [tables.map((table) => table.name)],
-    ),
+  const rows = await run<{ name: string; columns: string[] }>(
+    `SELECT t.name, ARRAY(SELECT attname::text FROM pg_attribute
+                           WHERE attrelid = to_regclass(t.name) AND attnum > 0 AND NOT attisdropped) AS columns
+       FROM unnest($1::text[]) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`,
+    [tables.map((table) => table.name)],
   )
   for (const row of rows) {
     const expected = tables.find((table) => table.name === row.name)?.columns ?? []
@@ -109,68 +117,44 @@ async function checkExistingTables(client: PoolClient, names: SchemaNames): Prom
 }
 
 /** Inside the DDL lock: creates the schema, the tables, the functions and the version row, or refuses. */
-async function createAll(client: PoolClient, names: SchemaNames): Promise<void> {
-  await client.query(bounded(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`))
+async function createAll(run: RunSql, names: SchemaNames): Promise<void> {
+  await run(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`)
   const schema = names.qualifier.slice(0, -1)
   if (schema !== '') {
-    const { rows } = await client.query<{ missing: boolean }>(
-      bounded('SELECT to_regnamespace($1) IS NULL AS missing', [schema]),
-    )
+    const rows = await run<{ missing: boolean }>('SELECT to_regnamespace($1) IS NULL AS missing', [
+      schema,
+    ])
     if (rows[0]?.missing) {
-      for (const statement of createSchemaSql({ schema })) await client.query(bounded(statement))
+      for (const statement of createSchemaSql({ schema })) await run(statement)
     }
   }
-  await client.query(bounded(versionTableSql(names)))
-  const { rows } = await client.query<{ version: number }>(
-    bounded(`SELECT version FROM ${names.version} LIMIT 1`),
-  )
+  await run(versionTableSql(names))
+  const rows = await run<{ version: number }>(`SELECT version FROM ${names.version} LIMIT 1`)
   const now = rows[0]?.version
   if (now !== undefined && now !== POSTGRES_SCHEMA_VERSION) throw wrongVersion(now, names)
   if (now !== undefined) return
-  await checkExistingTables(client, names)
-  for (const statement of schemaStatements(names)) await client.query(bounded(statement))
-  await client.query(
-    bounded(`INSERT INTO ${names.version} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION]),
-  )
+  await checkExistingTables(run, names)
+  for (const statement of schemaStatements(names)) await run(statement)
+  await run(`INSERT INTO ${names.version} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION])
 }
 
 /**
  * Creates what is missing, once, under an advisory lock so processes starting
  * together do not race on CREATE; then checks the version. Tables whose version
  * row matches are not touched at all, so an app whose role cannot CREATE runs
- * against tables made by a migration. `acquire` takes a client within the
- * store's deadline.
+ * against tables made by a migration.
  */
-export async function ensureSchema(
-  pool: Pool,
-  names: SchemaNames,
-  acquire: () => Promise<PoolClient>,
-): Promise<void> {
+export async function ensureSchema(driver: SetupDriver, names: SchemaNames): Promise<void> {
   let found: Recorded | undefined
   try {
-    found = await recorded(acquire, names)
+    found = await recorded(driver.run, names)
   } catch (error) {
-    if (!isUndefinedTable(error)) throw connectionFailure('postgresStore', pool, error)
+    if (!isUndefinedTable(error)) throw driver.failure(error)
   }
   if (found?.version === POSTGRES_SCHEMA_VERSION) {
     if (!found.routines) throw missingRoutines(names)
     return
   }
   if (found?.version !== undefined) throw wrongVersion(found.version, names)
-  let client: PoolClient
-  try {
-    client = await acquire()
-  } catch (error) {
-    throw connectionFailure('postgresStore', pool, error)
-  }
-  try {
-    await client.query(bounded('BEGIN'))
-    await createAll(client, names)
-    await client.query(bounded('COMMIT'))
-    client.release()
-  } catch (error) {
-    // Dropped rather than rolled back by hand: the server rolls back as it closes.
-    client.release(error as Error)
-    throw error
-  }
+  await driver.transaction((run) => createAll(run, names))
 }

@@ -1,0 +1,70 @@
+/**
+ * The store's statements beside the layout's functions, with `$1` placeholders,
+ * as node-postgres and postgres.js both send them: one copy of each text.
+ */
+import type { SchemaNames } from './schema.js'
+
+/** A number as SQL text: the store only ever sends safe integers or NULL. */
+export const int = (value: number | undefined): string => {
+  if (value === undefined) return 'NULL'
+  if (!Number.isSafeInteger(value)) throw new TypeError(`not a safe integer: ${value}`)
+  return String(value)
+}
+
+/** What the claim function answers: a transaction id (claimed), or the settled verdict. */
+export const TRANSACTION_ID = /^\d+$/
+
+/**
+ * The claim with the lease's bounds, in one parameterised statement:
+ * `set_config(..., true)` is `SET LOCAL`. Parameters: leaseMs as text, event,
+ * conversion, order, lockWait as text ('2000ms'), dedupeMs, orderingMs.
+ */
+export const claimCallSql = (n: SchemaNames) =>
+  `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
+
+/** held(xact): raises AWLST unless the transaction is still the claim's. Parameter: the claim's xact. */
+export const heldSql = (n: SchemaNames) => `SELECT ${n.held}($1::bigint)`
+
+/** peek: whether the event is done, and its conversion's committed watermark. Parameters: event, conversion. */
+export const peekSql = (n: SchemaNames) =>
+  `SELECT EXISTS (SELECT 1 FROM ${n.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
+          c.watermark, c.event_id AS mark_event
+     FROM (VALUES (1)) AS one (x)
+     LEFT JOIN ${n.conversions} AS c ON c.conversion_id = $2 AND c.expires_at > clock_timestamp()`
+
+/** The peek's row, read the same way from either driver (the watermark as text or bigint). */
+export interface PeekRow {
+  done: boolean
+  watermark: string | number | bigint | null
+  mark_event: string | null
+}
+
+/** The peek's verdict from its row. */
+export function peekVerdict(
+  row: PeekRow,
+  eventId: string,
+  order: number,
+): 'duplicate' | 'stale' | 'unsettled' {
+  if (row.done || row.mark_event === eventId) return 'duplicate'
+  if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
+  return 'unsettled'
+}
+
+/** A 2xx resets the streak. */
+export const streakResetSql = (n: SchemaNames) => `DELETE FROM ${n.streak} WHERE name = 'answers'`
+
+/** One more failed answer. Parameters: code, codes kept, dedupeMs. */
+export const streakSql = (n: SchemaNames) =>
+  `INSERT INTO ${n.streak} AS s (name, count, codes, expires_at)
+   VALUES ('answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond')
+   ON CONFLICT (name) DO UPDATE SET
+     count = CASE WHEN s.expires_at <= clock_timestamp() THEN 1 ELSE s.count + 1 END,
+     codes = (ARRAY[$1::text] || CASE WHEN s.expires_at <= clock_timestamp() THEN '{}'::text[] ELSE s.codes END)[1:$2::integer],
+     expires_at = EXCLUDED.expires_at
+   RETURNING count, codes`
+
+/** Deletes at most `limit` expired rows of `table`, skipping rows a delivery holds. */
+export const pruneSql = (table: string, limit: number) =>
+  `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+     SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}
+     FOR UPDATE SKIP LOCKED))`

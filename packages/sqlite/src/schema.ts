@@ -1,0 +1,78 @@
+/**
+ * The tables of the SQLite store, as one DDL text: the store runs it on first
+ * use, and `sqliteSchema()` returns it for teams that run their own migrations.
+ *
+ * Tables (`p` = tablePrefix, default `aw_`), layout 2 as on Postgres and MySQL:
+ *   p_conversions  conversion_id -> watermark, event_id, expires_at   the handled mark
+ *   p_events       event_id -> expires_at    events without a conversion, and stale ones
+ *   p_streak       name -> count, codes (JSON), expires_at
+ *   p_schema       version
+ * Times are milliseconds since the epoch: every process on one file shares a clock.
+ */
+
+/** The layout these statements expect; a table of another version is refused. */
+export const SQLITE_SCHEMA_VERSION = 2
+
+/** Where the store's tables live. */
+export interface SqliteSchemaOptions {
+  /** Prefix of every table name. Default `aw_`. */
+  tablePrefix?: string | undefined
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
+
+export interface SqliteNames {
+  events: string
+  conversions: string
+  streak: string
+  version: string
+}
+
+export function sqliteNames(options: SqliteSchemaOptions, caller: string): SqliteNames {
+  const prefix = options.tablePrefix ?? 'aw_'
+  if (!IDENTIFIER.test(prefix)) {
+    throw new TypeError(
+      `${caller}: \`tablePrefix\` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got ${JSON.stringify(prefix)}`,
+    )
+  }
+  return {
+    events: `${prefix}events`,
+    conversions: `${prefix}conversions`,
+    streak: `${prefix}streak`,
+    version: `${prefix}schema`,
+  }
+}
+
+/** Every table, idempotent. */
+export function tableStatements(n: SqliteNames): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${n.version} (version INTEGER NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${n.events} (
+  event_id TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL
+)`,
+    `CREATE TABLE IF NOT EXISTS ${n.conversions} (
+  conversion_id INTEGER PRIMARY KEY,
+  watermark INTEGER NOT NULL,
+  event_id TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+)`,
+    `CREATE TABLE IF NOT EXISTS ${n.streak} (
+  name TEXT PRIMARY KEY,
+  count INTEGER NOT NULL,
+  codes TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+)`,
+  ]
+}
+
+/** The whole DDL as one text, for a migration. Running it twice changes nothing. */
+export function sqliteSchema(options: SqliteSchemaOptions = {}): string {
+  const n = sqliteNames(options, 'sqliteSchema')
+  const statements = [
+    ...tableStatements(n),
+    `INSERT INTO ${n.version} (version)
+  SELECT ${SQLITE_SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM ${n.version})`,
+  ]
+  return `-- @affiliate-webhooks/sqlite, schema version ${SQLITE_SCHEMA_VERSION}\n${statements.map((s) => `${s};\n`).join('\n')}`
+}

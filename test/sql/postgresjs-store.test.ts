@@ -1,0 +1,138 @@
+/**
+ * The Postgres store on postgres.js (`postgresStore({ sql })`): the shared
+ * store contract, the one-row-per-conversion cases and the receiver cases, as
+ * on node-postgres, with ctx.tx the transaction's own tagged template.
+ */
+import { randomUUID } from 'node:crypto'
+import { createReceiver } from '@affiliate-webhooks/core'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { postgresStore } from '@affiliate-webhooks/postgres'
+import postgres from 'postgres'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { storeContract } from '../stores/store-contract.js'
+import { createPostgresTestDatabase, type TestDatabase } from '../support/postgres-db.js'
+import { sqlReceiverCases } from './sql-receiver-cases.js'
+import { sqlStoreCases } from './sql-store-cases.js'
+
+const toDollars = (sql: string) => {
+  let n = 0
+  return sql.replace(/\?/g, () => `$${++n}`)
+}
+
+let db: TestDatabase
+let sql: postgres.Sql
+beforeAll(async () => {
+  db = await createPostgresTestDatabase()
+  // Room for the claims the cases hold open, each on a connection of its own.
+  sql = postgres(db.url, { max: 30, onnotice: () => {} })
+})
+afterAll(async () => {
+  await sql.end({ timeout: 1 })
+  await db.drop()
+})
+
+const prefixFor = (prefix: string | undefined) =>
+  prefix === undefined
+    ? 'aw_'
+    : `aw_${prefix
+        .replace(/[^a-z0-9]/gi, '')
+        .toLowerCase()
+        .slice(-8)}_`
+
+storeContract('postgresStore (postgres.js)', ({ prefix, ...timings }) =>
+  postgresStore({ sql, tablePrefix: prefixFor(prefix), ...timings }),
+)
+
+sqlStoreCases('postgresStore (postgres.js)', async (options) => postgresStore({ sql, ...options }))
+
+sqlReceiverCases<postgres.TransactionSql>('postgresStore (postgres.js)', {
+  store: (options) => postgresStore({ sql, ...options }),
+  query: (tx, text, params) => tx.unsafe(text, params as never[]),
+  exec: async (text, params) => {
+    await sql.unsafe(toDollars(text), params as never[])
+  },
+  count: async (text, params) =>
+    Number((await sql.unsafe(toDollars(text), params as never[]))[0]?.n),
+  ledgerDdl: (table) =>
+    `CREATE TABLE ${table} (event_id text PRIMARY KEY, conversion_id bigint, commission numeric)`,
+  insertSql: (table) => `INSERT INTO ${table} VALUES ($1, $2, $3)`,
+  spoil: {
+    title: 'caught a failed statement (the transaction is aborted)',
+    run: async (tx) => {
+      await tx`SELECT no_such_column FROM pg_class`.catch(() => {})
+    },
+    status: 500,
+    code: 'handler_failed',
+  },
+})
+
+describe('postgresStore (postgres.js): the driver itself', () => {
+  it('refuses an instance with max: 1, naming the deadlock and the fix', () => {
+    const one = postgres(db.url, { max: 1 })
+    expect(() => postgresStore({ sql: one })).toThrow(/max: 1.*max: 2 or more/s)
+    expect(() => postgresStore({ sql: {} as postgres.Sql })).toThrow(/postgres\.js instance/)
+  })
+
+  it("writes through ctx.tx as a tagged template, with the mark; the outer sql is not the delivery's", async () => {
+    await sql`CREATE TABLE IF NOT EXISTS tagged_ledger (event_id text PRIMARY KEY, commission numeric)`
+    const secret = 'whsec_postgresjs'
+    const receiver = createReceiver({
+      secret,
+      store: postgresStore({ sql }),
+      async onConversion(conversion, event, ctx) {
+        await ctx.tx`INSERT INTO tagged_ledger ${ctx.tx({ event_id: event.id, commission: conversion.commission })}`
+      },
+    })
+    const event = buildConversionEvent({ conversion: { id: 5151, commission: '3.10' } })
+    const signed = await signedDelivery({ secret, event })
+    const input = { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+    expect((await receiver.receive(input)).outcome).toBe('processed')
+    expect((await receiver.receive(input)).outcome).toBe('duplicate')
+    expect(await sql`SELECT commission FROM tagged_ledger WHERE event_id = ${event.id}`).toEqual([
+      { commission: '3.10' },
+    ])
+  })
+
+  it('refuses ctx.tx once the claim is settled: a late query never joins another transaction', async () => {
+    const store = postgresStore({ sql })
+    const begun = await store.begin({ eventId: `evt_late_${randomUUID()}`, order: 1 })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    const tx = begun.claim.tx as postgres.TransactionSql
+    expect(await tx`SELECT 1 AS one`).toEqual([{ one: 1 }])
+    expect(await store.commit(begun.claim)).toBe(true)
+    expect(() => tx`SELECT 1`).toThrow(/transaction is over/)
+  })
+
+  it('a transaction the handler rolled back itself never commits, and marks nothing', async () => {
+    const store = postgresStore({ sql })
+    const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
+    const begun = await store.begin({ eventId, conversionId: 4200, order: 10 })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    const tx = begun.claim.tx as postgres.TransactionSql
+    await tx.unsafe('ROLLBACK')
+    // postgres.js itself refuses a BEGIN outside sql.begin (UNSAFE_TRANSACTION).
+    await expect(tx.unsafe('BEGIN')).rejects.toThrow(/UNSAFE_TRANSACTION/)
+    expect(await store.commit(begun.claim)).toBe(false)
+    expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('unsettled')
+  })
+
+  it('answers 503-worthy errors, not a hang, when every connection is busy past acquireTimeoutMs', async () => {
+    const small = postgres(db.url, { max: 2, onnotice: () => {} })
+    try {
+      const store = postgresStore({ sql: small, acquireTimeoutMs: 300 })
+      await store.ready()
+      const held = [
+        await store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 }),
+        await store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 }),
+      ]
+      const started = performance.now()
+      await expect(store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 })).rejects.toThrow(
+        /no database connection within 300 ms/,
+      )
+      expect(performance.now() - started).toBeLessThan(2000)
+      for (const begun of held) if (begun.status === 'claimed') await store.release(begun.claim)
+    } finally {
+      await small.end({ timeout: 1 })
+    }
+  })
+})
