@@ -48,7 +48,7 @@ export interface Client {
 const KEY = /^la_[\x21-\x7e]{32}$/
 
 /**
- * A typed client of the service's API (webhooks, programs, applications), on `fetch` alone (Node 22.13+, Bun,
+ * A typed client of the service's API (webhooks, programs, applications), on `fetch` alone (Node 22.18+, Bun,
  * Deno, Workers). Waits out 429s and paces itself under the rate limit; repeats
  * after 5xx or a lost answer only what is safe to repeat (see each method).
  */
