@@ -1,12 +1,12 @@
 import { BIN } from '../../framework/command.js'
 import { EXIT, output } from '../../framework/io.js'
+import { formatClockAdvance } from '../../text/service/pacing-text.js'
 import {
   manageCommand,
   onlyArgument,
   parseDuration,
   withClient,
-} from '../../framework/service-command.js'
-import { formatClockAdvance } from '../../text/service/pacing-text.js'
+} from '../support/service-command.js'
 
 /**
  * `emulator clock +1h`: moves a running emulator's clock (POST /emulator/clock),

@@ -1,7 +1,6 @@
 import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client/internal'
 import { createEmulator, type Emulator } from '@affiliate-webhooks/emulator'
 import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
-import { writeCannotListen } from '../../framework/hints.js'
 import {
   EXIT,
   type Io,
@@ -10,6 +9,7 @@ import {
   untilInterrupted,
 } from '../../framework/io.js'
 import { emulatorBanner, terminalLog } from '../../text/local/emulator-text.js'
+import { writeCannotListen } from '../support/hints.js'
 
 /** The emulator's banner, then the lines to paste so the management commands use it. */
 function banner(emulator: Emulator, statePath: string | undefined): string {

@@ -1,9 +1,9 @@
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
 import { startRelay } from '@affiliate-webhooks/emulator/internal'
 import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
-import { writeCannotListen } from '../../framework/hints.js'
 import { EXIT, requireUrl, UsageError, untilInterrupted } from '../../framework/io.js'
 import { formatRelayed } from '../../text/local/emulator-text.js'
+import { writeCannotListen } from '../support/hints.js'
 
 export const listen: Command = {
   name: 'listen',

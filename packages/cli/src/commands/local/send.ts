@@ -20,12 +20,10 @@ import {
   type Values,
   VERSION,
 } from '../../framework/command.js'
-import { writeHint, writeRouteHint } from '../../framework/hints.js'
 import {
   checkSecretShape,
   EXIT,
   type Io,
-  readCaptureFile,
   readInputFile,
   refuseFlags,
   requireSecret,
@@ -34,6 +32,8 @@ import {
   writeJson,
 } from '../../framework/io.js'
 import { attemptOutcome } from '../../text/local/emulator-send-text.js'
+import { readCaptureFile } from '../support/capture-file.js'
+import { writeHint, writeRouteHint } from '../support/hints.js'
 
 /** `--created-at`: an ISO 8601 time with its zone, as the service writes createdAt. */
 function parseCreatedAt(text: string | undefined): string | undefined {

@@ -10,16 +10,16 @@ import {
 import { CONVERSION_EVENT_TYPES, CONVERSION_STATUSES } from '@affiliate-webhooks/core'
 import { isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator/internal'
 import { BIN, flag, num, str, type Values } from '../../framework/command.js'
-import { writeRouteHint } from '../../framework/hints.js'
 import { EXIT, type Io, interruptible, UsageError } from '../../framework/io.js'
+import { formatFollowEvent } from '../../text/service/endpoint-text.js'
+import { writeRouteHint } from '../support/hints.js'
 import {
   MANAGE_FOOTER,
   manageCommand,
   onlyArgument,
   parseDuration,
   withClient,
-} from '../../framework/service-command.js'
-import { formatFollowEvent } from '../../text/service/endpoint-text.js'
+} from '../support/service-command.js'
 
 const TYPES = CONVERSION_EVENT_TYPES
 const FIELDS = [

@@ -5,13 +5,13 @@ import { COMMON, type Command, flag, num, str } from '../../framework/command.js
 import {
   EXIT,
   output,
-  readCaptureFile,
   readInputFile,
   refuseFlags,
   requireSecret,
   UsageError,
 } from '../../framework/io.js'
 import { formatDiagnosis } from '../../text/local/diagnosis-text.js'
+import { readCaptureFile } from '../support/capture-file.js'
 
 export const verify: Command = {
   name: 'verify',

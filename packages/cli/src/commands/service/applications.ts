@@ -3,14 +3,9 @@ import { APPLICATION_STATUSES } from '@affiliate-webhooks/core/internal'
 import { characterCount, MAX_NOTE_LENGTH } from '@affiliate-webhooks/emulator/internal'
 import { flag, str } from '../../framework/command.js'
 import { EXIT, output, UsageError } from '../../framework/io.js'
-import {
-  EXIT_MANAGE,
-  manageCommand,
-  positional,
-  withClient,
-} from '../../framework/service-command.js'
 import { costText } from '../../text/service/pacing-text.js'
 import { formatApplications, formatApplied } from '../../text/service/program-text.js'
+import { EXIT_MANAGE, manageCommand, positional, withClient } from '../support/service-command.js'
 import { idOf, oneOf } from './programs.js'
 
 const MAX_NOTE = MAX_NOTE_LENGTH

@@ -8,6 +8,8 @@ import { followDeliveries } from '@affiliate-webhooks/client/internal'
 import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import { flag, str } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
+import { formatDeliveries, formatFollowEvent } from '../../text/service/endpoint-text.js'
+import { costText, formatFollowNotice, formatFollowPlan } from '../../text/service/pacing-text.js'
 import {
   clientFrom,
   manageCommand,
@@ -15,9 +17,7 @@ import {
   onlyArgument,
   sinceOf,
   sinceOption,
-} from '../../framework/service-command.js'
-import { formatDeliveries, formatFollowEvent } from '../../text/service/endpoint-text.js'
-import { costText, formatFollowNotice, formatFollowPlan } from '../../text/service/pacing-text.js'
+} from '../support/service-command.js'
 
 export function parseStatus(text: string | undefined): DeliveryStatus | undefined {
   if (text === undefined) return undefined

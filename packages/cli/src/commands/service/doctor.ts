@@ -1,10 +1,10 @@
 import type { Delivery } from '@affiliate-webhooks/client'
 import { MAX_ATTEMPTS } from '@affiliate-webhooks/emulator'
 import { EXIT, output } from '../../framework/io.js'
-import { manageCommand, onlyArgument, withClient } from '../../framework/service-command.js'
 import { formatHealthFindings } from '../../text/service/endpoint-text.js'
 import { checkEndpointHealth } from '../../text/service/health-findings.js'
 import { costText } from '../../text/service/pacing-text.js'
+import { manageCommand, onlyArgument, withClient } from '../support/service-command.js'
 
 /** How many recent deliveries doctor reads. */
 const RECENT = 100

@@ -3,10 +3,10 @@ import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import type { Redis } from 'ioredis'
 import { flag, str, type Values } from '../../framework/command.js'
 import { EXIT, type Io, output, UsageError } from '../../framework/io.js'
-import { manageCommand, positional, withClient } from '../../framework/service-command.js'
 import { formatEndpoint, formatEndpoints } from '../../text/service/endpoint-text.js'
 import { costText } from '../../text/service/pacing-text.js'
 import { connectSecretRedis, keepSecret } from '../storage/secret-redis.js'
+import { manageCommand, positional, withClient } from '../support/service-command.js'
 
 function parseEvents(text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined

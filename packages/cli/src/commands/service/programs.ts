@@ -2,9 +2,9 @@ import type { ProgramSummary } from '@affiliate-webhooks/client'
 import { APPROVAL_TYPES, PAYOUT_TYPES, PROGRAM_STATUSES } from '@affiliate-webhooks/core/internal'
 import { flag, str, type Values } from '../../framework/command.js'
 import { EXIT, output, UsageError } from '../../framework/io.js'
-import { manageCommand, positional, withClient } from '../../framework/service-command.js'
 import { costText } from '../../text/service/pacing-text.js'
 import { formatProgram, formatPrograms } from '../../text/service/program-text.js'
+import { manageCommand, positional, withClient } from '../support/service-command.js'
 
 /** A flag that must be one of `allowed`, or undefined when absent. */
 export function oneOf(values: Values, flag: string, allowed: readonly string[]) {

@@ -1,14 +1,14 @@
 import { recoverEndpoint } from '@affiliate-webhooks/client/internal'
 import { interruptible, output } from '../../framework/io.js'
+import { formatRecovery } from '../../text/service/endpoint-text.js'
+import { costText, formatStillQueued } from '../../text/service/pacing-text.js'
 import {
   manageCommand,
   onlyArgument,
   sinceOf,
   sinceOption,
   withClient,
-} from '../../framework/service-command.js'
-import { formatRecovery } from '../../text/service/endpoint-text.js'
-import { costText, formatStillQueued } from '../../text/service/pacing-text.js'
+} from '../support/service-command.js'
 import { progressLine, replayExit } from './replay.js'
 
 export const recover = manageCommand({

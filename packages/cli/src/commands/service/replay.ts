@@ -1,15 +1,15 @@
 import { type ReplaySummary, replayAll } from '@affiliate-webhooks/client/internal'
 import { flag } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
+import { formatReplaySummary } from '../../text/service/endpoint-text.js'
+import { costText } from '../../text/service/pacing-text.js'
 import {
   manageCommand,
   positional,
   sinceOf,
   sinceOption,
   withClient,
-} from '../../framework/service-command.js'
-import { formatReplaySummary } from '../../text/service/endpoint-text.js'
-import { costText } from '../../text/service/pacing-text.js'
+} from '../support/service-command.js'
 import { collectDeliveries } from './deliveries.js'
 
 /** The exit code of a replay of many: interrupted, some refused, or every one queued. */

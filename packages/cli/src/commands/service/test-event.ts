@@ -2,14 +2,14 @@ import type { Client, Delivery } from '@affiliate-webhooks/client'
 import { followDelivery, planFollow, servicePace } from '@affiliate-webhooks/client/internal'
 import { flag, str } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, writeJson } from '../../framework/io.js'
+import { answerOf } from '../../text/service/endpoint-text.js'
+import { costText } from '../../text/service/pacing-text.js'
 import {
   manageCommand,
   onlyArgument,
   parseDuration,
   withClient,
-} from '../../framework/service-command.js'
-import { answerOf } from '../../text/service/endpoint-text.js'
-import { costText } from '../../text/service/pacing-text.js'
+} from '../support/service-command.js'
 
 /** Follows one delivery, printing each attempt as it happens, until it settles. */
 async function follow(

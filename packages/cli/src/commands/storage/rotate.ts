@@ -5,7 +5,7 @@ import {
   onlyArgument,
   parseDuration,
   withClient,
-} from '../../framework/service-command.js'
+} from '../support/service-command.js'
 import { connectSecretRedis, keepSecret } from './secret-redis.js'
 
 export const rotate = manageCommand({

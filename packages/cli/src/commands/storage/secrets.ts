@@ -9,8 +9,8 @@ import {
   SECRET_ENV,
   UsageError,
 } from '../../framework/io.js'
-import { managed, positional } from '../../framework/service-command.js'
 import { formatHeldSecrets } from '../../text/storage/secret-text.js'
+import { managed, positional } from '../support/service-command.js'
 import { connectSecretRedis } from './secret-redis.js'
 
 export const secrets: Command = {

@@ -1,8 +1,8 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client/internal'
-import { type Command, flag, type OptionsConfig, type Values } from './command.js'
+import { type Command, flag, type OptionsConfig, type Values } from '../../framework/command.js'
+import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../../framework/io.js'
 import { writeHint } from './hints.js'
-import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from './io.js'
 
 /** Flags every management command takes. */
 export const MANAGE_OPTIONS = {

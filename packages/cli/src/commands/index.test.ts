@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { COMMANDS } from '../commands/index.js'
-import { type Command, helpText, parseOptions } from './command.js'
+import { type Command, helpText, parseOptions } from '../framework/command.js'
+import { COMMANDS } from './index.js'
 
 const sample: Command = {
   name: 'demo',
