@@ -1,9 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
+import { browserScriptVite } from './scripts/browser-script.mjs'
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 export default defineConfig({
+  // `<file>.ts?script`: browser code bundled as text, as the package's build does it.
+  plugins: [browserScriptVite()],
   resolve: {
     // Tests run against the sources; test/packaging/builds.test.ts checks the built files.
     alias: [
