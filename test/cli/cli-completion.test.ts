@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { COMMANDS } from '../../packages/cli/src/commands/index.js'
+import { loadCommands } from '../../packages/cli/src/commands/index.js'
 import { CLI, killLive, startLoop } from '../support/cli-live.js'
 import { run } from '../support/run-process.js'
 
@@ -65,7 +65,7 @@ describe('completion', () => {
       const file = await script(shell)
       await exec(`/usr/bin/${shell}`, ['-n', file])
       const text = (await run(process.execPath, [CLI, 'completion', shell])).stdout
-      for (const command of COMMANDS) {
+      for (const command of await loadCommands()) {
         expect(text).toContain(command.name)
         for (const [flag, spec] of Object.entries(command.options)) {
           if (spec.help !== undefined)

@@ -6,13 +6,12 @@
  */
 import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
 import type { Redis } from 'ioredis'
-import { str, type Values } from '../../framework/command.js'
 import { SECRET_ENV, UsageError } from '../../framework/io.js'
 import { formatKeptSecret } from '../../text/storage/secret-text.js'
 
 /** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
-export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
-  const url = str(values, 'redis')
+export async function connectSecretRedis(values: { redis?: string }): Promise<Redis | undefined> {
+  const url = values.redis
   if (url === undefined) return undefined
   try {
     return await connectRedisNow(url)
@@ -29,7 +28,7 @@ export async function connectSecretRedis(values: Values): Promise<Redis | undefi
 export async function keepSecret(
   endpointId: string,
   secret: string,
-  values: Values,
+  values: { 'show-secret'?: boolean },
   redis: Redis | undefined,
   graceMs?: number,
 ): Promise<string> {
