@@ -10,7 +10,7 @@ import {
   type ValuesOf,
   VERSION,
 } from './framework/command.js'
-import { EXIT, type Io, parseNumber, UsageError } from './framework/io.js'
+import { EXIT, type Io, MissingPackageError, parseNumber, UsageError } from './framework/io.js'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 
@@ -114,6 +114,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // The one place parsed flags meet the typed handler: the parser read the same declaration.
     return await run(values as ValuesOf<OptionsConfig>, io, positionals)
   } catch (error) {
+    if (error instanceof MissingPackageError) {
+      io.stderr.write(`${BIN} ${label}: ${error.message}\n`)
+      return EXIT.usage
+    }
     if (error instanceof UsageError) {
       io.stderr.write(
         `${BIN} ${label}: ${error.message}\n${error.hint ? `hint: ${error.hint}\n` : ''}Run "${BIN} ${label} --help" for usage.\n`,

@@ -21,6 +21,11 @@ export class UsageError extends Error {
   }
 }
 
+/** A package the command needs is not installed: one line naming what to install, exit code 2. */
+export class MissingPackageError extends Error {
+  override readonly name = 'MissingPackageError'
+}
+
 /** The hint when an API key (la_...) stands where the endpoint secret belongs. */
 export const KEY_AS_SECRET_HINT =
   'that is an API key (la_...), not the endpoint secret (whsec_...): endpoints create --show-secret prints the secret'

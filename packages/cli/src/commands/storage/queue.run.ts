@@ -1,12 +1,17 @@
 import type { Handler, Values } from '../../framework/command.js'
 import { EXIT, type Io, output, UsageError } from '../../framework/io.js'
 import { formatFailedJobs, formatQueueStats } from '../../text/storage/queue-text.js'
+import { BULLMQ_PACKAGES, importOptional } from '../support/optional-package.js'
 import type { queue } from './queue.js'
 import { QUEUE_ACTIONS } from './queue.js'
 
 // Loaded on use only: the other commands need neither BullMQ nor a Redis client.
 async function openQueue(url: string, queueName: string, prefix: string | undefined) {
-  const admin = await import('@affiliate-webhooks/bullmq/internal')
+  const admin = await importOptional(
+    () => import('@affiliate-webhooks/bullmq/internal'),
+    BULLMQ_PACKAGES,
+    'queue',
+  )
   return {
     admin,
     ...(await admin.openQueueForAdmin(url, { queueName, ...(prefix ? { prefix } : {}) })),

@@ -1,4 +1,3 @@
-import { redisSecretSource } from '@affiliate-webhooks/redis'
 import type { Redis } from 'ioredis'
 import type { Handler } from '../../framework/command.js'
 import {
@@ -10,6 +9,7 @@ import {
   UsageError,
 } from '../../framework/io.js'
 import { formatHeldSecrets } from '../../text/storage/secret-text.js'
+import { importOptional, REDIS_PACKAGES } from '../support/optional-package.js'
 import { managed, positional } from '../support/service-command.js'
 import { connectSecretRedis } from './secret-redis.js'
 import type { secrets } from './secrets.js'
@@ -38,6 +38,11 @@ export const run: Handler<typeof secrets.options> = async (values, io, positiona
   return managed('secrets', values, io, async () => {
     const redis = (await connectSecretRedis(values)) as Redis
     try {
+      const { redisSecretSource } = await importOptional(
+        () => import('@affiliate-webhooks/redis'),
+        REDIS_PACKAGES,
+        '--redis',
+      )
       const source = redisSecretSource({ client: redis, endpointId: id })
       await source.set([secret])
       const held = formatHeldSecrets(source.key, await source.entries())

@@ -1,13 +1,23 @@
-import { mysqlSchema } from '@affiliate-webhooks/mysql'
-import { postgresSchema } from '@affiliate-webhooks/postgres'
 import type { Handler } from '../../framework/command.js'
 import { EXIT, UsageError } from '../../framework/io.js'
+import { importOptional, MYSQL_PACKAGES, POSTGRES_PACKAGES } from '../support/optional-package.js'
 import type { sql } from './sql.js'
 
-/** The DDL of each SQL store, by the flag that names its database. */
-const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string }) => string> = {
-  postgres: postgresSchema,
-  mysql: mysqlSchema,
+type SchemaText = (options: { tablePrefix?: string; schema?: string }) => string
+
+/** The DDL of each SQL store, by the flag that names its database: its package imported then. */
+const SCHEMAS: Record<'postgres' | 'mysql', () => Promise<SchemaText>> = {
+  postgres: async () =>
+    (
+      await importOptional(
+        () => import('@affiliate-webhooks/postgres'),
+        POSTGRES_PACKAGES,
+        '--postgres',
+      )
+    ).postgresSchema,
+  mysql: async () =>
+    (await importOptional(() => import('@affiliate-webhooks/mysql'), MYSQL_PACKAGES, '--mysql'))
+      .mysqlSchema,
 }
 
 /** Runs `sql`. */
@@ -26,7 +36,7 @@ export const run: Handler<typeof sql.options> = async (values, io, positionals) 
   if (schema !== undefined && chosen[0] !== 'postgres') {
     throw new UsageError('--schema is for --postgres; MySQL tables live in the connection database')
   }
-  const print = SCHEMAS[chosen[0] as string] as (typeof SCHEMAS)[string]
+  const print = await SCHEMAS[chosen[0] as 'postgres' | 'mysql']()
   try {
     io.stdout.write(print({ ...(tablePrefix && { tablePrefix }), ...(schema && { schema }) }))
   } catch (error) {
