@@ -75,10 +75,19 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       {
+        // The tests beside the sources: Node alone, no database, browser or other runtime
+        // (`npm run test:unit`, the maintainer's loop).
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'main',
-          include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+          include: ['test/**/*.test.ts'],
           exclude: [
             ...configDefaults.exclude,
             'test/adapters/next-*.test.ts',
