@@ -83,7 +83,7 @@ function followHash(): void {
     $('delivery').scrollIntoView()
   } else if (endpoint) {
     const select = $<HTMLSelectElement>('filter-endpoint')
-    if (![...select.options].some((o) => o.value === endpoint)) {
+    if (!Array.from(select.options).some((o) => o.value === endpoint)) {
       select.append(el('option', { value: endpoint, text: endpoint }))
     }
     select.value = endpoint
