@@ -157,6 +157,29 @@ describe('completion', () => {
     expect(offered.stdout.split('\n')).toContain('--sale-amount')
   })
 
+  it('every declared sub-command is offered after its command, in bash, zsh and fish', async () => {
+    const [bash, zsh, fish] = await Promise.all(['bash', 'zsh', 'fish'].map(script))
+    const withSubs = (await loadCommands())
+      .map((command) => ({
+        name: command.name,
+        subs: [...(command.actions ?? []), ...(command.subcommands ?? []).map((sub) => sub.name)],
+      }))
+      .filter((command) => command.subs.length > 0)
+    expect(withSubs.map((command) => command.name)).toContain('emulator')
+    for (const { name, subs } of withSubs) {
+      expect(await bashComplete(bash as string, ['affiliate-webhooks', name, '']), name).toEqual(
+        subs,
+      )
+      const zshOffered = await exec('zsh', [
+        '-c',
+        `source '${zsh}'; emulate sh; COMP_WORDS=(affiliate-webhooks ${name} ''); COMP_CWORD=2; _affiliate_webhooks; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ])
+      expect(zshOffered.stdout.split('\n').filter(Boolean), name).toEqual(subs)
+      const fishOffered = await fishComplete(fish as string, `affiliate-webhooks ${name} `)
+      for (const sub of subs) expect(fishOffered, `${name} ${sub}`).toContain(sub)
+    }
+  }, 60_000)
+
   it('an unknown shell: one line, exit 2', async () => {
     const result = await run(process.execPath, [CLI, 'completion', 'powershell'])
     expect(result.code).toBe(2)
