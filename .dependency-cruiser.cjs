@@ -68,6 +68,30 @@ module.exports = {
       to: { path: '^packages/[^/]+/src/', pathNot: [ENTRY, '^packages/$1/src/'] },
     },
     {
+      name: 'emulator-floors',
+      comment:
+        "The emulator's domain (account/, delivery/, simulate/, relay/) and its shared/ floor import nothing of the layers above them (api/, server/, console/).",
+      severity: 'error',
+      from: { path: '^packages/emulator/src/(shared|account|delivery|simulate|relay)/' },
+      to: { path: '^packages/emulator/src/(api|server|console)/' },
+    },
+    {
+      name: 'emulator-shared-at-the-bottom',
+      comment:
+        "The emulator's shared/ floor (errors, clock, ids, counting, records) imports nothing of the emulator above it.",
+      severity: 'error',
+      from: { path: '^packages/emulator/src/shared/' },
+      to: { path: '^packages/emulator/src/', pathNot: '^packages/emulator/src/shared/' },
+    },
+    {
+      name: 'cli-framework-stands-alone',
+      comment:
+        "The CLI's framework (command declarations, parsing, help, completion, io) imports no package of this repository and nothing of the CLI outside it.",
+      severity: 'error',
+      from: { path: '^packages/cli/src/framework/' },
+      to: { path: '^packages/', pathNot: '^packages/cli/src/framework/' },
+    },
+    {
       name: 'examples-use-entries',
       comment: 'An example imports packages the way a user does: through their entries.',
       severity: 'error',

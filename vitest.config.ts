@@ -1,9 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
+import { browserScriptVite } from './scripts/browser-script.mjs'
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 export default defineConfig({
+  // `<file>.ts?script`: browser code bundled as text, as the package's build does it.
+  plugins: [browserScriptVite()],
   resolve: {
     // Tests run against the sources; test/packaging/builds.test.ts checks the built files.
     alias: [
@@ -73,10 +76,19 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       {
+        // The tests beside the sources: Node alone, no database, browser or other runtime
+        // (`npm run test:unit`, the maintainer's loop).
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'main',
-          include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+          include: ['test/**/*.test.ts'],
           exclude: [
             ...configDefaults.exclude,
             'test/adapters/next-*.test.ts',

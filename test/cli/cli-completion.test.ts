@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { COMMANDS } from '../../packages/cli/src/commands/index.js'
+import { loadCommands } from '../../packages/cli/src/commands/index.js'
 import { CLI, killLive, startLoop } from '../support/cli-live.js'
 import { run } from '../support/run-process.js'
 
@@ -65,7 +65,7 @@ describe('completion', () => {
       const file = await script(shell)
       await exec(`/usr/bin/${shell}`, ['-n', file])
       const text = (await run(process.execPath, [CLI, 'completion', shell])).stdout
-      for (const command of COMMANDS) {
+      for (const command of await loadCommands()) {
         expect(text).toContain(command.name)
         for (const [flag, spec] of Object.entries(command.options)) {
           if (spec.help !== undefined)
@@ -156,6 +156,29 @@ describe('completion', () => {
     ])
     expect(offered.stdout.split('\n')).toContain('--sale-amount')
   })
+
+  it('every declared sub-command is offered after its command, in bash, zsh and fish', async () => {
+    const [bash, zsh, fish] = await Promise.all(['bash', 'zsh', 'fish'].map(script))
+    const withSubs = (await loadCommands())
+      .map((command) => ({
+        name: command.name,
+        subs: [...(command.actions ?? []), ...(command.subcommands ?? []).map((sub) => sub.name)],
+      }))
+      .filter((command) => command.subs.length > 0)
+    expect(withSubs.map((command) => command.name)).toContain('emulator')
+    for (const { name, subs } of withSubs) {
+      expect(await bashComplete(bash as string, ['affiliate-webhooks', name, '']), name).toEqual(
+        subs,
+      )
+      const zshOffered = await exec('zsh', [
+        '-c',
+        `source '${zsh}'; emulate sh; COMP_WORDS=(affiliate-webhooks ${name} ''); COMP_CWORD=2; _affiliate_webhooks; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ])
+      expect(zshOffered.stdout.split('\n').filter(Boolean), name).toEqual(subs)
+      const fishOffered = await fishComplete(fish as string, `affiliate-webhooks ${name} `)
+      for (const sub of subs) expect(fishOffered, `${name} ${sub}`).toContain(sub)
+    }
+  }, 60_000)
 
   it('an unknown shell: one line, exit 2', async () => {
     const result = await run(process.execPath, [CLI, 'completion', 'powershell'])

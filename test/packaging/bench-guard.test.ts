@@ -3,7 +3,7 @@
  * bench/*.bench.ts has its committed bench/results/<name>.json, whose ratios
  * and targets are finite numbers. The two that need no servers (verify, cold)
  * are run with tiny rounds and must still produce every ratio and target their
- * committed file has. The figures of such a run mean nothing and are never
+ * committed file has; so is cli-start (it needs only the built CLI). The figures of such a run mean nothing and are never
  * compared.
  */
 import { execFile } from 'node:child_process'
@@ -59,8 +59,17 @@ async function quickRun(bench: string, nodeArgs: string[]): Promise<void> {
 }
 
 describe('the benchmarks as a regression guard (not timed)', () => {
-  it('has a bench for each of verify, cold, http, redis, queue, emulator and sql', () => {
-    expect(BENCHES.sort()).toEqual(['cold', 'emulator', 'http', 'queue', 'redis', 'sql', 'verify'])
+  it('has a bench for each of verify, cold, cli-start, http, redis, queue, emulator and sql', () => {
+    expect(BENCHES.sort()).toEqual([
+      'cli-start',
+      'cold',
+      'emulator',
+      'http',
+      'queue',
+      'redis',
+      'sql',
+      'verify',
+    ])
   })
 
   it.each(BENCHES)(
@@ -77,5 +86,9 @@ describe('the benchmarks as a regression guard (not timed)', () => {
 
   it('npm run bench:cold still writes every ratio and target of bench/results/cold.json', async () => {
     await quickRun('cold', [])
+  }, 120_000)
+
+  it('npm run bench:cli still writes every ratio and target of bench/results/cli-start.json', async () => {
+    await quickRun('cli-start', [])
   }, 120_000)
 })

@@ -103,6 +103,28 @@ describe('import rules', () => {
         'packages/emulator/src/delivery/pump.ts': 'export const pump = 1\n',
       },
     ],
+    [
+      'emulator-floors',
+      {
+        'packages/emulator/src/delivery/engine.ts': "export { newId } from '../server/ids.js'\n",
+        'packages/emulator/src/server/ids.ts': 'export const newId = 1\n',
+      },
+    ],
+    [
+      'emulator-shared-at-the-bottom',
+      {
+        'packages/emulator/src/shared/clock.ts': "export { pump } from '../delivery/pump.js'\n",
+        'packages/emulator/src/delivery/pump.ts': 'export const pump = 1\n',
+      },
+    ],
+    [
+      'cli-framework-stands-alone',
+      {
+        'packages/cli/src/framework/io.ts':
+          "export { readCapture } from '../../../emulator/src/internal.js'\n",
+        'packages/emulator/src/internal.ts': 'export const readCapture = 1\n',
+      },
+    ],
   ])('fail on a deliberate breach of %s', async (rule, files) => {
     const { code, output } = await cruise(sandbox(rule, files))
     expect(output).toContain(`error ${rule}:`)

@@ -99,6 +99,38 @@ describe('README Install, from the tarballs, outside the repository', () => {
     expect(stdout).toMatch(/^Usage: affiliate-webhooks <command>/)
   }, 120_000)
 
+  it('the CLI installed alone, with an empty npm cache: no store driver, at most 25 packages and 10 MB, one copy of each', async () => {
+    const [install] = readmeBlock('install-cli')
+    const alone = join(work, 'cli-alone')
+    mkdirSync(alone)
+    writeFileSync(join(alone, 'package.json'), JSON.stringify({ name: 'alone', private: true }))
+    // The README's global line, installed locally: the same tarballs, nothing else.
+    const local = (install as string).replace(
+      /^npm install -g /,
+      'npm install --no-audit --no-fund ',
+    )
+    await sh(local, alone, { npm_config_cache: join(work, 'empty-cache') })
+    const lock = JSON.parse(readFileSync(join(alone, 'node_modules/.package-lock.json'), 'utf8'))
+    const paths = Object.keys(lock.packages as Record<string, unknown>).filter(Boolean)
+    const names = paths.map((path) => path.slice(path.lastIndexOf('node_modules/') + 13))
+    for (const driver of ['pg', 'mysql2', 'ioredis', 'bullmq']) expect(names).not.toContain(driver)
+    expect(names.length, names.join(' ')).toBeLessThanOrEqual(25)
+    expect(new Set(names).size, 'one copy of each').toBe(names.length)
+    const { stdout } = await sh('du -sk node_modules', alone)
+    const megabytes = Number(stdout.split('\t')[0]) / 1024
+    expect(megabytes).toBeLessThanOrEqual(10)
+    // A store command without its optional package: one line naming what to install.
+    const bin = join(alone, 'node_modules/.bin/affiliate-webhooks')
+    const missing = await exec(bin, ['sql', 'schema', '--postgres'], { cwd: alone }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    )
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toBe(
+      'affiliate-webhooks sql: --postgres needs @affiliate-webhooks/postgres and pg, which are not installed: npm install @affiliate-webhooks/postgres pg\n',
+    )
+  }, 180_000)
+
   it('the installed CLI delivers a signed conversion to the installed Express app', async () => {
     writeFileSync(
       join(app, 'server.js'),

@@ -1,8 +1,16 @@
 import { parseArgs } from 'node:util'
 import { COMMANDS } from './commands/index.js'
-import { emulatorClock } from './commands/local/emulator-clock.js'
-import { BIN, helpText, parseOptions, type Values, VERSION } from './framework/command.js'
-import { EXIT, type Io, parseNumber, UsageError } from './framework/io.js'
+import {
+  BIN,
+  type Command,
+  helpText,
+  type OptionsConfig,
+  parseOptions,
+  type Values,
+  type ValuesOf,
+  VERSION,
+} from './framework/command.js'
+import { EXIT, type Io, MissingPackageError, parseNumber, UsageError } from './framework/io.js'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 
@@ -57,49 +65,62 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   if (first === 'help') {
     const command = COMMANDS.find((c) => c.name === rest[0])
-    io.stdout.write(`${command ? helpText(command) : HELP}\n`)
+    io.stdout.write(`${command ? helpText(command.name, await command.spec()) : HELP}\n`)
     return rest[0] === undefined || command ? EXIT.ok : EXIT.usage
   }
-  // `emulator clock +1h` talks to a running emulator: a management command of its own.
-  const clock = first === 'emulator' && rest[0] === 'clock'
-  const command = clock ? emulatorClock : COMMANDS.find((c) => c.name === first)
-  if (clock) rest.shift()
-  if (!command) {
+  const found = COMMANDS.find((c) => c.name === first)
+  if (!found) {
     io.stderr.write(
       `${BIN}: unknown command "${first}"; commands: ${COMMANDS.map((c) => c.name).join(', ')}\nRun "${BIN} --help" for usage.\n`,
     )
     return EXIT.usage
   }
+  // A sub-command (`emulator clock +1h`) is a command of its own, declared like the others.
+  let command: Command = found
+  let spec = await found.spec()
+  const sub = spec.subcommands?.find((c) => c.name === rest[0])
+  if (sub) {
+    rest.shift()
+    command = sub
+    spec = await sub.spec()
+  }
+  const label = sub ? `${first} ${sub.name}` : found.name
   try {
     let values: Values
     let positionals: string[]
     try {
       const parsed = parseArgs({
         args: [...rest],
-        options: { ...parseOptions(command.options), help: { type: 'boolean', short: 'h' } },
+        options: { ...parseOptions(spec.options), help: { type: 'boolean', short: 'h' } },
         strict: true,
-        allowPositionals: command.positionals ?? false,
+        allowPositionals: spec.positionals ?? false,
       })
       values = parsed.values as Values
       positionals = parsed.positionals
-      for (const [name, spec] of Object.entries(command.options)) {
+      for (const [name, option] of Object.entries(spec.options)) {
         const given = values[name]
-        if (spec.number && typeof given === 'string') {
-          values[name] = parseNumber(name, given, spec.number)
+        if (option.number && typeof given === 'string') {
+          values[name] = parseNumber(name, given, option.number)
         }
       }
     } catch (error) {
       throw parseError(error)
     }
     if (values.help) {
-      io.stdout.write(`${helpText(command)}\n`)
+      io.stdout.write(`${helpText(label, spec)}\n`)
       return EXIT.ok
     }
-    return await command.run(values, io, positionals)
+    const { run } = await command.load()
+    // The one place parsed flags meet the typed handler: the parser read the same declaration.
+    return await run(values as ValuesOf<OptionsConfig>, io, positionals)
   } catch (error) {
+    if (error instanceof MissingPackageError) {
+      io.stderr.write(`${BIN} ${label}: ${error.message}\n`)
+      return EXIT.usage
+    }
     if (error instanceof UsageError) {
       io.stderr.write(
-        `${BIN} ${command.name}: ${error.message}\n${error.hint ? `hint: ${error.hint}\n` : ''}Run "${BIN} ${command.name} --help" for usage.\n`,
+        `${BIN} ${label}: ${error.message}\n${error.hint ? `hint: ${error.hint}\n` : ''}Run "${BIN} ${label} --help" for usage.\n`,
       )
       return EXIT.usage
     }

@@ -7,7 +7,6 @@
  */
 
 export { MONTHLY_QUOTA, RATE_LIMIT } from './account/rate-limit.js'
-export { API_ERROR_STATUS, ApiError, type ApiErrorCode, isApiError } from './api/api-error.js'
 export type { AttemptLogEntry, DeliveryRecord } from './delivery/delivery-record.js'
 export {
   type EmitOutcome,
@@ -30,5 +29,6 @@ export {
   SPEC_RULES,
 } from './delivery/schedule.js'
 export { USER_AGENT } from './delivery/signing.js'
-export { type Clock, type ClockOptions, createClock } from './server/clock.js'
 export { createEmulator, type Emulator, type EmulatorOptions } from './server/create-emulator.js'
+export { API_ERROR_STATUS, ApiError, type ApiErrorCode, isApiError } from './shared/api-error.js'
+export { type Clock, type ClockOptions, createClock } from './shared/clock.js'

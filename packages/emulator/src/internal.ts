@@ -6,15 +6,10 @@
  * in any release. Users import `@affiliate-webhooks/emulator`.
  */
 
-export { characterCount } from './api/characters.js'
 export { MAX_NOTE_LENGTH } from './api/program-query.js'
-
 export { type AttemptResult, sendAttempt } from './delivery/http-request.js'
-
 export { findWebhookRoute, isWrongRoute } from './delivery/route-probe.js'
-
 export { deliveryHeaders, describeEvent } from './delivery/signing.js'
-
 export {
   bodyOf,
   type CapturedDelivery,
@@ -25,6 +20,7 @@ export {
   writeCapture,
 } from './relay/capture-file.js'
 export { type RelayedDelivery, startRelay } from './relay/relay.js'
+export { characterCount } from './shared/characters.js'
 export { planLifecycles } from './simulate/lifecycles.js'
 export { seededRandom } from './simulate/random.js'
 export {

@@ -21,36 +21,91 @@ export type OptionsConfig = Record<string, OptionSpec>
 /** Listed flags, declared in one line each: the placeholder, the help, a number's rule. */
 export const flag = {
   /** `--name VALUE`: takes a value. */
-  text: (value: string, help: string): OptionSpec => ({ type: 'string', value, help }),
+  text: (value: string, help: string) => ({ type: 'string', value, help }) as const,
   /** `--name N`: a number, checked against `rule` before the command runs. */
-  number: (value: string, help: string, rule: NonNullable<OptionSpec['number']>): OptionSpec => ({
-    type: 'string',
-    value,
-    help,
-    number: rule,
-  }),
+  number: (value: string, help: string, rule: NonNullable<OptionSpec['number']>) =>
+    ({ type: 'string', value, help, number: rule }) as const,
   /** `--name`: a switch. */
-  bool: (help: string): OptionSpec => ({ type: 'boolean', help }),
+  bool: (help: string) => ({ type: 'boolean', help }) as const,
 }
-/** Parsed flags; a flag given with `multiple: true` is an array. */
+
+/** What the handler gets for one flag: a number flag a number, a switch a boolean, a list an array. */
+export type ValueOf<S extends OptionSpec> = S extends { readonly number: object }
+  ? number
+  : S extends { readonly type: 'boolean' }
+    ? boolean
+    : S extends { readonly multiple: true }
+      ? string[]
+      : string
+
+/** The parsed flags of a command, typed from its declaration: a misspelt flag is a type error. */
+export type ValuesOf<O extends OptionsConfig> = { [K in keyof O]?: ValueOf<O[K]> }
+
+/** Parsed flags of any command (what the parser hands over before the handler's type applies). */
 export type Values = Record<string, string | number | boolean | string[] | undefined>
 
-export interface Command {
-  name: string
-  /** One line for the command list. */
-  summary: string
+/**
+ * A command's declaration: what help, completion and parsing read, and nothing
+ * else. Its name and summary are in the command table (the top-level --help reads
+ * only those), the rest in a module of its own, imported when the command is
+ * named; its code is a third module, imported when it runs.
+ */
+export interface CommandSpec<O extends OptionsConfig = OptionsConfig> {
   /** Each way to call it, after the program's name (the first line of --help). */
   usage: readonly string[]
   /** What it does: the paragraph(s) between the usage and the flags. */
   about: string
-  options: OptionsConfig
+  options: O
   /** Text after the flags: examples, exit codes. */
   footer?: string
-  /** Takes arguments besides options (an endpoint id, a sub-command). */
+  /** Takes arguments besides options (an endpoint id, an action). */
   positionals?: boolean
-  /** Returns the exit code; throws UsageError for wrong input. */
-  run(values: Values, io: Io, positionals: readonly string[]): Promise<number>
+  /** The words its first argument may be (`endpoints list`, `get` ...): completion offers them. */
+  actions?: readonly string[]
+  /** Its arguments include an endpoint id: completion asks the service for them. */
+  endpointIds?: boolean
+  /** Commands below it, each declared like the others (`emulator clock`). */
+  subcommands?: readonly Command[]
 }
+
+/** A command's code: returns the exit code; throws UsageError for wrong input. */
+export type Handler<O extends OptionsConfig> = (
+  values: ValuesOf<O>,
+  io: Io,
+  positionals: readonly string[],
+) => Promise<number>
+
+/** The code of a command once imported (a method, so one table holds every command's). */
+export interface Loaded<O extends OptionsConfig> {
+  run(values: ValuesOf<O>, io: Io, positionals: readonly string[]): Promise<number>
+}
+
+/** A row of the command table: name and summary, then the declaration and the code, each imported when needed. */
+export interface Command<O extends OptionsConfig = OptionsConfig> {
+  name: string
+  /** One line for the command list. */
+  summary: string
+  /** Imports the declaration (`<command> --help`, parsing, completion). */
+  spec(): Promise<CommandSpec<O>>
+  /** Imports the code (the command runs). */
+  load(): Promise<Loaded<O>>
+}
+
+/** A declaration, its flags' types kept exactly as written. */
+export const defineCommand = <const O extends OptionsConfig>(
+  spec: CommandSpec<O>,
+): CommandSpec<O> => spec
+
+/**
+ * A row of the command table. The handler's flags are typed from the declaration
+ * the same row imports: a handler reading a flag the declaration lacks fails typecheck.
+ */
+export const command = <O extends OptionsConfig>(
+  name: string,
+  summary: string,
+  spec: () => Promise<CommandSpec<O>>,
+  load: () => Promise<Handler<O>>,
+): Command<O> => ({ name, summary, spec, load: async () => ({ run: await load() }) })
 
 export const BIN = 'affiliate-webhooks'
 
@@ -59,8 +114,8 @@ const flagLabel = (name: string, spec: OptionSpec): string =>
   `--${name}${spec.value ? ` ${spec.value}` : ''}`
 
 /** A command's --help, made from its declaration. */
-export function helpText(command: Command): string {
-  const [first = command.name, ...more] = command.usage
+export function helpText(name: string, command: CommandSpec): string {
+  const [first = name, ...more] = command.usage
   const usage = [`Usage: ${BIN} ${first}`, ...more.map((line) => `       ${BIN} ${line}`)]
   const listed = Object.entries(command.options).filter(([, spec]) => spec.help !== undefined)
   const width = Math.max(0, ...listed.map(([name, spec]) => flagLabel(name, spec).length)) + 3
@@ -90,12 +145,6 @@ export const COMMON = {
   secret: flag.text('SECRET', 'endpoint secret (whsec_...); default $AFFILIATE_WEBHOOK_SECRET'),
 } as const satisfies OptionsConfig
 
-/** A number flag's value (see {@link OptionSpec.number}), or undefined when absent. */
-export const num = (values: Values, name: string): number | undefined => {
-  const value = values[name]
-  return typeof value === 'number' ? value : undefined
-}
-
 /** `--port` and `--host` of a command that listens, declared once. */
 export const listenOptions = (defaultPort: number) =>
   ({
@@ -106,11 +155,6 @@ export const listenOptions = (defaultPort: number) =>
     }),
     host: flag.text('HOST', 'address to listen on (default 127.0.0.1)'),
   }) as const satisfies OptionsConfig
-
-export const str = (values: Values, name: string): string | undefined => {
-  const value = values[name]
-  return typeof value === 'string' ? value : undefined
-}
 
 /** The CLI's version, printed by --version and sent in its User-Agent. */
 export const VERSION = '0.1.0'

@@ -1,4 +1,4 @@
-import { BIN, type Command } from './command.js'
+import { BIN, type Command, type CommandSpec } from './command.js'
 import { EXIT, UsageError } from './io.js'
 
 /** What a shell needs of one command, read off its declaration so the scripts cannot drift. */
@@ -13,9 +13,10 @@ interface Shape {
   ids: boolean
 }
 
-const WORDS = /^[a-z][\w.]*(\|[a-z][\w.]*)*$/
+/** A command with its declaration imported. */
+type Declared = Pick<Command, 'name' | 'summary'> & CommandSpec
 
-function shapes(commands: readonly Command[]): Shape[] {
+function shapes(commands: readonly Declared[]): Shape[] {
   return commands.map((command) => ({
     name: command.name,
     summary: command.summary,
@@ -30,15 +31,8 @@ function shapes(commands: readonly Command[]): Shape[] {
         })),
       { name: 'help', help: 'help', value: false, file: false },
     ],
-    subs: [
-      ...new Set(
-        command.usage.flatMap((line) => {
-          const word = line.split(/\s+/)[1] ?? ''
-          return WORDS.test(word) ? word.split('|') : []
-        }),
-      ),
-    ],
-    ids: command.usage.some((line) => /<(endpointId|id)>/.test(line)),
+    subs: [...(command.actions ?? []), ...(command.subcommands ?? []).map((sub) => sub.name)],
+    ids: command.endpointIds ?? false,
   }))
 }
 
@@ -116,10 +110,9 @@ const SHELLS = { bash, zsh, fish } as const
  * table is handed in as a getter (read when it runs) instead of imported: the
  * table imports this file.
  */
-export const completion = (commands: () => readonly Command[]): Command => ({
-  name: 'completion',
-  summary: 'print a shell completion script (bash, zsh, fish)',
+const spec: CommandSpec = {
   positionals: true,
+  actions: Object.keys(SHELLS),
   usage: ['completion bash|zsh|fish'],
   about: `Prints a script that completes commands, sub-commands, flags and, when
 AFFILIATE_API_URL is set, endpoint ids (asked of the service with the key in
@@ -131,13 +124,29 @@ AFFILIATE_API_KEY). Load it in the shell's startup file.`,
   ${BIN} completion fish | source         # ~/.config/fish/config.fish
 
 Exit codes: 0 printed, 2 wrong usage.`,
-  async run(_values, io, positionals) {
-    const shell = positionals[0]
-    if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') {
-      throw new UsageError(`expected bash, zsh or fish${shell ? `, not "${shell}"` : ''}`)
-    }
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
-    io.stdout.write(SHELLS[shell](shapes(commands())))
-    return EXIT.ok
-  },
+}
+
+/**
+ * The `completion` command. It lists every command, itself included, so the
+ * table is handed in as a getter (read when it runs) instead of imported: the
+ * table imports this file. Its code is small and lives here.
+ */
+export const completion = (commands: () => readonly Command[]): Command => ({
+  name: 'completion',
+  summary: 'print a shell completion script (bash, zsh, fish)',
+  spec: async () => spec,
+  load: async () => ({
+    async run(_values, io, positionals) {
+      const shell = positionals[0]
+      if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') {
+        throw new UsageError(`expected bash, zsh or fish${shell ? `, not "${shell}"` : ''}`)
+      }
+      if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`)
+      const declared = await Promise.all(
+        commands().map(async (entry) => ({ ...entry, ...(await entry.spec()) })),
+      )
+      io.stdout.write(SHELLS[shell](shapes(declared)))
+      return EXIT.ok
+    },
+  }),
 })

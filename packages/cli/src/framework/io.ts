@@ -1,9 +1,4 @@
 import { readFile } from 'node:fs/promises'
-import {
-  type CapturedDelivery,
-  CaptureFileError,
-  readCapture,
-} from '@affiliate-webhooks/emulator/internal'
 
 /** What a command may touch: streams and environment, so tests can run it in-process. */
 export interface Io {
@@ -24,6 +19,11 @@ export class UsageError extends Error {
     super(message)
     this.hint = options.hint
   }
+}
+
+/** A package the command needs is not installed: one line naming what to install, exit code 2. */
+export class MissingPackageError extends Error {
+  override readonly name = 'MissingPackageError'
 }
 
 /** The hint when an API key (la_...) stands where the endpoint secret belongs. */
@@ -119,16 +119,6 @@ export function parseNumber(
     )
   }
   return number
-}
-
-/** A delivery saved by listen --save (`--from FILE`); a file it cannot read is a usage error. */
-export async function readCaptureFile(path: string): Promise<CapturedDelivery> {
-  try {
-    return await readCapture(path)
-  } catch (error) {
-    if (error instanceof CaptureFileError) throw new UsageError(error.message)
-    throw error
-  }
 }
 
 /** Reads `--body FILE`, or stdin for `-` or no flag. Exact bytes: nothing trimmed or decoded. */

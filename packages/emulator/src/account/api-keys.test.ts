@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isApiError } from '../api/api-error.js'
+import { isApiError } from '../shared/api-error.js'
 import { authenticate, grants, parseApiKey, requireScope, SCOPES } from './api-keys.js'
 
 const KEY = `la_${'a1'.repeat(16)}`

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 
 /** Every scope the spec lists. Write implies read. */
 export const SCOPES = [

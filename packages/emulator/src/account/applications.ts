@@ -1,5 +1,5 @@
 import { APPLICATION_STATUSES, PROGRAM_STATUSES } from '@affiliate-webhooks/core/internal'
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 import type { Catalogue, Program } from './catalogue.js'
 import type { Channels } from './channels.js'
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { isApiError } from '../api/api-error.js'
-import { parseProgramInput } from '../api/program-input.js'
-import { isObject } from '../api/validation.js'
+import { isApiError } from '../shared/api-error.js'
+import { isObject } from '../shared/fields.js'
 import type { CatalogueSeed } from './default-catalogue.js'
+import { parseProgramInput } from './program-input.js'
 
 /**
  * A catalogue file for `--catalog FILE`: `{ "programs": [...], "channels": [...] }`

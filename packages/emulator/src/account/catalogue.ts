@@ -1,5 +1,5 @@
 import { APPROVAL_TYPES, PAYOUT_TYPES } from '@affiliate-webhooks/core/internal'
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 
 // The spec's lists, one copy: the client declares them.
 export { APPROVAL_TYPES, PAYOUT_TYPES }

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 
 /** A publisher site (or similar property) of an account. */
 export interface Channel {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { ApiError } from '../api/api-error.js'
-import { newId } from '../server/ids.js'
+import { ApiError } from '../shared/api-error.js'
+import { newId } from '../shared/ids.js'
 import type { ApiKey, Scope } from './api-keys.js'
 import { createAllowlist } from './ip-allowlist.js'
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 
 /** Requests per fixed one-minute window, per account. */
 export const RATE_LIMIT = 120

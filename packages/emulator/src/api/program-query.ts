@@ -5,8 +5,9 @@ import {
   type ProgramStatus,
 } from '../account/applications.js'
 import { APPROVAL_TYPES, PAYOUT_TYPES } from '../account/catalogue.js'
-import { characterCount } from './characters.js'
-import { bodyObject, Fields, readEnum, readPageQuery } from './validation.js'
+import { characterCount } from '../shared/characters.js'
+import { bodyObject, Fields } from '../shared/fields.js'
+import { readEnum, readPageQuery } from './validation.js'
 
 /** Longest application note, in characters (code points, as every limit). */
 export const MAX_NOTE_LENGTH = 500

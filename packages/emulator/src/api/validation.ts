@@ -2,8 +2,10 @@ import { CONVERSION_EVENT_TYPES, CONVERSION_STATUSES } from '@affiliate-webhooks
 import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import type { DeliveryStatus } from '../delivery/schedule.js'
 import { checkWebhookUrl } from '../delivery/url-rules/webhook-url.js'
-import { ApiError, type FieldError, validationError } from './api-error.js'
-import { characterCount } from './characters.js'
+import { ApiError } from '../shared/api-error.js'
+import { characterCount } from '../shared/characters.js'
+import { bodyObject, Fields } from '../shared/fields.js'
+import type { ConversionRecord } from '../shared/records.js'
 
 /** Event types an endpoint can subscribe to. `webhook.test` is sent only by the test route. */
 export const SUBSCRIBABLE_EVENTS = CONVERSION_EVENT_TYPES
@@ -11,32 +13,6 @@ export const SUBSCRIBABLE_EVENTS = CONVERSION_EVENT_TYPES
 export { CONVERSION_STATUSES, DELIVERY_STATUSES }
 /** Longest endpoint description, in characters (code points, as every limit). */
 export const MAX_DESCRIPTION_LENGTH = 255
-
-/** Collects the offending fields of one request, then throws them all at once. */
-export class Fields {
-  readonly errors: FieldError[] = []
-  required(field: string) {
-    this.errors.push({ field, code: 'required', message: `${field} is required.` })
-  }
-  invalid(field: string, message: string) {
-    this.errors.push({ field, code: 'invalid_format', message: `${field} ${message}.` })
-  }
-  done() {
-    if (this.errors.length > 0) throw validationError(this.errors)
-  }
-}
-
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/** A JSON body that must be an object (an absent body counts as `{}`). */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (body === undefined) return {}
-  if (isObject(body)) return body
-  throw validationError([
-    { field: 'body', code: 'invalid_format', message: 'The body must be a JSON object.' },
-  ])
-}
 
 /** The fields of a webhook endpoint a request may set. */
 export interface WebhookInput {
@@ -164,18 +140,6 @@ export function parseDeliveryQuery(query: URLSearchParams): {
   const status = readEnum(query, 'status', DELIVERY_STATUSES, fields)
   fields.done()
   return { page, size, status }
-}
-
-/** A conversion as `POST /emulator/conversions` takes it, and as events carry it. */
-export interface ConversionRecord {
-  id: number
-  programId: number | null
-  channelId: number | null
-  status: string
-  saleAmount: string | null
-  commission: string | null
-  currency: string | null
-  occurredAt: string | null
 }
 
 /**

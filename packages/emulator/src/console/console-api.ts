@@ -2,11 +2,11 @@ import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { AccountState } from '../account/account-state.js'
 import { type ApiKey, requireScope, SCOPES } from '../account/api-keys.js'
-import { ApiError } from '../api/api-error.js'
 import type { Route, RouteAnswer } from '../api/routes/route.js'
 import type { AttemptLogEntry } from '../delivery/delivery-record.js'
 import type { Engine } from '../delivery/engine.js'
 import { parseJson, readRequestBody } from '../server/http-io.js'
+import { ApiError } from '../shared/api-error.js'
 import { deliveryDetail, deliveryList, overview } from './views.js'
 
 // The emulator's own routes the page may call through /console/api: the

@@ -1,5 +1,5 @@
 import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
-import type { Clock } from '../server/clock.js'
+import type { Clock } from '../shared/clock.js'
 import { type AttemptLogEntry, type DeliveryRecord, settleAttempt } from './delivery-record.js'
 import { type EndpointState, recordFailure, recordSuccess } from './endpoint-state.js'
 import { type Agents, type AttemptResult, sendAttempt } from './http-request.js'

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 import { type DeliveryStatus, RETRY_SCHEDULE_MS } from './schedule.js'
 
 /** Why a failed delivery failed. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isApiError } from '../api/api-error.js'
-import { createClock } from '../server/clock.js'
+import { isApiError } from '../shared/api-error.js'
+import { createClock } from '../shared/clock.js'
 import { failDelivery, pendingDelivery, settleAttempt, startReplay } from './delivery-record.js'
 import {
   activeEndpoint,

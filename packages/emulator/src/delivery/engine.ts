@@ -1,6 +1,6 @@
-import type { ConversionRecord } from '../api/validation.js'
-import type { Clock } from '../server/clock.js'
-import { newId } from '../server/ids.js'
+import type { Clock } from '../shared/clock.js'
+import { newId } from '../shared/ids.js'
+import type { ConversionRecord } from '../shared/records.js'
 import {
   type AttemptContext,
   type AttemptDetail,

@@ -1,4 +1,4 @@
-import type { Clock } from '../server/clock.js'
+import type { Clock } from '../shared/clock.js'
 import { batchAtOrAfter, batchAtOrBefore } from './schedule.js'
 
 /** What the pump moves from waiting to in flight: a delivery with its due time. */

@@ -1,5 +1,5 @@
-import type { ConversionRecord } from '../api/validation.js'
-import { newId } from '../server/ids.js'
+import { newId } from '../shared/ids.js'
+import type { ConversionRecord } from '../shared/records.js'
 
 /** An event as the service delivers it: the body every attempt of its deliveries carries. */
 export interface ServiceEvent {

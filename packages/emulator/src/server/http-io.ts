@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DEFAULT_MAX_BODY_BYTES } from '@affiliate-webhooks/core/internal'
-import { ApiError } from '../api/api-error.js'
+import { ApiError } from '../shared/api-error.js'
 
 /** Largest request body, the spec's 1 MB: the same limit as a receiver's (core's one copy). */
 export const MAX_BODY_BYTES = DEFAULT_MAX_BODY_BYTES

@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type ApiKey, presentedKey, requireScope } from '../account/api-keys.js'
 import type { KeyRegistry } from '../account/key-registry.js'
 import { answerDate, type RateLimiter } from '../account/rate-limit.js'
-import { ApiError, isApiError } from '../api/api-error.js'
 import type { Route } from '../api/routes/route.js'
-import type { Clock } from './clock.js'
+import { ApiError, isApiError } from '../shared/api-error.js'
+import type { Clock } from '../shared/clock.js'
 import { parseJson, readRequestBody, writeEnvelope } from './http-io.js'
 
 /** A path segment decoded; one with a broken escape stays as sent (and matches no id). */

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks'
 import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
-import { ApiError } from '../api/api-error.js'
 import type { AttemptDetail } from '../delivery/attempt-delivery.js'
 import type { AttemptLogEntry, DeliveryRecord } from '../delivery/delivery-record.js'
 import { disableEndpoint, type EndpointState, enableEndpoint } from '../delivery/endpoint-state.js'
@@ -8,7 +7,8 @@ import { createEngine, type EndpointRecord, type Engine } from '../delivery/engi
 import type { AttemptResult } from '../delivery/http-request.js'
 import { ANSWER_TIMEOUT_MS, type DeliveryRules, type DeliveryStatus } from '../delivery/schedule.js'
 import { describeEvent } from '../delivery/signing.js'
-import { createClock } from '../server/clock.js'
+import { ApiError } from '../shared/api-error.js'
+import { createClock } from '../shared/clock.js'
 
 /** Attempts in flight at once, unless told otherwise. */
 export const DEFAULT_CONCURRENCY = 10

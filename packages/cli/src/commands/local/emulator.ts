@@ -1,30 +1,6 @@
-import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client/internal'
-import { createEmulator, type Emulator } from '@affiliate-webhooks/emulator'
-import { type Command, flag, listenOptions, num, str } from '../../framework/command.js'
-import { writeCannotListen } from '../../framework/hints.js'
-import {
-  EXIT,
-  type Io,
-  SECRET_AS_KEY_HINT,
-  UsageError,
-  untilInterrupted,
-} from '../../framework/io.js'
-import { emulatorBanner, terminalLog } from '../../text/local/emulator-text.js'
+import { defineCommand, flag, listenOptions } from '../../framework/command.js'
 
-/** The emulator's banner, then the lines to paste so the management commands use it. */
-function banner(emulator: Emulator, statePath: string | undefined): string {
-  return [
-    ...emulatorBanner(emulator, statePath),
-    `Paste to point the management commands (endpoints, trigger, deliveries...) at it:`,
-    `export ${API_URL_ENV}=${emulator.url}`,
-    `export ${API_KEY_ENV}=${emulator.apiKeys[0]?.key ?? ''}`,
-    'Ctrl-C stops it.',
-  ].join('\n')
-}
-
-export const emulator: Command = {
-  name: 'emulator',
-  summary: "run the service's API (webhooks, programs, keys) and delivery engine locally",
+export const emulator = defineCommand({
   usage: [
     `emulator [--port 4010] [--host 127.0.0.1] [--api-key la_...[:scope,scope]]...
                                    [--time-scale N] [--state FILE.json] [--strict] [--catalog FILE.json]`,
@@ -62,48 +38,4 @@ The banner's Console line is the web console's address (its token included).`,
   footer: `Prints one line per delivery attempt: time, endpoint, event, attempt n/8,
 result, duration. Exit codes: 0 stopped with Ctrl-C, 1 could not start,
 2 wrong usage.`,
-  async run(values, io: Io) {
-    const port = num(values, 'port') ?? 4010
-    const host = str(values, 'host') ?? '127.0.0.1'
-    if (host === '') throw new UsageError('--host must not be empty')
-    const timeScale = num(values, 'time-scale') ?? 1
-    if (timeScale === 0) throw new UsageError('--time-scale must be a number > 0, not "0"')
-    const statePath = str(values, 'state')
-    if (statePath === '') throw new UsageError('--state must be a file path')
-    const catalogPath = str(values, 'catalog')
-    if (catalogPath === '') throw new UsageError('--catalog must be a file path')
-
-    let running: Emulator
-    try {
-      running = createEmulator({
-        // Declared `multiple`: parseArgs gives every --api-key in an array.
-        apiKeys: (values['api-key'] as string[] | undefined) ?? [],
-        timeScale,
-        strict: values.strict === true,
-        ...(statePath ? { statePath } : {}),
-        ...(catalogPath ? { catalogPath } : {}),
-        ...terminalLog((line) => io.stdout.write(`${line}\n`)),
-      })
-    } catch (error) {
-      const message = (error as Error).message
-      if (error instanceof TypeError) {
-        throw new UsageError(`--api-key: ${message}`, {
-          ...(message.includes('whsec_') ? { hint: SECRET_AS_KEY_HINT } : {}),
-        })
-      }
-      io.stderr.write(`affiliate-webhooks emulator: ${message}\n`)
-      return EXIT.failed
-    }
-    try {
-      await running.listen(port, host)
-    } catch (error) {
-      writeCannotListen(io, 'emulator', `${host}:${port}`, error, 'service')
-      await running.close()
-      return EXIT.failed
-    }
-    io.stdout.write(`${banner(running, statePath)}\n`)
-    await untilInterrupted(io)
-    await running.close()
-    return EXIT.ok
-  },
-}
+})

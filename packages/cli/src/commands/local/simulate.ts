@@ -1,26 +1,9 @@
 import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
-import {
-  runSimulation,
-  SIMULATION_DEFAULTS,
-  simulationSummary,
-} from '@affiliate-webhooks/emulator/internal'
-import { COMMON, type Command, flag, num, str } from '../../framework/command.js'
-import {
-  checkSecretShape,
-  EXIT,
-  type Io,
-  interruptible,
-  output,
-  requireSecret,
-  requireUrl,
-} from '../../framework/io.js'
-import {
-  formatSimulationProgress,
-  formatSimulationSummary,
-} from '../../text/local/simulation-text.js'
+import { SIMULATION_DEFAULTS } from '@affiliate-webhooks/emulator/internal'
+import { COMMON, defineCommand, flag } from '../../framework/command.js'
 
 // The command's own choices: a short, busy run an hour of schedule a second.
-const DEFAULTS = {
+export const DEFAULTS = {
   ...SIMULATION_DEFAULTS,
   conversions: 20,
   duplicates: 0.1,
@@ -28,23 +11,7 @@ const DEFAULTS = {
   timeScale: 3600,
 } as const
 
-function progressWriter(io: Io) {
-  if (io.stderr.isTTY) {
-    return {
-      intervalMs: 100,
-      // Cut to the terminal's width: a wrapped line cannot be rewritten in place.
-      write: (line: string) =>
-        io.stderr.write(`\r${line.slice(0, (io.stderr.columns ?? 200) - 1)}\x1b[K`),
-      end: () => io.stderr.write('\n'),
-    }
-  }
-  // Logs and CI: a line now and then instead of a line rewritten in place.
-  return { intervalMs: 2000, write: (line: string) => io.stderr.write(`${line}\n`), end: () => {} }
-}
-
-export const simulate: Command = {
-  name: 'simulate',
-  summary: 'run conversion lifecycles at a URL under the service delivery rules',
+export const simulate = defineCommand({
   usage: [
     `simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
                                    [--concurrency C] [--time-scale S] [--secret SECRET] [--json]`,
@@ -115,37 +82,4 @@ Example:
 
 Exit codes: 0 every delivery succeeded, 1 a delivery failed or the endpoint was
 disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,
-  async run(values, io) {
-    const url = requireUrl(str(values, 'url'))
-    const secret = requireSecret(str(values, 'secret'), io)
-    const windowMinutes = num(values, 'window')
-    const seed = num(values, 'seed')
-    checkSecretShape(secret, io)
-    const progress = values.quiet ? undefined : progressWriter(io)
-    const report = await interruptible(io, (signal) =>
-      runSimulation({
-        url,
-        secret,
-        conversions: num(values, 'conversions') ?? DEFAULTS.conversions,
-        duplicates: num(values, 'duplicates') ?? DEFAULTS.duplicates,
-        reorder: num(values, 'reorder') ?? DEFAULTS.reorder,
-        rejectRate: num(values, 'reject-rate') ?? DEFAULTS.rejectRate,
-        concurrency: num(values, 'concurrency') ?? DEFAULTS.concurrency,
-        timeScale: num(values, 'time-scale') ?? DEFAULTS.timeScale,
-        timeoutMs: num(values, 'timeout') ?? ANSWER_TIMEOUT_MS,
-        signal,
-        ...(windowMinutes === undefined ? {} : { windowMs: windowMinutes * 60_000 }),
-        ...(seed === undefined ? {} : { seed }),
-        ...(progress
-          ? {
-              progressIntervalMs: progress.intervalMs,
-              onProgress: (p) => progress.write(formatSimulationProgress(p)),
-            }
-          : {}),
-      }),
-    )
-    progress?.end()
-    output(io, values, simulationSummary(report), formatSimulationSummary(report))
-    return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
-  },
-}
+})

@@ -1,19 +1,8 @@
-import { recoverEndpoint } from '@affiliate-webhooks/client/internal'
-import { interruptible, output } from '../../framework/io.js'
-import {
-  manageCommand,
-  onlyArgument,
-  sinceOf,
-  sinceOption,
-  withClient,
-} from '../../framework/service-command.js'
-import { formatRecovery } from '../../text/service/endpoint-text.js'
-import { costText, formatStillQueued } from '../../text/service/pacing-text.js'
-import { progressLine, replayExit } from './replay.js'
+import { costText } from '../../text/service/pacing-text.js'
+import { manageCommand, sinceOption } from '../support/manage-options.js'
 
 export const recover = manageCommand({
-  name: 'recover',
-  summary: 're-enable a disabled endpoint and replay what failed meanwhile',
+  endpointIds: true,
   usage: ['recover <endpointId> [--since TIME]'],
   about: `The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
 doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
@@ -27,18 +16,5 @@ are due.
 ${costText('recover')}`,
   options: {
     since: sinceOption('replay the failed deliveries'),
-  },
-  async run(values, io, positionals) {
-    const id = onlyArgument(positionals, 'endpoint id')
-    const since = sinceOf(values)
-    return withClient('recover', values, io, async (api) => {
-      const onProgress = progressLine(io, 'replaying')
-      const report = await interruptible(io, (signal) =>
-        recoverEndpoint(api, id, { since, signal, ...(onProgress ? { onProgress } : {}) }),
-      )
-      const queued = formatStillQueued(report.stillQueued)
-      output(io, values, report, [formatRecovery(report), queued].filter(Boolean).join('\n'))
-      return replayExit(report.replay)
-    })
   },
 })

@@ -4,17 +4,21 @@
  * the write of a secret the service has just shown once (`endpoints create`,
  * `rotate`; `secrets put` writes its own).
  */
-import { connectRedisNow, keepShownSecret } from '@affiliate-webhooks/redis/internal'
 import type { Redis } from 'ioredis'
-import { str, type Values } from '../../framework/command.js'
 import { SECRET_ENV, UsageError } from '../../framework/io.js'
 import { formatKeptSecret } from '../../text/storage/secret-text.js'
+import { importOptional, REDIS_PACKAGES } from '../support/optional-package.js'
+
+/** The Redis secret kit, imported when a command uses `--redis` (an optional peer). */
+const redisKit = () =>
+  importOptional(() => import('@affiliate-webhooks/redis/internal'), REDIS_PACKAGES, '--redis')
 
 /** `--redis URL`, connected before anything irreversible happens; undefined when not given. */
-export async function connectSecretRedis(values: Values): Promise<Redis | undefined> {
-  const url = str(values, 'redis')
+export async function connectSecretRedis(values: { redis?: string }): Promise<Redis | undefined> {
+  const url = values.redis
   if (url === undefined) return undefined
   try {
+    const { connectRedisNow } = await redisKit()
     return await connectRedisNow(url)
   } catch (error) {
     if (error instanceof TypeError) throw new UsageError(`--redis ${error.message}`)
@@ -29,12 +33,14 @@ export async function connectSecretRedis(values: Values): Promise<Redis | undefi
 export async function keepSecret(
   endpointId: string,
   secret: string,
-  values: Values,
+  values: { 'show-secret'?: boolean },
   redis: Redis | undefined,
   graceMs?: number,
 ): Promise<string> {
   const notes = redis
-    ? formatKeptSecret(await keepShownSecret({ client: redis, endpointId, secret, graceMs }))
+    ? formatKeptSecret(
+        await (await redisKit()).keepShownSecret({ client: redis, endpointId, secret, graceMs }),
+      )
     : []
   if (values['show-secret']) notes.push(`secret ${secret}`, `export ${SECRET_ENV}=${secret}`)
   return notes.join('\n')

@@ -1,17 +1,7 @@
-import { mysqlSchema } from '@affiliate-webhooks/mysql'
-import { postgresSchema } from '@affiliate-webhooks/postgres'
-import { type Command, flag, str } from '../../framework/command.js'
-import { EXIT, UsageError } from '../../framework/io.js'
+import { defineCommand, flag } from '../../framework/command.js'
 
-/** The DDL of each SQL store, by the flag that names its database. */
-const SCHEMAS: Record<string, (options: { tablePrefix?: string; schema?: string }) => string> = {
-  postgres: postgresSchema,
-  mysql: mysqlSchema,
-}
-
-export const sql: Command = {
-  name: 'sql',
-  summary: 'print the tables of the Postgres or MySQL store, for a migration',
+export const sql = defineCommand({
+  actions: ['schema'],
   usage: ['sql schema --postgres|--mysql [--table-prefix PREFIX] [--schema NAME]'],
   about: `Prints the DDL the SQL store runs on first use: its tables, functions or
 procedures and its layout version row. Run it in your migration tool (the MySQL
@@ -30,35 +20,4 @@ no CREATE). Running it twice changes nothing.`,
 
 Exit codes: 0 printed, 2 wrong usage.`,
   positionals: true,
-  async run(values, io, positionals) {
-    const [action, ...extra] = positionals
-    if (action !== 'schema') {
-      throw new UsageError(`expected the sub-command schema; got ${action ?? 'nothing'}`)
-    }
-    if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`)
-    const chosen = Object.keys(SCHEMAS).filter((name) => values[name] === true)
-    if (chosen.length !== 1) {
-      throw new UsageError('name the database: --postgres or --mysql (one of them)')
-    }
-    const tablePrefix = str(values, 'table-prefix')
-    const schema = str(values, 'schema')
-    if (schema !== undefined && chosen[0] !== 'postgres') {
-      throw new UsageError(
-        '--schema is for --postgres; MySQL tables live in the connection database',
-      )
-    }
-    const print = SCHEMAS[chosen[0] as string] as (typeof SCHEMAS)[string]
-    try {
-      io.stdout.write(print({ ...(tablePrefix && { tablePrefix }), ...(schema && { schema }) }))
-    } catch (error) {
-      // A prefix or schema name the store would refuse: said the store's way.
-      throw new UsageError(
-        (error as Error).message
-          .replace(/^\w+: /, '')
-          .replace('`tablePrefix`', '--table-prefix')
-          .replace('`schema`', '--schema'),
-      )
-    }
-    return EXIT.ok
-  },
-}
+})

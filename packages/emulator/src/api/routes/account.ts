@@ -1,5 +1,5 @@
 import type { AccountState } from '../../account/account-state.js'
-import { bodyObject, Fields } from '../validation.js'
+import { bodyObject, Fields } from '../../shared/fields.js'
 import { iso, ok, path, type Route } from './route.js'
 
 /** `{ status: "active" | "inactive" }` of `POST /emulator/account`, or 400. */

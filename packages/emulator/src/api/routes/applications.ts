@@ -1,8 +1,8 @@
 import type { AccountState } from '../../account/account-state.js'
 import { applicationJson } from '../../account/applications.js'
+import { bodyObject, Fields } from '../../shared/fields.js'
 import { paginate } from '../paging.js'
 import { parseApplicationInput, parseApplicationQuery } from '../program-query.js'
-import { bodyObject, Fields } from '../validation.js'
 import { numericId, ok, path, type Route } from './route.js'
 
 /** `{ status: "approved" | "rejected" }` of the review route, or 400. */

@@ -1,5 +1,5 @@
 import type { AccountState } from '../../account/account-state.js'
-import { bodyObject, Fields } from '../validation.js'
+import { bodyObject, Fields } from '../../shared/fields.js'
 import { ok, path, type Route } from './route.js'
 
 /** `{ domain, approved, verified, own? }` of `POST /emulator/channels`, or 400. */

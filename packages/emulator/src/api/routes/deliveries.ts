@@ -1,6 +1,6 @@
 import type { DeliveryRecord } from '../../delivery/delivery-record.js'
 import type { Engine } from '../../delivery/engine.js'
-import { ApiError } from '../api-error.js'
+import { ApiError } from '../../shared/api-error.js'
 import { paginate } from '../paging.js'
 import { parseDeliveryQuery } from '../validation.js'
 import { iso, ok, path, type Route } from './route.js'

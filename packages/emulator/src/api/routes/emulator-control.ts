@@ -1,5 +1,6 @@
 import type { Engine } from '../../delivery/engine.js'
-import { bodyObject, parseAdvance, parseConversionInput } from '../validation.js'
+import { bodyObject } from '../../shared/fields.js'
+import { parseAdvance, parseConversionInput } from '../validation.js'
 import { iso, ok, path, type Route } from './route.js'
 
 /** programId and channelId of a conversion emitted without them. */

@@ -2,7 +2,7 @@ import type { AccountState } from '../../account/account-state.js'
 import { SCOPES, type Scope } from '../../account/api-keys.js'
 import { allowlistEntryProblem, MAX_ALLOWLIST_ENTRIES } from '../../account/ip-allowlist.js'
 import { KEY_EXPIRY_DAYS, type KeyRecord, type NewKeyInput } from '../../account/key-registry.js'
-import { bodyObject, Fields } from '../validation.js'
+import { bodyObject, Fields } from '../../shared/fields.js'
 import { ok, type Route } from './route.js'
 
 /** A key as the control routes show it: never the secret, except on create and roll. */

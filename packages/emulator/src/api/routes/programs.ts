@@ -1,7 +1,7 @@
 import type { AccountState } from '../../account/account-state.js'
 import { categorySlug, type Program, programJson } from '../../account/catalogue.js'
+import { parseProgramInput } from '../../account/program-input.js'
 import { paginate } from '../paging.js'
-import { parseProgramInput } from '../program-input.js'
 import { type ProgramQuery, parseChannelParam, parseProgramQuery } from '../program-query.js'
 import { numericId, ok, path, type Route } from './route.js'
 

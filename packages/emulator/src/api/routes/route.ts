@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { ApiKey, Scope } from '../../account/api-keys.js'
-import { ApiError } from '../api-error.js'
+import { ApiError } from '../../shared/api-error.js'
 
 /** What a route hands back: status, message, data and any top-level extras. */
 export interface RouteAnswer {

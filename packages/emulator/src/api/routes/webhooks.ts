@@ -1,6 +1,6 @@
 import { disableEndpoint, enableEndpoint } from '../../delivery/endpoint-state.js'
 import type { EndpointRecord, Engine } from '../../delivery/engine.js'
-import { ApiError } from '../api-error.js'
+import { ApiError } from '../../shared/api-error.js'
 import { parseWebhookInput } from '../validation.js'
 import { iso, ok, path, type Route } from './route.js'
 

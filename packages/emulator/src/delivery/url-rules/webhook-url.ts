@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { characterCount } from '../../api/characters.js'
+import { characterCount } from '../../shared/characters.js'
 import { isLoopbackAddress, refusedRange } from './ip-ranges.js'
 
 /** Longest webhook URL the service takes. */

@@ -1,47 +1,25 @@
 import { type Client, createClient, isServiceError } from '@affiliate-webhooks/client'
 import { API_KEY_ENV, API_URL_ENV } from '@affiliate-webhooks/client/internal'
-import { type Command, flag, type OptionsConfig, type Values } from './command.js'
+import type { ValuesOf } from '../../framework/command.js'
+import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from '../../framework/io.js'
 import { writeHint } from './hints.js'
-import { type Io, readFlagFile, SECRET_AS_KEY_HINT, UsageError } from './io.js'
+import type { MANAGE_OPTIONS } from './manage-options.js'
 
-/** Flags every management command takes. */
-export const MANAGE_OPTIONS = {
-  'api-url': flag.text('URL', `the service's address; default $${API_URL_ENV}`),
-  'api-key-file': flag.text('FILE', `read the API key from FILE; default $${API_KEY_ENV}`),
-  // Accepted only to refuse it with a reason: a key on the command line lands in shell history.
-  'api-key': { type: 'string' },
-  json: flag.bool('machine-readable output'),
-  debug: flag.bool('print the stack of an unexpected error'),
-} as const satisfies OptionsConfig
-
-/** What every management command's help ends with. */
-export const MANAGE_FOOTER = `Exit codes: 0 success, 1 the endpoint or delivery is not healthy, 2 wrong usage,
-3 the service refused the call (4xx: key, scope, not found, validation),
-4 the service failed or could not be reached (5xx, network, not the API), 130 interrupted.`
-
-/**
- * A management command: it takes arguments, the {@link MANAGE_OPTIONS} after
- * its own, and its help ends with {@link MANAGE_FOOTER} unless it has a footer.
- */
-export const manageCommand = (command: Command): Command => ({
-  positionals: true,
-  footer: MANAGE_FOOTER,
-  ...command,
-  options: { ...command.options, ...MANAGE_OPTIONS },
-})
+/** The flags every management command has, as its handler gets them. */
+type ManageValues = ValuesOf<typeof MANAGE_OPTIONS>
 
 export const EXIT_MANAGE = { refused: 3, unavailable: 4 } as const
 
 /** A client from the environment or the flags; a missing piece is a usage error. */
-export async function clientFrom(values: Values, io: Io): Promise<Client> {
+export async function clientFrom(values: ManageValues, io: Io): Promise<Client> {
   if (values['api-key'] !== undefined) {
     throw new UsageError(
       `--api-key is not accepted: a key on the command line lands in shell history; set ${API_KEY_ENV} or use --api-key-file`,
     )
   }
-  const file = typeof values['api-key-file'] === 'string' ? values['api-key-file'] : undefined
+  const file = values['api-key-file']
   const apiKey = file === undefined ? io.env[API_KEY_ENV] : await readFlagFile('api-key-file', file)
-  const baseUrl = typeof values['api-url'] === 'string' ? values['api-url'] : io.env[API_URL_ENV]
+  const baseUrl = values['api-url'] ?? io.env[API_URL_ENV]
   if (!apiKey) throw new UsageError(`no API key: set ${API_KEY_ENV} or pass --api-key-file FILE`)
   if (apiKey.startsWith('whsec_')) {
     throw new UsageError(`${API_KEY_ENV} holds an endpoint secret (whsec_...), not an API key`, {
@@ -62,7 +40,7 @@ export async function clientFrom(values: Values, io: Io): Promise<Client> {
  */
 export async function managed(
   name: string,
-  values: Values,
+  values: ManageValues,
   io: Io,
   run: () => Promise<number>,
 ): Promise<number> {
@@ -89,7 +67,7 @@ export async function managed(
 /** A client from the flags ({@link clientFrom}), then `run` with it under {@link managed}. */
 export async function withClient(
   name: string,
-  values: Values,
+  values: ManageValues,
   io: Io,
   run: (api: Client) => Promise<number>,
 ): Promise<number> {
@@ -110,19 +88,9 @@ export function onlyArgument(positionals: readonly string[], what: string): stri
   return positional(positionals, 0, what)
 }
 
-/** `--since TIME`, declared once: what it narrows is the command's. */
-export const sinceOption = (what: string) =>
-  ({
-    type: 'string',
-    value: 'TIME',
-    help: `${what} created since TIME: ISO (2026-11-20T08:00:00Z)\nor a duration back from now (2h, 3d)`,
-  }) as const
-
 /** `--since` parsed, or undefined when not given. */
-export const sinceOf = (values: Values): Date | undefined => {
-  const text = values.since
-  return typeof text === 'string' ? parseSince(text) : undefined
-}
+export const sinceOf = (values: { since?: string }): Date | undefined =>
+  values.since === undefined ? undefined : parseSince(values.since)
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { COMMANDS } from '../commands/index.js'
-import { type Command, helpText, parseOptions } from './command.js'
+import { type CommandSpec, helpText, parseOptions } from '../framework/command.js'
+import { loadCommands } from './index.js'
 
-const sample: Command = {
-  name: 'demo',
-  summary: 'a command for the test',
+const sample: CommandSpec = {
   usage: ['demo --port N', 'demo --from FILE'],
   about: 'Does a thing.',
   options: {
@@ -13,12 +11,13 @@ const sample: Command = {
     hidden: { type: 'string' },
   },
   footer: 'Exit codes: 0 done.',
-  run: async () => 0,
 }
+
+const commands = await loadCommands()
 
 describe('help from the declaration', () => {
   it('renders usage lines, aligned flags with continuations, and skips flags without help', () => {
-    expect(helpText(sample)).toBe(
+    expect(helpText('demo', sample)).toBe(
       [
         'Usage: affiliate-webhooks demo --port N',
         '       affiliate-webhooks demo --from FILE',
@@ -42,12 +41,12 @@ describe('help from the declaration', () => {
     })
   })
 
-  it.each(COMMANDS.map((c) => [c.name, c] as const))(
+  it.each(commands.map((c) => [c.name, c] as const))(
     '%s: every flag its usage names is declared, and every declared flag is listed',
     (_name, command) => {
       const usageFlags = command.usage.join(' ').match(/--[a-z][a-z-]*/g) ?? []
       for (const flag of usageFlags) expect(Object.keys(command.options)).toContain(flag.slice(2))
-      const help = helpText(command)
+      const help = helpText(command.name, command)
       for (const [name, spec] of Object.entries(command.options)) {
         if (spec.help !== undefined) expect(help).toContain(`--${name}`)
       }

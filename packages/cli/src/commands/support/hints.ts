@@ -1,6 +1,6 @@
-import { errorHint, type HintTarget } from '../text/local/emulator-error-hints.js'
-import { routeHint } from '../text/local/emulator-route-hint.js'
-import type { Io } from './io.js'
+import type { Io } from '../../framework/io.js'
+import { errorHint, type HintTarget } from '../../text/local/emulator-error-hints.js'
+import { routeHint } from '../../text/local/emulator-route-hint.js'
 
 /** Writes `hint: ...` on stderr when the error text has a usual cause. */
 export function writeHint(io: Io, target: HintTarget, text: string): void {

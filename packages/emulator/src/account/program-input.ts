@@ -1,11 +1,11 @@
+import { bodyObject, Fields } from '../shared/fields.js'
 import {
   APPROVAL_TYPES,
   isDecimal,
   PAYOUT_TYPES,
   PAYOUT_UNITS,
   type ProgramInput,
-} from '../account/catalogue.js'
-import { bodyObject, Fields } from './validation.js'
+} from './catalogue.js'
 
 type Body = Record<string, unknown>
 
