@@ -2,10 +2,8 @@ import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   type AdapterOptions,
   BODY_IDLE_MS,
-  BoundedBody,
   createAdapter,
-  rawBodyUnavailable,
-  tooLarge,
+  readWebBody,
 } from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
@@ -30,45 +28,12 @@ export function toResponse(result: ReceiveResult): Response {
  * another reader, or silent for `idleMs` is `raw_body_unavailable` at once,
  * never a wait.
  */
-export async function readRequestBody(
+export function readRequestBody(
   request: Request,
   limit: number,
   idleMs: number = BODY_IDLE_MS,
 ): Promise<Uint8Array> {
-  if (request.bodyUsed) throw rawBodyUnavailable('web', 'consumed')
-  const declared = request.headers.get('content-length')
-  // A length that is not a number is not trusted to bound the read: not <= limit.
-  if (declared !== null && !(Number(declared) <= limit)) throw tooLarge(limit)
-  if (request.body === null) return new Uint8Array(0)
-  if (request.body.locked) throw rawBodyUnavailable('web', 'locked')
-  const reader = request.body.getReader()
-  const body = new BoundedBody(limit)
-  for (let read = await nextChunk(reader, idleMs); !read.done; ) {
-    if (!body.add(read.value)) {
-      // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
-      // cancelling destroys the socket before the 413 can reach the service.
-      reader.releaseLock()
-      throw tooLarge(limit)
-    }
-    read = await nextChunk(reader, idleMs)
-  }
-  return body.bytes()
-}
-
-/** The next chunk, or raw_body_unavailable when none comes within `idleMs`. */
-function nextChunk(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  idleMs: number,
-): Promise<ReadableStreamReadResult<Uint8Array>> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // First the answer, then let go of the source (which ends the pending read).
-      reject(rawBodyUnavailable('web', 'stalled'))
-      reader.cancel().catch(() => {})
-    }, idleMs)
-  })
-  return Promise.race([reader.read(), silence]).finally(() => clearTimeout(timer))
+  return readWebBody(request, limit, 'web', idleMs)
 }
 
 /**
