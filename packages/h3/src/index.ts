@@ -11,7 +11,6 @@ import {
 import { readRawBody as readNodeBody } from '@affiliate-webhooks/node'
 import {
   defineEventHandler,
-  type EventHandler,
   type H3Event,
   setResponseHeaders,
   setResponseStatus,
@@ -21,10 +20,15 @@ import {
 export type H3WebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
 
 /**
- * What the handler returns to h3: on h3 1 the answer's JSON text (empty when the
- * client went away), on h3 2 the answer as a Web `Response`.
+ * The handler h3 calls: it takes h3 1's `H3Event` (Nuxt 4, Nitro 2) or h3 2's
+ * (Nitro 3), whose `req` is a Web `Request`, and returns the answer: on h3 1 its
+ * JSON text (empty when the client went away), on h3 2 a Web `Response`.
  */
-export type H3WebhookHandler = EventHandler<{ body?: never }, Promise<string | Response>>
+export type H3WebhookHandler = {
+  /** h3 1's mark of a handler made by `defineEventHandler`. */
+  __is_handler__?: true
+  (event: H3Event | { req: Request }): Promise<string | Response>
+}
 
 /**
  * Where h3 keeps the bytes its body readers took (`readBody`, `readRawBody`):
