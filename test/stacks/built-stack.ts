@@ -27,6 +27,7 @@ import {
   npmInstall,
   packTarballs,
   pointAtTarballs,
+  repoDependencies,
   root,
   run,
   startDetached,
@@ -213,7 +214,7 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       for (const [from, to] of recipe.files) writeInto(join(app, to), readFileSync(join(apps, from), 'utf8'))
       const swapped = recipe.files[0]?.[1]
       if (swapped) cpSync(bridgeOptions, join(app, dirname(swapped), 'bridge-options.mjs'))
-      const packed = await packTarballs(join(work, 'packed'))
+      const packed = await packTarballs(join(work, 'packed'), repoDependencies(app))
       const pinned = Object.fromEntries(
         recipe.versions.map((name) => [name, lockedVersion(recipe.example, name)]),
       )

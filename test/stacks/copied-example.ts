@@ -19,35 +19,63 @@ export const root = new URL('../..', import.meta.url).pathname
 /** What npm prints for a peer or engine range the install did not meet. */
 export const INSTALL_PROBLEM = /EBADENGINE|ERESOLVE|ENOTSUP|peer dep|Unsupported engine/i
 
-interface PackedPackage {
-  tarball: string
-  dependencies: string[]
-}
-
-/**
- * `npm run pack`'s tarballs, written once per test file into `out`: name to
- * tarball, with the repo packages each one depends on.
- */
-export async function packTarballs(out: string): Promise<Map<string, PackedPackage>> {
-  await exec(process.execPath, [join(root, 'scripts/pack.mjs'), '--out', out], {
-    cwd: root,
-    maxBuffer: 16 * 1024 * 1024,
-  })
-  const packed = new Map<string, PackedPackage>()
+/** The repo's publishable packages: name to folder and the repo packages it depends on. */
+function repoPackages(): Map<string, { dir: string; dependencies: string[] }> {
+  const packages = new Map<string, { dir: string; dependencies: string[] }>()
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   for (const dir of manifest.workspaces as string[]) {
     if (!dir.startsWith('packages/')) continue
     const pkg = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'))
     if (pkg.private) continue
-    const file = `${pkg.name.replace('@', '').replace('/', '-')}-${pkg.version}.tgz`
-    packed.set(pkg.name, {
-      tarball: join(out, file),
+    packages.set(pkg.name, {
+      dir,
       dependencies: Object.keys(pkg.dependencies ?? {}).filter((name) =>
         name.startsWith('@affiliate-webhooks/'),
       ),
     })
   }
-  return packed
+  return packages
+}
+
+/** `names` and every repo package they need at run time. */
+function closure(names: string[]): string[] {
+  const packages = repoPackages()
+  const wanted = new Set<string>()
+  const add = (name: string) => {
+    const pkg = packages.get(name)
+    if (!pkg) throw new Error(`${name} is not a package of this repository`)
+    if (wanted.has(name)) return
+    wanted.add(name)
+    for (const dep of pkg.dependencies) add(dep)
+  }
+  for (const name of names) add(name)
+  return [...wanted]
+}
+
+/**
+ * The tarballs of `names` and the repo packages they need, packed into `out` the
+ * way `npm run pack` packs them (`npm pack` of each package folder, from its
+ * build): name to tarball.
+ */
+export async function packTarballs(out: string, names: string[]): Promise<Map<string, string>> {
+  const packages = repoPackages()
+  const wanted = closure(names)
+  mkdirSync(out, { recursive: true })
+  const { stdout } = await exec(
+    'npm',
+    ['pack', '--json', '--pack-destination', out, ...wanted.map((name) => `./${packages.get(name)?.dir}`)],
+    { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+  )
+  const packed = JSON.parse(stdout) as { name: string; filename: string }[]
+  return new Map(packed.map((entry) => [entry.name, join(out, entry.filename)]))
+}
+
+/** The example's `@affiliate-webhooks/*` dependencies. */
+export function repoDependencies(app: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
+  return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) =>
+    name.startsWith('@affiliate-webhooks/'),
+  )
 }
 
 /** The version the repository's lockfile installed for `name` in `example`. */
@@ -60,35 +88,25 @@ export function lockedVersion(example: string, name: string): string {
 }
 
 /**
- * Rewrites the copy's package.json: each `@affiliate-webhooks/*` dependency (and the
- * repo packages those need) as its tarball, and `pinned` packages at exact versions.
+ * Rewrites the copy's package.json: each `@affiliate-webhooks/*` dependency, and the
+ * repo packages those need, as its tarball; the `pinned` packages at exact versions.
  */
 export function pointAtTarballs(
   app: string,
-  packed: Map<string, PackedPackage>,
+  tarballs: Map<string, string>,
   pinned: Record<string, string>,
 ): void {
   const file = join(app, 'package.json')
   const manifest = JSON.parse(readFileSync(file, 'utf8'))
-  const wanted = new Set<string>()
-  const add = (name: string) => {
-    if (wanted.has(name)) return
-    const pkg = packed.get(name)
-    if (!pkg) throw new Error(`no tarball for ${name}`)
-    wanted.add(name)
-    for (const dep of pkg.dependencies) add(dep)
-  }
   for (const field of ['dependencies', 'devDependencies']) {
     const deps: Record<string, string> = manifest[field] ?? {}
     for (const name of Object.keys(deps)) {
-      if (name.startsWith('@affiliate-webhooks/')) {
-        add(name)
-        delete deps[name]
-      } else if (pinned[name] !== undefined) deps[name] = pinned[name]
+      if (name.startsWith('@affiliate-webhooks/')) delete deps[name]
+      else if (pinned[name] !== undefined) deps[name] = pinned[name]
     }
   }
   manifest.dependencies ??= {}
-  for (const name of wanted) manifest.dependencies[name] = `file:${packed.get(name)?.tarball}`
+  for (const [name, tarball] of tarballs) manifest.dependencies[name] = `file:${tarball}`
   writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
