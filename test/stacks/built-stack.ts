@@ -37,6 +37,7 @@ import {
 import { recordVersions, type StackRecord } from './tested-versions.js'
 
 export { root }
+
 const apps = fileURLToPath(new URL('./apps/', import.meta.url))
 const previousFiles = fileURLToPath(new URL('./apps/previous/', import.meta.url))
 const bridgeOptions = fileURLToPath(new URL('../support/bridge-options.mjs', import.meta.url))
@@ -156,7 +157,10 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
   let server: Promise<{ base: string; close(): Promise<void> }> | undefined
   const serve = async (env: Record<string, string>) => {
     const port = await freePort()
-    const child = startDetached(app, baseEnv(recipe, { PORT: String(port), HOST: '127.0.0.1', ...env }))
+    const child = startDetached(
+      app,
+      baseEnv(recipe, { PORT: String(port), HOST: '127.0.0.1', ...env }),
+    )
     let log = ''
     child.stdout?.on('data', (chunk) => {
       log += chunk
@@ -211,7 +215,8 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
         recursive: true,
         filter: (source) => !SKIP.test(source),
       })
-      for (const [from, to] of recipe.files) writeInto(join(app, to), readFileSync(join(apps, from), 'utf8'))
+      for (const [from, to] of recipe.files)
+        writeInto(join(app, to), readFileSync(join(apps, from), 'utf8'))
       const swapped = recipe.files[0]?.[1]
       if (swapped) cpSync(bridgeOptions, join(app, dirname(swapped), 'bridge-options.mjs'))
       const packed = await packTarballs(join(work, 'packed'), repoDependencies(app))
@@ -226,7 +231,8 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       const file = join(app, 'package.json')
       const manifest = JSON.parse(readFileSync(file, 'utf8'))
       for (const [name, version] of Object.entries(previous.versions)) {
-        const field = manifest.devDependencies?.[name] !== undefined ? 'devDependencies' : 'dependencies'
+        const field =
+          manifest.devDependencies?.[name] !== undefined ? 'devDependencies' : 'dependencies'
         manifest[field] ??= {}
         manifest[field][name] = version
       }
@@ -235,7 +241,15 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       for (const [from, to] of previous.files ?? []) {
         writeInto(join(app, to), readFileSync(join(previousFiles, from), 'utf8'))
       }
-      for (const output of ['dist', 'build', '.output', '.svelte-kit', '.react-router', '.nuxt', '.astro'])
+      for (const output of [
+        'dist',
+        'build',
+        '.output',
+        '.svelte-kit',
+        '.react-router',
+        '.nuxt',
+        '.astro',
+      ])
         rmSync(join(app, output), { recursive: true, force: true })
       return installAndBuild('previous')
     },

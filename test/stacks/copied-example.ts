@@ -63,7 +63,13 @@ export async function packTarballs(out: string, names: string[]): Promise<Map<st
   mkdirSync(out, { recursive: true })
   const { stdout } = await exec(
     'npm',
-    ['pack', '--json', '--pack-destination', out, ...wanted.map((name) => `./${packages.get(name)?.dir}`)],
+    [
+      'pack',
+      '--json',
+      '--pack-destination',
+      out,
+      ...wanted.map((name) => `./${packages.get(name)?.dir}`),
+    ],
     { cwd: root, maxBuffer: 16 * 1024 * 1024 },
   )
   const packed = JSON.parse(stdout) as { name: string; filename: string }[]
@@ -82,7 +88,8 @@ export function repoDependencies(app: string): string[] {
 export function lockedVersion(example: string, name: string): string {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
   const entry =
-    lock.packages[`examples/${example}/node_modules/${name}`] ?? lock.packages[`node_modules/${name}`]
+    lock.packages[`examples/${example}/node_modules/${name}`] ??
+    lock.packages[`node_modules/${name}`]
   if (!entry?.version) throw new Error(`package-lock.json has no ${name} for examples/${example}`)
   return entry.version
 }

@@ -9,12 +9,7 @@ import {
   tooLarge,
 } from '@affiliate-webhooks/core/internal'
 import { readRawBody as readNodeBody } from '@affiliate-webhooks/node'
-import {
-  defineEventHandler,
-  type H3Event,
-  setResponseHeaders,
-  setResponseStatus,
-} from 'h3'
+import { defineEventHandler, type H3Event, setResponseHeaders, setResponseStatus } from 'h3'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type H3WebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
