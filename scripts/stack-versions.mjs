@@ -17,14 +17,17 @@ const START =
 const END = '<!-- /tested-versions -->'
 const HEAD = ['| Stack | Major | Packages loaded | Served on |', '| --- | --- | --- | --- |']
 
-/** The table row of one record: `{ stack, major, packages, runtime }`. */
+/**
+ * The table row of one record: `{ stack, major, packages, runtime }`; a stack tested
+ * in the test process has no runtime of its own (CI runs those tests on more than one Node).
+ */
 export function rowOf(record) {
   const packages = Object.entries(record.packages)
     .map(([name, version]) => `${name} ${version}`)
     .join(', ')
   const framework = Object.values(record.packages)[0] ?? ''
   const major = `${framework.split('.')[0]} (${record.major})`
-  return `| ${record.stack} | ${major} | ${packages} | ${record.runtime} |`
+  return `| ${record.stack} | ${major} | ${packages} | ${record.runtime ?? 'the test process (every Node CI runs)'} |`
 }
 
 /** The rows the table has now, by `stack|major` key. */
