@@ -237,6 +237,11 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
         manifest[field][name] = version
       }
       writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`)
+      // npm resolves a major change in place only from scratch for those packages
+      // (React Router's exact peers between its packages refuse otherwise).
+      rmSync(join(app, 'package-lock.json'), { force: true })
+      for (const name of Object.keys(previous.versions))
+        rmSync(join(app, 'node_modules', name), { recursive: true, force: true })
       for (const name of previous.remove ?? []) rmSync(join(app, name), { force: true })
       for (const [from, to] of previous.files ?? []) {
         writeInto(join(app, to), readFileSync(join(previousFiles, from), 'utf8'))
