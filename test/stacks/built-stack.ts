@@ -189,7 +189,9 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
   }
   const installAndBuild = async (major: 'current' | 'previous'): Promise<Built> => {
     const env = baseEnv(recipe, {})
-    const install = await npmInstall(app, env)
+    // As a user installs: NODE_ENV=production would leave the devDependencies out.
+    const { NODE_ENV: _production, ...installEnv } = env
+    const install = await npmInstall(app, installEnv)
     const started = performance.now()
     await run(['npm', 'run', 'build', '--silent'], app, env, offline)
     const build = (performance.now() - started) / 1000
@@ -240,8 +242,13 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       // npm resolves a major change in place only from scratch for those packages
       // (React Router's exact peers between its packages refuse otherwise).
       rmSync(join(app, 'package-lock.json'), { force: true })
+      // A scoped package goes with its whole scope (React Router's express adapter
+      // peers on the exact react-router of its major).
       for (const name of Object.keys(previous.versions))
-        rmSync(join(app, 'node_modules', name), { recursive: true, force: true })
+        rmSync(join(app, 'node_modules', name.split('/')[0] as string), {
+          recursive: true,
+          force: true,
+        })
       for (const name of previous.remove ?? []) rmSync(join(app, name), { force: true })
       for (const [from, to] of previous.files ?? []) {
         writeInto(join(app, to), readFileSync(join(previousFiles, from), 'utf8'))
