@@ -143,8 +143,11 @@ export interface BuiltStack {
   build(): Promise<Built>
   /** Installs the copy once more at `previous`'s versions and builds it again. */
   rebuildAs(previous: PreviousMajor): Promise<Built>
-  /** The conformance adapter: the built server, started on the first case, with the case's options. */
-  adapter(name: string): Adapter
+  /**
+   * The conformance adapter: the built server, started on the first case, with the
+   * case's options; `differs` for what a previous major does otherwise.
+   */
+  adapter(name: string, differs?: Pick<StackRecipe, 'refusesPostWithoutContentType'>): Adapter
   /** Stops the server and removes the copy. */
   remove(): Promise<void>
 }
@@ -265,11 +268,11 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
         rmSync(join(app, output), { recursive: true, force: true })
       return installAndBuild('previous')
     },
-    adapter: (name) => ({
+    adapter: (name, differs) => ({
       name,
-      ...(recipe.refusesPostWithoutContentType === undefined
+      ...((differs ?? recipe).refusesPostWithoutContentType === undefined
         ? {}
-        : { refusesPostWithoutContentType: recipe.refusesPostWithoutContentType }),
+        : { refusesPostWithoutContentType: (differs ?? recipe).refusesPostWithoutContentType }),
       ...(recipe.resetsWithoutAnswer === true ? { resetsWithoutAnswer: true } : {}),
       start: async (options): Promise<Running> => {
         const bridge = await startBridge(options, 'web')
