@@ -194,7 +194,7 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
     const env = baseEnv(recipe, {})
     // As a user installs: NODE_ENV=production would leave the devDependencies out.
     const { NODE_ENV: _production, ...installEnv } = env
-    const install = await npmInstall(app, installEnv)
+    const install = await npmInstall(app, installEnv as NodeJS.ProcessEnv)
     const started = performance.now()
     await run(['npm', 'run', 'build', '--silent'], app, env, offline)
     const build = (performance.now() - started) / 1000
