@@ -1,5 +1,5 @@
 /**
- * Koa 2, Koa 3, h3 and NestJS, started the way their READMEs say, on port 0 of
+ * Koa 2, Koa 3, h3 1, h3 2 and NestJS, started the way their READMEs say, on port 0 of
  * 127.0.0.1, for the shared conformance cases.
  */
 import type { ReceiverOptions } from '@affiliate-webhooks/core'
@@ -7,6 +7,8 @@ import { affiliateWebhook as h3Webhook } from '@affiliate-webhooks/h3'
 import { affiliateWebhook as koaWebhook } from '@affiliate-webhooks/koa'
 import Router from '@koa/router'
 import { createApp, createRouter, toNodeListener } from 'h3'
+import { H3 } from 'h3v2'
+import { toNodeHandler } from 'h3v2/node'
 import Koa from 'koa'
 import Koa2 from 'koa2'
 import { type Adapter, PATH, serve } from '../support/conformance-adapters.js'
@@ -19,6 +21,15 @@ export const h3Adapters: Adapter[] = [
       const app = createApp()
       app.use(createRouter().use(PATH, h3Webhook(options)))
       return serve(toNodeListener(app))
+    },
+  },
+  {
+    // h3 2 as Nitro 3 runs it on Node: srvx's Request over the IncomingMessage.
+    name: 'h3 2 (app.all, h3/node toNodeHandler)',
+    start: (options: ReceiverOptions) => {
+      const app = new H3()
+      app.all(PATH, h3Webhook(options))
+      return serve(toNodeHandler(app))
     },
   },
 ]

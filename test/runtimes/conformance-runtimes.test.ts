@@ -1,3 +1,4 @@
+import { describe } from 'vitest'
 // The conformance cases against the web handler on every runtime it claims, each
 // the real thing installed from npm: Bun, Deno, workerd (Miniflare), and Hono on
 // Node and on each of those. test/README.md has the whole matrix.
@@ -5,6 +6,7 @@
 import { affiliateWebhook } from '@affiliate-webhooks/web'
 import { serve as honoServe } from '@hono/node-server'
 import { Hono } from 'hono'
+import { inProcessVersions } from '../stacks/tested-versions.js'
 import type { Adapter } from '../support/conformance-adapters.js'
 import { conformanceCases, forEachAdapter } from '../support/conformance-cases.js'
 import { processRuntime, workerdRuntime } from './runtime-bridge.js'
@@ -44,3 +46,7 @@ forEachAdapter(
   ],
   conformanceCases,
 )
+
+describe('framework versions', () => {
+  inProcessVersions('Hono', 'current', { hono: 'hono', '@hono/node-server': '@hono/node-server' })
+})

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest'
 import { hooksHandler } from '../../examples/azure-functions/src/app.js'
 import { type Adapter, PATH, serve } from '../support/conformance-adapters.js'
 import { conformanceCases, SECRET } from '../support/conformance-cases.js'
+import { inProcessVersions } from './tested-versions.js'
 
 async function bytesOf(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -76,4 +77,8 @@ describe('Azure Functions v4 HttpRequest through @affiliate-webhooks/web', () =>
       ),
     ])
   })
+})
+
+describe('Azure Functions versions', () => {
+  inProcessVersions('Azure Functions', 'current', { '@azure/functions': '@azure/functions' })
 })

@@ -1,33 +1,45 @@
 /**
- * One framework's example, built for real and served by the framework's own
- * server, as a conformance `Adapter`: the example is copied under .tmp/ (inside the
- * workspace, so its packages resolve), its webhook module is swapped for one that
- * takes each case's options from a file (test/stacks/apps/), the build runs once
- * (offline where the sandbox allows it), and the built server starts once on a free
- * port. Each case writes its options to that file (a fresh receiver and memory
- * store) and gets its handler calls and log lines over the loopback bridge of
- * test/runtimes/runtime-bridge.ts, as Bun and Deno do.
+ * One framework's example, copied out of the repository as a user copies it and
+ * served by the framework's own server, as a conformance `Adapter`: the example is
+ * copied to a temporary folder outside the workspace, its webhook module swapped for
+ * one that takes each case's options from a file (test/stacks/apps/), its
+ * `@affiliate-webhooks/*` dependencies pointed at the packed tarballs, then
+ * `npm install`, `npm run build` (offline where the sandbox allows it) and
+ * `npm start` on a free port, as its README says. Each case writes its options to
+ * that file (a fresh receiver and memory store) and gets its handler calls and log
+ * lines over the loopback bridge of test/runtimes/runtime-bridge.ts, as Bun and Deno
+ * do. A previous major is the same copy installed once more with that major's
+ * versions (and, where its code must differ, the files of test/stacks/apps/previous/).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startBridge } from '../runtimes/runtime-bridge.js'
 import type { Adapter, Running } from '../support/conformance-adapters.js'
+import {
+  installedVersions,
+  lockedVersion,
+  npmInstall,
+  packTarballs,
+  pointAtTarballs,
+  repoDependencies,
+  root,
+  run,
+  startDetached,
+  stopGroup,
+  writeInto,
+} from './copied-example.js'
+import { recordVersions, type StackRecord } from './tested-versions.js'
 
-export const root = fileURLToPath(new URL('../..', import.meta.url))
+export { root }
+
 const apps = fileURLToPath(new URL('./apps/', import.meta.url))
+const previousFiles = fileURLToPath(new URL('./apps/previous/', import.meta.url))
 const bridgeOptions = fileURLToPath(new URL('../support/bridge-options.mjs', import.meta.url))
 
 /** Build outputs and installs never copied from the example into the test's copy. */
@@ -36,27 +48,42 @@ const SKIP = /[\\/](node_modules|dist|build|\.output|\.astro|\.nuxt|\.svelte-kit
 export interface StackRecipe {
   /** The example under examples/. */
   example: string
+  /** The stack's name in docs/stacks.md's tested-versions table. */
+  stack: string
   /** [file under test/stacks/apps, where it goes in the copy]: the swapped webhook module first. */
   files: [string, string][]
-  /** The build, run in the copy: argv. */
-  build: string[]
-  /** The built server, run in the copy with PORT and HOST set: argv. */
-  serve: string[]
+  /** The packages whose installed versions the table names, the framework first. */
+  versions: string[]
   /** The route the example serves the webhook on. */
   path: string
+  /** Folders prepended to PATH for the copy's npm scripts (Bun for Elysia). */
+  binPath?: string[]
+  /** The runtime `npm start` serves it on, as the table names it: Node unless said. */
+  runtime?: { name: string; command: string }
   /** See `Adapter.refusesPostWithoutContentType`. */
   refusesPostWithoutContentType?: number
   /** See `Adapter.resetsWithoutAnswer`. */
   resetsWithoutAnswer?: boolean
 }
 
+/** A previous major of the stack: the copy installed once more at these versions. */
+export interface PreviousMajor {
+  /** Exact versions of the packages that differ from the current major's. */
+  versions: Record<string, string>
+  /** [file under test/stacks/apps/previous/, where it goes in the copy]: only where code differs. */
+  files?: [string, string][]
+  /** Files of the current major's example the previous major does not read. */
+  remove?: string[]
+}
+
 /** Where the sandbox allows it, builds run in a network namespace with no network at all. */
 export const offline = spawnSync('unshare', ['-n', 'true']).status === 0
 
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+function baseEnv(recipe: StackRecipe, extra: Record<string, string>): NodeJS.ProcessEnv {
   const { AFFILIATE_WEBHOOK_SECRET: _unused, ...rest } = process.env
   return {
     ...rest,
+    PATH: [...(recipe.binPath ?? []), rest.PATH ?? ''].join(':'),
     NODE_ENV: 'production',
     ASTRO_TELEMETRY_DISABLED: '1',
     NUXT_TELEMETRY_DISABLED: '1',
@@ -66,19 +93,12 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   }
 }
 
-/** Runs a command to its end in `cwd`; rejects with its output when it fails. */
-async function run(argv: string[], cwd: string): Promise<void> {
-  const [command, ...args] = offline ? ['unshare', '-n', ...argv] : argv
-  const child = spawn(command as string, args, { cwd, env: baseEnv({}), stdio: 'pipe' })
-  let output = ''
-  child.stdout.on('data', (chunk) => {
-    output += chunk
-  })
-  child.stderr.on('data', (chunk) => {
-    output += chunk
-  })
-  const [code] = await once(child, 'exit')
-  if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}:\n${output.slice(-4000)}`)
+/** `Node 24.21.0`: the runtime the copy's npm scripts find first on their PATH. */
+function runtimeOf(recipe: StackRecipe, app: string, env: NodeJS.ProcessEnv): string {
+  const { name, command } = recipe.runtime ?? { name: 'Node', command: 'node' }
+  const ran = spawnSync(command, ['--version'], { cwd: app, env, encoding: 'utf8' })
+  if (ran.status !== 0) throw new Error(`${command} --version failed: ${ran.stderr}`)
+  return `${name} ${ran.stdout.trim().replace(/^v/, '')}`
 }
 
 async function freePort(): Promise<number> {
@@ -111,28 +131,39 @@ async function ready(child: ChildProcess, base: string, log: () => string): Prom
   await Promise.race([poll(), exited])
 }
 
+/** What one install and build took, for the test's log line. */
+export interface Built {
+  install: number
+  build: number
+  record: StackRecord
+}
+
 export interface BuiltStack {
-  /** Copies and builds the example; resolves with the build's seconds. */
-  build(): Promise<number>
-  /** The conformance adapter: the built server, started on the first case, with the case's options. */
-  adapter(name: string): Adapter
+  /** Copies the example out, installs, builds; resolves with the seconds each took. */
+  build(): Promise<Built>
+  /** Installs the copy once more at `previous`'s versions and builds it again. */
+  rebuildAs(previous: PreviousMajor): Promise<Built>
+  /**
+   * The conformance adapter: the built server, started on the first case, with the
+   * case's options; `differs` for what a previous major does otherwise.
+   */
+  adapter(name: string, differs?: Pick<StackRecipe, 'refusesPostWithoutContentType'>): Adapter
   /** Stops the server and removes the copy. */
   remove(): Promise<void>
 }
 
-/** The example of `recipe`, built in a copy of its own. */
+/** The example of `recipe`, copied out, installed and built in a folder of its own. */
 export function builtStack(recipe: StackRecipe): BuiltStack {
+  let work = ''
   let app = ''
   let configFile = ''
   let server: Promise<{ base: string; close(): Promise<void> }> | undefined
   const serve = async (env: Record<string, string>) => {
     const port = await freePort()
-    const [command, ...args] = recipe.serve
-    const child = spawn(command as string, args, {
-      cwd: app,
-      env: baseEnv({ PORT: String(port), HOST: '127.0.0.1', ...env }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = startDetached(
+      app,
+      baseEnv(recipe, { PORT: String(port), HOST: '127.0.0.1', ...env }),
+    )
     let log = ''
     child.stdout?.on('data', (chunk) => {
       log += chunk
@@ -149,10 +180,7 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
     })
     const close = async () => {
       closing = true
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = once(child, 'exit')
-      child.kill('SIGKILL')
-      await exited
+      await stopGroup(child)
     }
     try {
       await ready(child, base, () => log)
@@ -162,32 +190,89 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
     }
     return { base, close }
   }
+  const installAndBuild = async (major: 'current' | 'previous'): Promise<Built> => {
+    const env = baseEnv(recipe, {})
+    // As a user installs: NODE_ENV=production would leave the devDependencies out.
+    const { NODE_ENV: _production, ...installEnv } = env
+    const install = await npmInstall(app, installEnv as NodeJS.ProcessEnv)
+    const started = performance.now()
+    await run(['npm', 'run', 'build', '--silent'], app, env, offline)
+    const build = (performance.now() - started) / 1000
+    const record: StackRecord = {
+      stack: recipe.stack,
+      major,
+      packages: installedVersions(app, recipe.versions),
+      runtime: runtimeOf(recipe, app, env),
+    }
+    recordVersions(record)
+    return { install, build, record }
+  }
+  const stopServer = async () => {
+    await (await server?.catch(() => undefined))?.close()
+    server = undefined
+  }
   return {
     async build() {
-      mkdirSync(join(root, '.tmp'), { recursive: true })
-      app = mkdtempSync(join(root, '.tmp', `${recipe.example}-`))
-      configFile = join(app, 'bridge-config.json')
-      const example = join(root, 'examples', recipe.example)
-      cpSync(example, app, { recursive: true, filter: (source) => !SKIP.test(source) })
-      // Packages the example installs for itself (a version the root does not have).
-      if (existsSync(join(example, 'node_modules'))) {
-        symlinkSync(join(example, 'node_modules'), join(app, 'node_modules'), 'dir')
-      }
-      for (const [from, to] of recipe.files) {
-        mkdirSync(dirname(join(app, to)), { recursive: true })
-        cpSync(join(apps, from), join(app, to))
-      }
+      work = mkdtempSync(join(tmpdir(), `aw-stack-${recipe.example}-`))
+      app = join(work, recipe.example)
+      configFile = join(work, 'bridge-config.json')
+      cpSync(join(root, 'examples', recipe.example), app, {
+        recursive: true,
+        filter: (source) => !SKIP.test(source),
+      })
+      for (const [from, to] of recipe.files)
+        writeInto(join(app, to), readFileSync(join(apps, from), 'utf8'))
       const swapped = recipe.files[0]?.[1]
       if (swapped) cpSync(bridgeOptions, join(app, dirname(swapped), 'bridge-options.mjs'))
-      const started = performance.now()
-      await run(recipe.build, app)
-      return (performance.now() - started) / 1000
+      const packed = await packTarballs(join(work, 'packed'), repoDependencies(app))
+      const pinned = Object.fromEntries(
+        recipe.versions.map((name) => [name, lockedVersion(recipe.example, name)]),
+      )
+      pointAtTarballs(app, packed, pinned)
+      return installAndBuild('current')
     },
-    adapter: (name) => ({
+    async rebuildAs(previous) {
+      await stopServer()
+      const file = join(app, 'package.json')
+      const manifest = JSON.parse(readFileSync(file, 'utf8'))
+      for (const [name, version] of Object.entries(previous.versions)) {
+        const field =
+          manifest.devDependencies?.[name] !== undefined ? 'devDependencies' : 'dependencies'
+        manifest[field] ??= {}
+        manifest[field][name] = version
+      }
+      writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`)
+      // npm resolves a major change in place only from scratch for those packages
+      // (React Router's exact peers between its packages refuse otherwise).
+      rmSync(join(app, 'package-lock.json'), { force: true })
+      // A scoped package goes with its whole scope (React Router's express adapter
+      // peers on the exact react-router of its major).
+      for (const name of Object.keys(previous.versions))
+        rmSync(join(app, 'node_modules', name.split('/')[0] as string), {
+          recursive: true,
+          force: true,
+        })
+      for (const name of previous.remove ?? []) rmSync(join(app, name), { force: true })
+      for (const [from, to] of previous.files ?? []) {
+        writeInto(join(app, to), readFileSync(join(previousFiles, from), 'utf8'))
+      }
+      for (const output of [
+        'dist',
+        'build',
+        '.output',
+        '.svelte-kit',
+        '.react-router',
+        '.nuxt',
+        '.astro',
+      ])
+        rmSync(join(app, output), { recursive: true, force: true })
+      return installAndBuild('previous')
+    },
+    adapter: (name, differs) => ({
       name,
-      ...(recipe.refusesPostWithoutContentType === undefined
+      ...((differs ?? recipe).refusesPostWithoutContentType === undefined
         ? {}
-        : { refusesPostWithoutContentType: recipe.refusesPostWithoutContentType }),
+        : { refusesPostWithoutContentType: (differs ?? recipe).refusesPostWithoutContentType }),
       ...(recipe.resetsWithoutAnswer === true ? { resetsWithoutAnswer: true } : {}),
       start: async (options): Promise<Running> => {
         const bridge = await startBridge(options, 'web')
@@ -204,8 +289,16 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
       },
     }),
     remove: async () => {
-      await (await server?.catch(() => undefined))?.close()
-      if (app) rmSync(app, { recursive: true, force: true })
+      await stopServer()
+      if (work) rmSync(work, { recursive: true, force: true })
     },
   }
+}
+
+/** The line a stack test prints once its copy is built: what ran, and how long each step took. */
+export function builtLine(recipe: StackRecipe, built: Built): string {
+  const packages = Object.entries(built.record.packages)
+    .map(([name, version]) => `${name}@${version}`)
+    .join(', ')
+  return `${recipe.stack} (${built.record.major}: ${packages} on ${built.record.runtime}): copied out, npm install ${built.install.toFixed(1)} s, npm run build${offline ? ' (no network)' : ''} ${built.build.toFixed(1)} s`
 }

@@ -11,6 +11,7 @@ import { describe } from 'vitest'
 import { registerHooks } from '../../examples/gcf/src/app.js'
 import type { Adapter, Running } from '../support/conformance-adapters.js'
 import { conformanceCases } from '../support/conformance-cases.js'
+import { inProcessVersions } from './tested-versions.js'
 
 let functions = 0
 
@@ -40,4 +41,10 @@ const gcf: Adapter = {
 
 describe('Google Cloud Functions (functions-framework 5, req.rawBody)', () => {
   conformanceCases(gcf)
+})
+
+describe('Cloud Functions versions', () => {
+  inProcessVersions('Google Cloud Functions', 'current', {
+    '@google-cloud/functions-framework': '@google-cloud/functions-framework',
+  })
 })

@@ -8,6 +8,7 @@ import { describe } from 'vitest'
 import { createApp } from '../../examples/nest-fastify/src/app.js'
 import type { Adapter, Running } from '../support/conformance-adapters.js'
 import { conformanceCases } from '../support/conformance-cases.js'
+import { inProcessVersions } from './tested-versions.js'
 
 const nestFastify: Adapter = {
   name: 'nest on fastify',
@@ -21,4 +22,13 @@ const nestFastify: Adapter = {
 
 describe('NestJS 12 on @nestjs/platform-fastify (app.register(affiliateWebhook))', () => {
   conformanceCases(nestFastify)
+})
+
+describe('NestJS versions', () => {
+  inProcessVersions(
+    'NestJS (platform-fastify)',
+    'current',
+    { '@nestjs/core': '@nestjs/core', '@nestjs/platform-fastify': '@nestjs/platform-fastify' },
+    'nest-fastify',
+  )
 })

@@ -38,6 +38,7 @@ export {
   rawBodyFixOf,
   rawBodyUnavailable,
 } from './http/raw-body-fixes.js'
+export { readWebBody } from './http/web-body.js'
 export { type AnyHandler, handlerTable } from './receiver/handlers.js'
 export { readQueuedJob, toQueuedJobData } from './receiver/queue-handoff.js'
 

@@ -8,6 +8,8 @@ import {
   toNodeListener,
   toWebRequest,
 } from 'h3'
+import { H3, type Middleware, readBody as readBodyV2 } from 'h3v2'
+import { toNodeHandler } from 'h3v2/node'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Running } from '../../../test/support/conformance-adapters.js'
 import { serve } from '../../../test/support/conformance-adapters.js'
@@ -109,5 +111,84 @@ describe('@affiliate-webhooks/h3', () => {
     expect(performance.now() - started).toBeLessThan(5_000)
     expect(answer).toMatchObject({ status: 500, json: { error: { code: 'raw_body_unavailable' } } })
     expect(String(error.mock.calls[0]?.[0])).toMatch(/500 raw_body_unavailable .*h3|readBody/)
+  })
+})
+
+/** An h3 2 app (Nitro 3's runtime) with `middleware` in front of `app.all('/hooks', ...)`. */
+async function startV2(middleware: Middleware | undefined, logger: { error: () => void }) {
+  const onConversion = vi.fn()
+  const app = new H3()
+  if (middleware) app.use(middleware)
+  app.all(
+    '/hooks',
+    affiliateWebhook({ secret: SECRET, onConversion, logger: { warn() {}, ...logger } }),
+  )
+  const server = await serve(toNodeHandler(app))
+  running.push(server)
+  return { url: server.url, onConversion }
+}
+
+describe('@affiliate-webhooks/h3 on h3 2', () => {
+  it('verifies a delivery, then answers its resend as a duplicate', async () => {
+    const { url, onConversion } = await startV2(undefined, { error: vi.fn() })
+    const event = buildConversionEvent()
+    expect(await send(url, event)).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(await send(url, event)).toMatchObject({ status: 200, json: { outcome: 'duplicate' } })
+    expect(onConversion).toHaveBeenCalledTimes(1)
+  })
+
+  it('leaves the webhook working when a middleware read a clone (the h3 2 fix)', async () => {
+    const seen: unknown[] = []
+    const { url, onConversion } = await startV2(
+      async (event) => {
+        if (event.req.method === 'POST') seen.push(await event.req.clone().json())
+      },
+      { error: vi.fn() },
+    )
+    const event = buildConversionEvent()
+    expect(await send(url, event)).toMatchObject({ status: 200, json: { outcome: 'processed' } })
+    expect(onConversion).toHaveBeenCalledTimes(1)
+    expect(seen).toEqual([event])
+  })
+
+  it('answers 500 raw_body_unavailable within 5 s, naming the h3 2 fix, after a middleware called readBody(event)', async () => {
+    const error = vi.fn()
+    const { url, onConversion } = await startV2(
+      async (event) => {
+        if (event.req.method === 'POST') await readBodyV2(event)
+      },
+      { error },
+    )
+    const event = buildConversionEvent()
+    const started = performance.now()
+    const answer = await send(url, event)
+    expect(performance.now() - started).toBeLessThan(5_000)
+    expect(answer).toMatchObject({
+      status: 500,
+      json: { error: { code: 'raw_body_unavailable', adapter: 'h3' } },
+    })
+    expect(answer.json.error?.message).toMatch(/h3 2 .*event\.req\.clone\(\)/)
+    expect(onConversion).not.toHaveBeenCalled()
+    expect(error).toHaveBeenCalledTimes(1)
+    expect(String(error.mock.calls[0]?.[0])).toMatch(
+      new RegExp(
+        `^affiliate-webhooks: 500 raw_body_unavailable ${event.id} \\(unverified id, attempt 1\\): .*event\\.req\\.clone\\(\\)`,
+      ),
+    )
+  })
+
+  it('answers 500 raw_body_unavailable, never a hang, when a middleware holds event.req.body unread', async () => {
+    const error = vi.fn()
+    const { url } = await startV2(
+      (event) => {
+        if (event.req.method === 'POST') void event.req.body?.getReader().read()
+      },
+      { error },
+    )
+    const started = performance.now()
+    const answer = await send(url, buildConversionEvent())
+    expect(performance.now() - started).toBeLessThan(5_000)
+    expect(answer).toMatchObject({ status: 500, json: { error: { code: 'raw_body_unavailable' } } })
+    expect(String(error.mock.calls[0]?.[0])).toMatch(/event\.req\.clone\(\)/)
   })
 })

@@ -1,10 +1,8 @@
 import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
 import {
   type AdapterOptions,
-  BoundedBody,
   createAdapter,
-  rawBodyUnavailable,
-  tooLarge,
+  readWebBody,
 } from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
@@ -30,45 +28,12 @@ export function toResponse(result: ReceiveResult): Response {
  * never a wait; a slow one is read until `signal` aborts, when the reader lets
  * go of the stream and rejects with the signal's reason.
  */
-export async function readRequestBody(
+export function readRequestBody(
   request: Request,
   limit: number,
   signal?: AbortSignal,
 ): Promise<Uint8Array> {
-  if (request.bodyUsed) throw rawBodyUnavailable('web', 'consumed')
-  const declared = request.headers.get('content-length')
-  // A length that is not a number is not trusted to bound the read: not <= limit.
-  if (declared !== null && !(Number(declared) <= limit)) throw tooLarge(limit)
-  if (request.body === null) return new Uint8Array(0)
-  if (request.body.locked) throw rawBodyUnavailable('web', 'locked')
-  const reader = request.body.getReader()
-  // Releasing the lock ends the pending read; the stream stays, unread, and the
-  // answer (Connection: close) ends the connection.
-  const letGo = () => {
-    try {
-      reader.releaseLock()
-    } catch {
-      // A runtime that refuses to release a lock with a read pending: cancel instead.
-      reader.cancel().catch(() => {})
-    }
-  }
-  signal?.addEventListener('abort', letGo, { once: true })
-  try {
-    const body = new BoundedBody(limit)
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      if (!body.add(read.value)) {
-        // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
-        // cancelling destroys the socket before the 413 can reach the service.
-        reader.releaseLock()
-        throw tooLarge(limit)
-      }
-    }
-    return body.bytes()
-  } catch (error) {
-    throw signal?.aborted ? signal.reason : error
-  } finally {
-    signal?.removeEventListener('abort', letGo)
-  }
+  return readWebBody(request, limit, 'web', signal)
 }
 
 /**

@@ -39,7 +39,7 @@ export const RAW_BODY_FIXES: Readonly<Record<RawBodyAdapter, string>> = {
   'next-pages':
     'Add `export const config = { api: { bodyParser: false } }` to this pages/api file.',
   web: "A middleware or hook read the Request: read a request.clone() there (Astro: context.request.clone(); SvelteKit: event.request.clone()), and turn the framework's body parsing off for the route (Elysia: parse: 'none').",
-  h3: 'Middleware read the stream (toWebRequest(event).json()?): use readBody(event) or readRawBody(event) there, which keep the bytes, never a Web Request of the event.',
+  h3: 'h3 1 (Nuxt 4): use readBody(event) or readRawBody(event) in middleware, which keep the bytes, not toWebRequest(event).json(). h3 2 (Nitro 3): readBody(event) drains event.req; read await event.req.clone().json() there.',
   lambda:
     'Pass the integration event untouched: its body must still be the string (or base64) API Gateway or the function URL sent.',
 }
