@@ -139,7 +139,7 @@ export function sqlReceiverCases<Tx>(name: string, setup: SqlReceiverSetup<Tx>):
         store: setup.store({ lockWaitMs: 100 }),
         async onConversion(conversion, event, ctx) {
           calls++
-          await ctx.tx.query(insert, [event.id, conversion.id, 1])
+          await setup.query(ctx.tx as Tx, insert, [event.id, conversion.id, 1])
           await held.opened
         },
       })

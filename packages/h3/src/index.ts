@@ -75,7 +75,9 @@ async function nodeBody(event: H3Event, limit: number, signal: AbortSignal): Pro
  * the route is `raw_body_unavailable` at once; a slow one ends at the body deadline.
  */
 function body(event: H3Event | H3v2Event, limit: number, signal: AbortSignal): Promise<Uint8Array> {
-  return isH3v2(event) ? readWebBody(event.req, limit, 'h3', signal) : nodeBody(event, limit, signal)
+  return isH3v2(event)
+    ? readWebBody(event.req, limit, 'h3', signal)
+    : nodeBody(event, limit, signal)
 }
 
 /**

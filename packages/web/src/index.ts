@@ -1,9 +1,5 @@
 import type { ReceiveResult, ReceiverOptions } from '@affiliate-webhooks/core'
-import {
-  type AdapterOptions,
-  createAdapter,
-  readWebBody,
-} from '@affiliate-webhooks/core/internal'
+import { type AdapterOptions, createAdapter, readWebBody } from '@affiliate-webhooks/core/internal'
 
 /** Options of {@link affiliateWebhook}: the receiver's (secret, handlers, store, limits). */
 export type WebWebhookOptions<Tx = undefined> = ReceiverOptions<Tx>
