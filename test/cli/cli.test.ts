@@ -346,8 +346,13 @@ describe('send', () => {
 })
 
 describe('verify', () => {
+  // Created two hours ago: a capture signed an hour ago must not carry an event from its future.
   const body = JSON.stringify(
-    buildConversionEvent({ id: 'evt_verify', conversion: { id: 9, status: 'approved' } }),
+    buildConversionEvent({
+      id: 'evt_verify',
+      createdAt: Date.now() - 2 * 3_600_000,
+      conversion: { id: 9, status: 'approved' },
+    }),
   )
   const now = () => Math.floor(Date.now() / 1000)
 

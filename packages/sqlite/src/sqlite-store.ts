@@ -26,6 +26,7 @@ import {
   guarded,
   inTransaction,
   isBusy,
+  isOpen,
   type SqliteDatabase,
   statementCache,
 } from './database.js'
@@ -103,9 +104,13 @@ async function whileBusy(db: SqliteDatabase, statement: string, untilMs: number)
   }
 }
 
-/** Rolls back if a transaction is open; a failure here leaves nothing to undo. */
+/**
+ * Rolls back if a transaction is open; a failure here leaves nothing to undo. A
+ * database the app has closed meanwhile (its lease timer firing after shutdown)
+ * has nothing open: closing it rolled back what was.
+ */
 function rollback(db: SqliteDatabase): void {
-  if (!inTransaction(db)) return
+  if (!isOpen(db) || !inTransaction(db)) return
   try {
     db.exec('ROLLBACK')
   } catch {
