@@ -52,6 +52,11 @@ export default defineConfig({
       { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
       { find: /^@affiliate-webhooks\/sqlite$/, replacement: src('./packages/sqlite/src/index.ts') },
       {
+        find: /^@affiliate-webhooks\/postgres\/internal$/,
+        replacement: src('./packages/postgres/src/internal.ts'),
+      },
+      { find: /^@affiliate-webhooks\/prisma$/, replacement: src('./packages/prisma/src/index.ts') },
+      {
         find: /^@affiliate-webhooks\/postgres$/,
         replacement: src('./packages/postgres/src/index.ts'),
       },

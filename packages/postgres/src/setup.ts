@@ -118,7 +118,8 @@ async function checkExistingTables(run: RunSql, names: SchemaNames): Promise<voi
 
 /** Inside the DDL lock: creates the schema, the tables, the functions and the version row, or refuses. */
 async function createAll(run: RunSql, names: SchemaNames): Promise<void> {
-  await run(`SELECT pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`)
+  // A column of type void: Prisma (which runs this text too) cannot read one.
+  await run(`SELECT 1 AS locked FROM pg_advisory_xact_lock(${names.lockSpace.ddl}, 0)`)
   const schema = names.qualifier.slice(0, -1)
   if (schema !== '') {
     const rows = await run<{ missing: boolean }>('SELECT to_regnamespace($1) IS NULL AS missing', [

@@ -1,0 +1,29 @@
+/**
+ * `@affiliate-webhooks/postgres/internal`: the store's layout and statements,
+ * for the sibling packages that run them through another driver
+ * (`@affiliate-webhooks/prisma`), so that each SQL text has one copy. Not
+ * covered by semver: any release may change or remove a name here. Users
+ * import `@affiliate-webhooks/postgres`.
+ *
+ * @packageDocumentation
+ */
+export {
+  isAborted,
+  isLeaseEnd,
+  isLockNotAvailable,
+  leaseEnded,
+  unreachable,
+} from './errors.js'
+export { type SchemaNames, schemaNames } from './schema.js'
+export { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
+export {
+  claimCallSql,
+  heldSql,
+  type PeekRow,
+  peekSql,
+  peekVerdict,
+  pruneSql,
+  streakResetSql,
+  streakSql,
+  TRANSACTION_ID,
+} from './statements.js'

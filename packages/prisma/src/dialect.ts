@@ -1,0 +1,39 @@
+import type { BeginInput, FailureStreak, PeekInput, PeekResult } from '@affiliate-webhooks/core'
+import type { PrismaRawQueries, PrismaTransactionOptions } from './prisma-client.js'
+
+/** The claim's answer inside the delivery's transaction. */
+export type ClaimVerdict =
+  | { status: 'claimed'; held: string }
+  | { status: 'duplicate' | 'stale' | 'in_progress' }
+
+/**
+ * One database's part of the Prisma store: its SQL (the Postgres or MySQL
+ * store's own texts, run through Prisma's raw queries) and how to read its
+ * errors. The interactive transaction around them is the store's, the same for both.
+ */
+export interface Dialect {
+  /** `prismaStore: cannot use ...`: the database that failed, never its secret. */
+  failure(cause: unknown): Error
+  /** Creates or checks the tables, once; learns what the transactions need. */
+  ready(): Promise<void>
+  /** What each delivery's `$transaction` is opened with beyond its bounds. */
+  transactionOptions(): Pick<PrismaTransactionOptions, 'isolationLevel'>
+  /** Longest the claim may take, ms: it may wait lockWaitMs for a conversion's row on purpose. */
+  claimWaitMs: number
+  /** The claim, first statement of the delivery's transaction. */
+  claim(tx: PrismaRawQueries, input: BeginInput, leaseMs: number): Promise<ClaimVerdict>
+  /**
+   * Last statement before Prisma's COMMIT: fails unless the transaction is still
+   * the claim's (the handler did not end it). On MySQL this is the store's commit.
+   */
+  beforeCommit(tx: PrismaRawQueries, input: BeginInput, held: string): Promise<void>
+  /** Before Prisma's ROLLBACK: puts the session back as the pool expects it. */
+  beforeRollback(tx: PrismaRawQueries): Promise<void>
+  /** The handler caught a failed statement and went on: the transaction can only roll back. */
+  isAborted(error: unknown): boolean
+  /** The transaction was over before the store's commit (its lease, or the handler ended it). */
+  isLeaseEnd(error: unknown): boolean
+  peek(input: PeekInput): Promise<PeekResult>
+  record(code: string | null): Promise<FailureStreak>
+  prune(limit: number): Promise<number>
+}

@@ -1,0 +1,148 @@
+import type { BeginInput, PeekInput } from '@affiliate-webhooks/core'
+import { NO_STREAK, STORE_STATEMENT_TIMEOUT_MS, STREAK_CODES_KEPT } from '@affiliate-webhooks/core/internal'
+import {
+  claimCallSql,
+  ensureSchema,
+  heldSql,
+  isAborted,
+  isLeaseEnd,
+  isLockNotAvailable,
+  type PeekRow,
+  peekSql,
+  peekVerdict,
+  pruneSql,
+  type RunSql,
+  type SchemaNames,
+  type SetupDriver,
+  streakResetSql,
+  streakSql,
+  TRANSACTION_ID,
+  unreachable,
+} from '@affiliate-webhooks/postgres/internal'
+import type { ClaimVerdict, Dialect } from './dialect.js'
+import {
+  databaseError,
+  type PrismaClientLike,
+  type PrismaRawQueries,
+  within,
+  withDatabaseCode,
+} from './prisma-client.js'
+
+/** What the Postgres dialect is built from. */
+export interface PostgresParts {
+  prisma: PrismaClientLike
+  names: SchemaNames
+  timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
+  acquireTimeoutMs: number
+}
+
+/** One statement through Prisma, bounded: its rows. */
+const runOn =
+  (on: PrismaRawQueries): RunSql =>
+  async <Row>(text: string, params: unknown[] = []) => {
+    try {
+      return await within(on.$queryRawUnsafe<Row[]>(text, ...params), STORE_STATEMENT_TIMEOUT_MS)
+    } catch (error) {
+      throw withDatabaseCode(error)
+    }
+  }
+
+function failure(cause: unknown): Error {
+  return unreachable(
+    'prismaStore: cannot use the PostgreSQL database of the Prisma client',
+    "Check the connection settings of the client's adapter (new PrismaPg({ connectionString }))",
+    cause,
+  )
+}
+
+function setupDriver(parts: PostgresParts): SetupDriver {
+  return {
+    run: runOn(parts.prisma),
+    async transaction(work) {
+      await parts.prisma.$transaction((tx) => work(runOn(tx as PrismaRawQueries)), {
+        maxWait: parts.acquireTimeoutMs,
+        timeout: 4 * STORE_STATEMENT_TIMEOUT_MS,
+      })
+    },
+    failure,
+  }
+}
+
+/**
+ * The Postgres store's layout and statements (from `@affiliate-webhooks/postgres`)
+ * through Prisma's raw queries: the same tables, functions and answers as with pg.
+ */
+export function postgresDialect(parts: PostgresParts): Dialect {
+  const { prisma, names, timings } = parts
+  const run = runOn(prisma)
+  // READ COMMITTED is the claim's assumption; asked of Prisma (one more round
+  // trip per delivery) only when the database's default is another level.
+  let isolation: 'ReadCommitted' | undefined
+  return {
+    failure,
+    async ready() {
+      await ensureSchema(setupDriver(parts), names)
+      const rows = await run<{ level: string }>(
+        "SELECT current_setting('default_transaction_isolation') AS level",
+      )
+      isolation = rows[0]?.level === 'read committed' ? undefined : 'ReadCommitted'
+    },
+    transactionOptions: () => (isolation === undefined ? {} : { isolationLevel: isolation }),
+    claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000),
+    async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
+      let rows: { verdict: string }[]
+      try {
+        rows = await tx.$queryRawUnsafe<{ verdict: string }[]>(
+          claimCallSql(names),
+          `${leaseMs}`,
+          input.eventId,
+          input.conversionId ?? null,
+          input.order,
+          `${timings.lockWaitMs}ms`,
+          timings.dedupeTtl,
+          timings.orderingTtl,
+        )
+      } catch (error) {
+        // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
+        if (isLockNotAvailable(databaseError(error))) return { status: 'in_progress' }
+        throw error
+      }
+      const verdict = String(rows[0]?.verdict)
+      if (TRANSACTION_ID.test(verdict)) return { status: 'claimed', held: verdict }
+      return { status: verdict as 'duplicate' | 'stale' }
+    },
+    async beforeCommit(tx, _input, held) {
+      await tx.$executeRawUnsafe(heldSql(names), held)
+    },
+    async beforeRollback() {},
+    isAborted: (error) => isAborted(databaseError(error)),
+    isLeaseEnd: (error) => isLeaseEnd(databaseError(error)),
+    async peek({ eventId, conversionId, order }: PeekInput) {
+      const rows = await run<PeekRow>(peekSql(names), [eventId, conversionId ?? null])
+      return peekVerdict(rows[0] as PeekRow, eventId, order)
+    },
+    async record(code) {
+      if (code === null) {
+        await within(prisma.$executeRawUnsafe(streakResetSql(names)), STORE_STATEMENT_TIMEOUT_MS)
+        return NO_STREAK
+      }
+      const rows = await run<{ count: number; codes: string[] }>(streakSql(names), [
+        code,
+        STREAK_CODES_KEPT,
+        timings.dedupeTtl,
+      ])
+      const row = rows[0] as { count: number; codes: string[] }
+      return { count: Number(row.count), recentCodes: row.codes }
+    },
+    async prune(limit) {
+      let deleted = 0
+      for (const table of [names.events, names.conversions]) {
+        deleted += await within(
+          prisma.$executeRawUnsafe(pruneSql(table, limit)),
+          STORE_STATEMENT_TIMEOUT_MS,
+        )
+      }
+      return deleted
+    },
+  }
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto'
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  WebhookError,
+} from '@affiliate-webhooks/core'
+import {
+  atMostEvery,
+  checkAcquireTimeout,
+  type DatabaseEventStore,
+  gatedStreak,
+  type PooledStoreOptions,
+  PRUNE_BATCH,
+  PRUNE_EVERY_MS,
+  pruneRound,
+  resolveStoreTimings,
+} from '@affiliate-webhooks/core/internal'
+import { schemaNames } from '@affiliate-webhooks/postgres/internal'
+import type { ClaimVerdict, Dialect } from './dialect.js'
+import { postgresDialect } from './postgres-dialect.js'
+import {
+  isTransactionApiError,
+  withDatabaseCode,
+  type PrismaClientLike,
+  type PrismaRawQueries,
+  type PrismaTransaction,
+  providerOf,
+} from './prisma-client.js'
+
+/** Options of {@link prismaStore}. */
+export interface PrismaStoreOptions<P extends PrismaClientLike = PrismaClientLike>
+  extends PooledStoreOptions {
+  /**
+   * A Prisma 7 client on a driver adapter: `new PrismaClient({ adapter: new PrismaPg(...) })`
+   * (PostgreSQL) or `new PrismaMariaDb(...)` (MySQL, MariaDB). Each delivery runs in its
+   * `$transaction(async (tx) => ...)`; the store never disconnects it.
+   */
+  prisma: P
+  /** Prefix of the store's tables and routines. Default `aw_`. */
+  tablePrefix?: string | undefined
+  /** PostgreSQL only: the schema holding them. Default: the connection's `search_path`. */
+  schema?: string | undefined
+}
+
+/** The Prisma store: `ctx.tx` is the delivery's interactive-transaction client. */
+export interface PrismaEventStore<Tx = PrismaRawQueries> extends DatabaseEventStore<Tx> {}
+
+/** A claim's interactive transaction, held open while the handler runs. */
+interface Open {
+  /** Why it is over before the store's commit: its lease ran out. */
+  ended: Error | undefined
+  /** The handler left the transaction aborted (a statement failed and it went on). */
+  aborted: boolean
+  /** Tells the transaction's callback how to end. */
+  decide: (how: 'commit' | 'rollback') => void
+  /** `$transaction`'s promise: resolves once Prisma committed, rejects on a rollback or a lost session. */
+  done: Promise<unknown>
+  timer: ReturnType<typeof setTimeout> | undefined
+}
+
+/** Thrown in the transaction's callback to make Prisma roll back. */
+class RollBack extends Error {}
+
+/** The code of the error of a claim whose lease ran out. */
+function leaseEnded(leaseMs: number): Error {
+  return Object.assign(
+    new Error(
+      `prismaStore: the handler ran past the lease (${leaseMs} ms): its transaction was rolled back`,
+    ),
+    { code: 'lease_ended' },
+  )
+}
+
+interface Announced {
+  verdict: ClaimVerdict
+  tx: unknown
+}
+
+interface Machine {
+  prisma: PrismaClientLike
+  dialect: Dialect
+  leaseMs: number
+  acquireTimeoutMs: number
+}
+
+/**
+ * The delivery's `$transaction`: the claim, then (claimed) the wait for the
+ * store's decision and the check before Prisma's COMMIT. Its `timeout` is the
+ * claim's longest wait plus the lease; its `maxWait` the acquire deadline.
+ */
+function openTransaction(m: Machine, input: BeginInput, state: Open): Promise<Announced> {
+  const leaseMs = input.leaseMs ?? m.leaseMs
+  const decision = new Promise<'commit' | 'rollback'>((resolve) => {
+    state.decide = resolve
+  })
+  return new Promise<Announced>((announce, reject) => {
+    state.done = Promise.resolve(
+      m.prisma.$transaction(
+        async (tx: PrismaRawQueries) => {
+          const verdict = await m.dialect.claim(tx, input, leaseMs)
+          announce({ verdict, tx })
+          // A stale event was marked done inside the transaction: commit it.
+          if (verdict.status === 'stale') return
+          if (verdict.status !== 'claimed' || (await decision) === 'rollback') {
+            await m.dialect.beforeRollback(tx).catch(() => {})
+            throw new RollBack()
+          }
+          try {
+            await m.dialect.beforeCommit(tx, input, verdict.held)
+          } catch (error) {
+            state.aborted = m.dialect.isAborted(error)
+            throw error
+          }
+        },
+        {
+          ...m.dialect.transactionOptions(),
+          maxWait: m.acquireTimeoutMs,
+          timeout: m.dialect.claimWaitMs + leaseMs,
+        },
+      ),
+    )
+    state.done.catch(reject)
+  })
+}
+
+/** The lease ran out while the handler still runs: the transaction rolls back, the retry may run. */
+function expire(state: Open, leaseMs: number): void {
+  if (state.ended !== undefined) return
+  state.ended = leaseEnded(leaseMs)
+  state.decide('rollback')
+}
+
+function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Open>) {
+  return async (input: BeginInput): Promise<BeginResult<unknown>> => {
+    await ready()
+    const state: Open = {
+      ended: undefined,
+      aborted: false,
+      decide: () => {},
+      done: Promise.resolve(),
+      timer: undefined,
+    }
+    let announced: Announced
+    try {
+      announced = await openTransaction(m, input, state)
+    } catch (error) {
+      // No transaction within maxWait, or the database went away: answered 503.
+      throw m.dialect.failure(withDatabaseCode(error))
+    }
+    state.done.catch(() => {})
+    const { verdict } = announced
+    if (verdict.status === 'claimed') {
+      const leaseMs = input.leaseMs ?? m.leaseMs
+      const token = randomUUID()
+      state.timer = setTimeout(expire, leaseMs, state, leaseMs)
+      state.timer.unref()
+      open.set(token, state)
+      const { eventId, conversionId, order } = input
+      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: announced.tx } }
+    }
+    // The stale mark commits; a duplicate's or in_progress's rollback is the expected end.
+    try {
+      await state.done
+    } catch (error) {
+      if (!(error instanceof RollBack)) throw m.dialect.failure(error)
+    }
+    return { status: verdict.status }
+  }
+}
+
+function settle(open: Map<string, Open>, claim: Claim<unknown>): Open | undefined {
+  const state = open.get(claim.token)
+  if (state === undefined) return undefined
+  open.delete(claim.token)
+  clearTimeout(state.timer)
+  return state
+}
+
+const handlerLeftAborted = (cause: unknown) =>
+  new WebhookError(
+    'handler_failed',
+    'A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate.',
+    { cause },
+  )
+
+function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void) {
+  return async (claim: Claim<unknown>): Promise<boolean> => {
+    const state = settle(open, claim)
+    // Committed or released already: a second commit changes nothing.
+    if (state === undefined) return false
+    if (state.ended !== undefined) {
+      await state.done.catch(() => {})
+      return false
+    }
+    state.decide('commit')
+    try {
+      await state.done
+    } catch (error) {
+      if (state.aborted) throw handlerLeftAborted(error)
+      // Past Prisma's timeout (the lease) the transaction was rolled back, or
+      // the handler ended it: not committed, and the retry may run.
+      if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
+      throw m.dialect.failure(error)
+    }
+    afterCommit()
+    return true
+  }
+}
+
+function releaseStep(open: Map<string, Open>) {
+  return async (claim: Claim<unknown>): Promise<void> => {
+    const state = settle(open, claim)
+    if (state === undefined) return
+    state.decide('rollback')
+    await state.done.catch(() => {})
+  }
+}
+
+/** The client's database, or the fix for a client this store cannot use. */
+function checkPrisma(options: PrismaStoreOptions | undefined): PrismaClientLike {
+  const prisma = (options as { prisma?: unknown } | undefined)?.prisma as
+    | Partial<PrismaClientLike>
+    | undefined
+  if (
+    prisma === undefined ||
+    prisma === null ||
+    typeof prisma.$transaction !== 'function' ||
+    typeof prisma.$queryRawUnsafe !== 'function'
+  ) {
+    throw new TypeError(
+      'prismaStore: `prisma` is required, a Prisma 7 client on a driver adapter: prismaStore({ prisma: new PrismaClient({ adapter: new PrismaPg({ connectionString }) }) })',
+    )
+  }
+  return prisma as PrismaClientLike
+}
+
+function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): Dialect {
+  const timings = resolveStoreTimings(options, 'prismaStore')
+  const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
+  const provider = providerOf(prisma)
+  if (provider === 'postgresql') {
+    const names = schemaNames(options, 'prismaStore')
+    return postgresDialect({ prisma, names, timings, acquireTimeoutMs })
+  }
+  throw new TypeError(
+    `prismaStore: the Prisma client's provider is ${JSON.stringify(provider ?? 'unknown')}; this store runs on "postgresql" (with @prisma/adapter-pg) and "mysql" (with @prisma/adapter-mariadb)`,
+  )
+}
+
+/**
+ * An {@link EventStore} whose handled mark commits in the handler's own Prisma
+ * interactive transaction: each delivery runs in `prisma.$transaction(async
+ * (tx) => ...)` and `ctx.tx` is that `tx`, so `await ctx.tx.ledger.create(...)`
+ * and the mark commit together or not at all. The same tables, SQL and answers
+ * as `@affiliate-webhooks/postgres` on PostgreSQL. The transaction's `maxWait`
+ * is `acquireTimeoutMs` (past it: 503), its `timeout` the lease (plus the
+ * claim's longest wait): a handler past it is rolled back and the retry runs.
+ */
+export function prismaStore<P extends PrismaClientLike>(
+  options: PrismaStoreOptions<P>,
+): PrismaEventStore<PrismaTransaction<P>> {
+  const prisma = checkPrisma(options)
+  const dialect = dialectFor(options, prisma)
+  const timings = resolveStoreTimings(options, 'prismaStore')
+  const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
+  let setup: Promise<void> | undefined
+  const ready = () => {
+    setup ??= dialect.ready().catch((error: unknown) => {
+      // Tried again on the next call: the database may come up later.
+      setup = undefined
+      throw error instanceof Error && error.message.startsWith('prismaStore:')
+        ? error
+        : dialect.failure(error)
+    })
+    return setup
+  }
+  const machine: Machine = { prisma, dialect, leaseMs: timings.leaseMs, acquireTimeoutMs }
+  const open = new Map<string, Open>()
+  const prune = async (limit = PRUNE_BATCH) => {
+    await ready()
+    return dialect.prune(limit)
+  }
+  const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
+  const store: PrismaEventStore<unknown> = {
+    ready,
+    begin: beginStep(machine, ready, open),
+    commit: commitStep(machine, open, afterCommit),
+    release: releaseStep(open),
+    async peek(input) {
+      await ready()
+      return dialect.peek(input)
+    },
+    recordAnswer: gatedStreak(async (code) => {
+      await ready()
+      return dialect.record(code)
+    }),
+    prune,
+  }
+  return store as PrismaEventStore<PrismaTransaction<P>>
+}
