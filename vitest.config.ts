@@ -50,6 +50,10 @@ export default defineConfig({
       { find: /^@affiliate-webhooks\/h3$/, replacement: src('./packages/h3/src/index.ts') },
       { find: /^@affiliate-webhooks\/redis$/, replacement: src('./packages/redis/src/index.ts') },
       { find: /^@affiliate-webhooks\/mysql$/, replacement: src('./packages/mysql/src/index.ts') },
+      {
+        find: /^@affiliate-webhooks\/mysql\/internal$/,
+        replacement: src('./packages/mysql/src/internal.ts'),
+      },
       { find: /^@affiliate-webhooks\/sqlite$/, replacement: src('./packages/sqlite/src/index.ts') },
       {
         find: /^@affiliate-webhooks\/postgres\/internal$/,

@@ -1,3 +1,4 @@
 import { packageConfig } from '../../tsup.package.js'
 
-export default packageConfig()
+// index: the public entry; internal: the layout and statements for sibling packages (outside semver).
+export default packageConfig({ entry: ['src/index.ts', 'src/internal.ts'] })

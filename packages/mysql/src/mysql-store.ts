@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type {
   BeginInput,
   BeginResult,
@@ -24,8 +24,19 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
-import { type MysqlSchemaOptions, NOW_MS, type SchemaNames, schemaNames } from './schema.js'
+import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
+import {
+  eventKey,
+  type PeekRow,
+  PRUNE_RESTORE_SQL,
+  PRUNE_WAIT_SQL,
+  PRUNED,
+  peekSql,
+  peekVerdict,
+  pruneDeleteSql,
+  pruneKeysSql,
+} from './statements.js'
 
 /** Options of {@link mysqlStore}. */
 export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOptions {
@@ -38,8 +49,6 @@ export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
 
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
 const STATEMENT_TIMEOUT_MS = 5000
-/** Event ids longer than the key column are keyed by their SHA-256. */
-const KEY_BYTES = 255
 
 /** A claim's transaction: its connection, its lease, and whether it is over. */
 interface Open {
@@ -63,12 +72,6 @@ interface Parts {
   ready: () => Promise<void>
   fail: (error: unknown) => Error
   open: Map<string, Open>
-}
-
-/** The events table's key: the id itself, or its hash when longer than the column. */
-export function eventKey(eventId: string): string {
-  if (Buffer.byteLength(eventId) <= KEY_BYTES) return eventId
-  return `evt_sha256_${createHash('sha256').update(eventId).digest('hex')}`
 }
 
 /**
@@ -267,32 +270,18 @@ function streakStep(parts: Parts) {
 
 function peekStep(parts: Parts) {
   return async ({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> => {
-    const now = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)"
     const key = eventKey(eventId)
     const row = await withConnection(parts, async (connection) => {
       const [rows] = await connection.query({
-        sql: `SELECT
-          EXISTS (SELECT 1 FROM ${parts.names.events} WHERE event_id = ? AND expires_at > ${now}) AS done,
-          MAX(watermark) AS watermark, MAX(event_id = ?) AS own
-          FROM ${parts.names.conversions} WHERE conversion_id = ? AND expires_at > ${now}`,
+        sql: peekSql(parts.names),
         values: [key, key, conversionId ?? null],
         timeout: STATEMENT_TIMEOUT_MS,
       })
-      return (rows as { done: number; watermark: number | string | null; own: number | null }[])[0]
+      return (rows as PeekRow[])[0]
     })
-    if (row === undefined) return 'unsettled'
-    if (Number(row.done) === 1 || Number(row.own) === 1) return 'duplicate'
-    if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
-    return 'unsettled'
+    return peekVerdict(row, order)
   }
 }
-
-/** The key column of each table pruned. */
-const PRUNED = (names: SchemaNames) =>
-  [
-    { table: names.events, key: 'event_id' },
-    { table: names.conversions, key: 'conversion_id' },
-  ] as const
 
 /**
  * Expired marks and watermarks, at most `limit` of each. The expired keys are
@@ -307,13 +296,11 @@ async function pruneTables(
   limit: number,
 ): Promise<number> {
   let deleted = 0
-  await connection.query(
-    'SET @aw_prune_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = 1',
-  )
+  await connection.query(PRUNE_WAIT_SQL)
   try {
     for (const { table, key } of PRUNED(parts.names)) {
       const [rows] = await connection.query({
-        sql: `SELECT ${key} AS k FROM ${table} WHERE expires_at <= ${NOW_MS} ORDER BY expires_at LIMIT ?`,
+        sql: pruneKeysSql(table, key),
         values: [limit],
         timeout: STATEMENT_TIMEOUT_MS,
       })
@@ -321,8 +308,8 @@ async function pruneTables(
       if (keys.length === 0) continue
       try {
         const [result] = await connection.query({
-          sql: `DELETE t FROM ${table} AS t FORCE INDEX (PRIMARY) WHERE t.${key} IN (?) AND t.expires_at <= ${NOW_MS}`,
-          values: [keys],
+          sql: pruneDeleteSql(table, key, keys.length),
+          values: keys,
           timeout: STATEMENT_TIMEOUT_MS,
         })
         deleted += (result as { affectedRows: number }).affectedRows
@@ -332,7 +319,7 @@ async function pruneTables(
       }
     }
   } finally {
-    await connection.query('SET SESSION innodb_lock_wait_timeout = @aw_prune_wait')
+    await connection.query(PRUNE_RESTORE_SQL)
   }
   return deleted
 }
@@ -373,7 +360,11 @@ function readyStep(
     setup ??= (async () => {
       const connection = await acquire()
       try {
-        await ensureSchema(connection, names)
+        await ensureSchema(
+          async <Row>(sql: string, values?: unknown[]) =>
+            (await connection.query(sql, values))[0] as Row[],
+          names,
+        )
       } catch (error) {
         connection.destroy()
         throw fail(error)

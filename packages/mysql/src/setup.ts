@@ -1,4 +1,3 @@
-import type { PoolConnection } from 'mysql2/promise'
 import {
   MYSQL_SCHEMA_VERSION,
   type SchemaNames,
@@ -8,18 +7,27 @@ import {
   versionTableSql,
 } from './schema.js'
 
+/**
+ * One statement on one connection (the setup's named lock is the session's),
+ * `?` placeholders, its rows: how the setup talks to mysql2 or to Prisma.
+ */
+export type MysqlRun = <Row>(sql: string, values?: unknown[]) => Promise<Row[]>
+
+/** `?, ?, ?` for a list: each value its own placeholder, as every driver sends them. */
+export const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
+
 /** The version recorded in the version table, or undefined when it has no row (or no table) yet. */
-async function recordedVersion(
-  connection: PoolConnection,
-  names: SchemaNames,
-): Promise<number | undefined> {
+async function recordedVersion(run: MysqlRun, names: SchemaNames): Promise<number | undefined> {
   try {
-    const [rows] = await connection.query(`SELECT MAX(version) AS version FROM ${names.version}`)
-    const version = (rows as { version: number | string | null }[])[0]?.version
+    const rows = await run<{ version: number | string | bigint | null }>(
+      `SELECT MAX(version) AS version FROM ${names.version}`,
+    )
+    const version = rows[0]?.version
     return version === null || version === undefined ? undefined : Number(version)
   } catch (error) {
-    // ER_NO_SUCH_TABLE: never created here.
-    if ((error as { errno?: number }).errno === 1146) return undefined
+    // ER_NO_SUCH_TABLE: never created here (errno from mysql2, code through Prisma).
+    const { errno, code } = error as { errno?: number; code?: unknown }
+    if (errno === 1146 || code === '1146') return undefined
     throw error
   }
 }
@@ -61,13 +69,13 @@ const routines = (names: SchemaNames) =>
   [names.claim, names.settle, names.commit, names.release, names.recordAnswer].map(unquoted)
 
 /** True when every procedure of this version is there (a migration may have left one out). */
-async function hasRoutines(connection: PoolConnection, names: SchemaNames): Promise<boolean> {
+async function hasRoutines(run: MysqlRun, names: SchemaNames): Promise<boolean> {
   const wanted = routines(names)
-  const [rows] = await connection.query(
-    'SELECT COUNT(*) AS n FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = ? AND routine_name IN (?)',
-    ['PROCEDURE', wanted],
+  const rows = await run<{ n: number | bigint }>(
+    `SELECT COUNT(*) AS n FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = ? AND routine_name IN (${placeholders(wanted)})`,
+    ['PROCEDURE', ...wanted],
   )
-  return Number((rows as { n: number }[])[0]?.n) === wanted.length
+  return Number(rows[0]?.n) === wanted.length
 }
 
 /**
@@ -76,16 +84,15 @@ async function hasRoutines(connection: PoolConnection, names: SchemaNames): Prom
  * (Tables with every column are kept: DDL is not transactional here, so a setup
  * that stopped half-way leaves tables without the row.)
  */
-async function checkExistingTables(connection: PoolConnection, names: SchemaNames): Promise<void> {
+async function checkExistingTables(run: MysqlRun, names: SchemaNames): Promise<void> {
   const tables = Object.entries(TABLE_COLUMNS).map(([suffix, columns]) => ({
     name: names[suffix as keyof typeof TABLE_COLUMNS].replaceAll('`', ''),
     columns: columns as readonly string[],
   }))
-  const [rows] = await connection.query(
-    'SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name IN (?)',
-    [tables.map((table) => table.name)],
+  const found = await run<{ t: string; c: string }>(
+    `SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name IN (${placeholders(tables)})`,
+    tables.map((table) => table.name),
   )
-  const found = rows as { t: string; c: string }[]
   for (const table of tables) {
     const columns = found.filter((row) => row.t === table.name).map((row) => row.c.toLowerCase())
     if (columns.length === 0) continue
@@ -106,27 +113,29 @@ const DDL_LOCK_WAIT_S = 20
  * row matches, with every procedure there, are not touched at all, so an app
  * whose user cannot CREATE runs against tables made by a migration.
  */
-export async function ensureSchema(connection: PoolConnection, names: SchemaNames): Promise<void> {
-  const found = await recordedVersion(connection, names)
+export async function ensureSchema(run: MysqlRun, names: SchemaNames): Promise<void> {
+  const found = await recordedVersion(run, names)
   if (found !== undefined && found !== MYSQL_SCHEMA_VERSION) throw wrongVersion(found, names)
-  if (found === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
+  if (found === MYSQL_SCHEMA_VERSION && (await hasRoutines(run, names))) return
   const lock = `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${names.prefix}:ddl')))`
-  const [rows] = await connection.query(`SELECT GET_LOCK(${lock}, ${DDL_LOCK_WAIT_S}) AS got`)
-  if ((rows as { got: number | null }[])[0]?.got !== 1) {
+  const rows = await run<{ got: number | bigint | null }>(
+    `SELECT GET_LOCK(${lock}, ${DDL_LOCK_WAIT_S}) AS got`,
+  )
+  if (Number(rows[0]?.got) !== 1) {
     throw new Error(
       `mysqlStore: another process held the lock on creating the ${names.prefix} tables for ${DDL_LOCK_WAIT_S} s; try again, or create them with \`affiliate-webhooks sql schema --mysql\`.`,
     )
   }
   try {
-    await connection.query(versionTableSql(names))
-    const now = await recordedVersion(connection, names)
+    await run(versionTableSql(names))
+    const now = await recordedVersion(run, names)
     if (now !== undefined && now !== MYSQL_SCHEMA_VERSION) throw wrongVersion(now, names)
-    if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(connection, names))) return
-    if (now === undefined) await checkExistingTables(connection, names)
+    if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(run, names))) return
+    if (now === undefined) await checkExistingTables(run, names)
     // Every statement is idempotent: run them all when anything is missing.
-    for (const statement of schemaStatements(names)) await connection.query(statement)
-    await connection.query(versionRowSql(names))
+    for (const statement of schemaStatements(names)) await run(statement)
+    await run(versionRowSql(names))
   } finally {
-    await connection.query(`DO RELEASE_LOCK(${lock})`)
+    await run(`DO RELEASE_LOCK(${lock})`)
   }
 }

@@ -1,5 +1,9 @@
 import type { BeginInput, PeekInput } from '@affiliate-webhooks/core'
-import { NO_STREAK, STORE_STATEMENT_TIMEOUT_MS, STREAK_CODES_KEPT } from '@affiliate-webhooks/core/internal'
+import {
+  NO_STREAK,
+  STORE_STATEMENT_TIMEOUT_MS,
+  STREAK_CODES_KEPT,
+} from '@affiliate-webhooks/core/internal'
 import {
   claimCallSql,
   ensureSchema,
@@ -24,8 +28,8 @@ import {
   databaseError,
   type PrismaClientLike,
   type PrismaRawQueries,
-  within,
   withDatabaseCode,
+  within,
 } from './prisma-client.js'
 
 /** What the Postgres dialect is built from. */

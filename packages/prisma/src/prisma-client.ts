@@ -8,9 +8,9 @@
 /** The raw-query methods of a Prisma client or of its transaction client. */
 export interface PrismaRawQueries {
   // biome-ignore lint/suspicious/noExplicitAny: Prisma's own signature: any values.
-  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): PromiseLike<T>
+  $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): Promise<T>
   // biome-ignore lint/suspicious/noExplicitAny: as above.
-  $executeRawUnsafe(query: string, ...values: any[]): PromiseLike<number>
+  $executeRawUnsafe(query: string, ...values: any[]): Promise<number>
 }
 
 /** The options of an interactive transaction the store passes. */
@@ -26,7 +26,7 @@ export interface PrismaClientLike extends PrismaRawQueries {
     // biome-ignore lint/suspicious/noExplicitAny: the transaction client is the app's generated type.
     work: (tx: any) => Promise<R>,
     options?: PrismaTransactionOptions,
-  ): PromiseLike<R>
+  ): Promise<R>
 }
 
 /** The transaction client of a Prisma client: what `ctx.tx` is. */

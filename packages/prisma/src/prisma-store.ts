@@ -17,16 +17,18 @@ import {
   pruneRound,
   resolveStoreTimings,
 } from '@affiliate-webhooks/core/internal'
+import { schemaNames as mysqlNames } from '@affiliate-webhooks/mysql/internal'
 import { schemaNames } from '@affiliate-webhooks/postgres/internal'
 import type { ClaimVerdict, Dialect } from './dialect.js'
+import { mysqlDialect } from './mysql-dialect.js'
 import { postgresDialect } from './postgres-dialect.js'
 import {
   isTransactionApiError,
-  withDatabaseCode,
   type PrismaClientLike,
   type PrismaRawQueries,
   type PrismaTransaction,
   providerOf,
+  withDatabaseCode,
 } from './prisma-client.js'
 
 /** Options of {@link prismaStore}. */
@@ -243,6 +245,15 @@ function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): Dial
   if (provider === 'postgresql') {
     const names = schemaNames(options, 'prismaStore')
     return postgresDialect({ prisma, names, timings, acquireTimeoutMs })
+  }
+  if (provider === 'mysql') {
+    if (options.schema !== undefined) {
+      throw new TypeError(
+        "prismaStore: `schema` is for PostgreSQL; on MySQL the tables live in the connection's database (use tablePrefix)",
+      )
+    }
+    const names = mysqlNames(options, 'prismaStore')
+    return mysqlDialect({ prisma, names, timings, acquireTimeoutMs })
   }
   throw new TypeError(
     `prismaStore: the Prisma client's provider is ${JSON.stringify(provider ?? 'unknown')}; this store runs on "postgresql" (with @prisma/adapter-pg) and "mysql" (with @prisma/adapter-mariadb)`,

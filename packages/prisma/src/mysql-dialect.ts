@@ -1,0 +1,182 @@
+import type { BeginInput, PeekInput } from '@affiliate-webhooks/core'
+import {
+  NO_STREAK,
+  STORE_STATEMENT_TIMEOUT_MS,
+  STREAK_CODES_KEPT,
+} from '@affiliate-webhooks/core/internal'
+import {
+  ensureSchema,
+  eventKey,
+  type MysqlRun,
+  type PeekRow,
+  PRUNE_RESTORE_SQL,
+  PRUNE_WAIT_SQL,
+  PRUNED,
+  peekSql,
+  peekVerdict,
+  pruneDeleteSql,
+  pruneKeysSql,
+  type SchemaNames,
+} from '@affiliate-webhooks/mysql/internal'
+import type { ClaimVerdict, Dialect } from './dialect.js'
+import {
+  type PrismaClientLike,
+  type PrismaRawQueries,
+  withDatabaseCode,
+  within,
+} from './prisma-client.js'
+
+/** What the MySQL dialect is built from. */
+export interface MysqlParts {
+  prisma: PrismaClientLike
+  names: SchemaNames
+  timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
+  acquireTimeoutMs: number
+}
+
+/** The code of the error when the claim's row is no longer in its transaction. */
+const NOT_HELD = 'not_held'
+
+/**
+ * The first row of a CALL's first result set, as an array of its columns; none
+ * when the procedure answered no result set. Prisma's MariaDB adapter returns a
+ * CALL's result sets as rows of one unnamed column (the first result set's
+ * first row, as an array, under the key `undefined`); a named row is read too.
+ */
+export function firstCallRow(rows: unknown): unknown[] | undefined {
+  if (!Array.isArray(rows) || rows.length === 0) return undefined
+  const first = rows[0] as Record<string, unknown> | unknown[]
+  if (Array.isArray(first)) return first
+  const values = Object.values(first)
+  const only = values[0]
+  if (values.length === 1 && Array.isArray(only)) return only
+  return values
+}
+
+const runOn =
+  (on: PrismaRawQueries): MysqlRun =>
+  async <Row>(sql: string, values: unknown[] = []) => {
+    try {
+      return await within(on.$queryRawUnsafe<Row[]>(sql, ...values), STORE_STATEMENT_TIMEOUT_MS)
+    } catch (error) {
+      throw withDatabaseCode(error)
+    }
+  }
+
+function failure(cause: unknown): Error {
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  const code = (cause as { code?: unknown } | undefined)?.code
+  return new Error(
+    `prismaStore: cannot use the MySQL database of the Prisma client (${typeof code === 'string' ? `${code}: ` : ''}${reason.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s]*/gi, '<url>').trim()}). Check the connection settings of the client's adapter (new PrismaMariaDb(...)) and that the server is up.`,
+    { cause },
+  )
+}
+
+/**
+ * The MySQL store's layout, procedures and statements (from
+ * `@affiliate-webhooks/mysql`) through Prisma's raw queries: the same tables
+ * and answers as with mysql2. The claim and commit procedures end and begin
+ * transactions themselves; Prisma's own COMMIT or ROLLBACK after them finds
+ * nothing left to do.
+ */
+export function mysqlDialect(parts: MysqlParts): Dialect {
+  const { prisma, names, timings } = parts
+  const run = runOn(prisma)
+  // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
+  const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
+  // The setup and a prune round need one session (a named lock, a session bound).
+  const onOneSession = <T>(work: (tx: PrismaRawQueries) => Promise<T>) =>
+    prisma.$transaction((tx) => work(tx as PrismaRawQueries), {
+      maxWait: parts.acquireTimeoutMs,
+      timeout: 30_000,
+    })
+  return {
+    failure,
+    ready: () => onOneSession((tx) => ensureSchema(runOn(tx), names)),
+    transactionOptions: () => ({}),
+    claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
+    async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
+      const rows = await tx.$queryRawUnsafe(
+        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?)`,
+        eventKey(input.eventId),
+        input.conversionId ?? null,
+        input.order,
+        // The server ends a session idle past the lease (and a second).
+        Math.ceil(leaseMs / 1000) + 1,
+        waitSeconds,
+        timings.dedupeTtl,
+        timings.orderingTtl,
+      )
+      const row = firstCallRow(rows)
+      if (row === undefined) return { status: 'claimed', held: '' }
+      return { status: String(row[0]) as 'duplicate' | 'stale' | 'in_progress' }
+    },
+    async beforeCommit(tx, input) {
+      const rows = await tx.$queryRawUnsafe(
+        `CALL ${names.commit}(?, ?, ?)`,
+        eventKey(input.eventId),
+        input.conversionId ?? null,
+        input.order,
+      )
+      if (firstCallRow(rows) !== undefined) {
+        throw Object.assign(
+          new Error(
+            "prismaStore: the claim's transaction was ended before the store's commit (by the handler?): nothing was committed",
+          ),
+          { code: NOT_HELD },
+        )
+      }
+    },
+    async beforeRollback(tx) {
+      await tx.$executeRawUnsafe(`CALL ${names.release}()`)
+    },
+    // MySQL has no aborted state: a failed statement leaves the transaction usable.
+    isAborted: () => false,
+    isLeaseEnd: (error) => (error as { code?: unknown } | undefined)?.code === NOT_HELD,
+    async peek({ eventId, conversionId, order }: PeekInput) {
+      const key = eventKey(eventId)
+      const rows = await run<PeekRow>(peekSql(names), [key, key, conversionId ?? null])
+      return peekVerdict(rows[0], order)
+    },
+    async record(code) {
+      const rows = await run(`CALL ${names.recordAnswer}(?, ?, ?)`, [
+        code,
+        STREAK_CODES_KEPT,
+        timings.dedupeTtl,
+      ])
+      const [failures, codes] = firstCallRow(rows) ?? [0, '']
+      const count = Number(failures)
+      return count === 0 ? NO_STREAK : { count, recentCodes: String(codes).split(',') }
+    },
+    prune: (limit) => onOneSession((tx) => pruneRound(tx, names, limit)),
+  }
+}
+
+/** One round of pruning on one session: expired keys by a consistent read, then deleted by key. */
+async function pruneRound(
+  tx: PrismaRawQueries,
+  names: SchemaNames,
+  limit: number,
+): Promise<number> {
+  const run = runOn(tx)
+  let deleted = 0
+  await run(PRUNE_WAIT_SQL)
+  try {
+    for (const { table, key } of PRUNED(names)) {
+      const keys = (await run<{ k: unknown }>(pruneKeysSql(table, key), [limit])).map((r) => r.k)
+      if (keys.length === 0) continue
+      try {
+        deleted += await within(
+          tx.$executeRawUnsafe(pruneDeleteSql(table, key, keys.length), ...keys),
+          STORE_STATEMENT_TIMEOUT_MS,
+        )
+      } catch (error) {
+        // A row retaken by a claim in flight: left for the next round.
+        if ((withDatabaseCode(error) as { code?: unknown }).code !== '1205') throw error
+      }
+    }
+  } finally {
+    await run(PRUNE_RESTORE_SQL)
+  }
+  return deleted
+}
