@@ -73,3 +73,85 @@ sqlReceiverCases<Tx>('prismaStore (PostgreSQL)', {
     code: 'handler_failed',
   },
 })
+
+describe('prismaStore (PostgreSQL): the client itself', () => {
+  it('refuses what is not a Prisma client, and a provider it does not run on, naming the fix', () => {
+    expect(() => prismaStore({ prisma: {} as Client })).toThrow(
+      /Prisma 7 client on a driver adapter/,
+    )
+    // What a client generated for SQLite says of itself.
+    const sqlite = {
+      _activeProvider: 'sqlite',
+      $transaction: () => Promise.resolve(),
+      $queryRawUnsafe: () => Promise.resolve([]),
+      $executeRawUnsafe: () => Promise.resolve(0),
+    }
+    expect(() => prismaStore({ prisma: sqlite as unknown as Client })).toThrow(
+      /provider is "sqlite".*"postgresql".*"mysql"/,
+    )
+  })
+
+  it("writes through ctx.tx's generated models, with the mark; a redelivery is a duplicate", async () => {
+    await db.pool.query(
+      'CREATE TABLE IF NOT EXISTS effects (id bigserial PRIMARY KEY, event_id text NOT NULL, conversion_id bigint NOT NULL, event_order bigint NOT NULL, pid integer NOT NULL)',
+    )
+    const secret = 'whsec_prisma_models'
+    const receiver = createReceiver({
+      secret,
+      store: prismaStore({ prisma }),
+      async onConversion(conversion, event, ctx) {
+        const tx = ctx.tx as unknown as {
+          effect: { create(args: { data: Record<string, unknown> }): Promise<unknown> }
+        }
+        await tx.effect.create({
+          data: {
+            eventId: event.id,
+            conversionId: BigInt(conversion.id),
+            eventOrder: 1n,
+            pid: process.pid,
+          },
+        })
+      },
+    })
+    const event = buildConversionEvent({ conversion: { id: 6161 } })
+    const signed = await signedDelivery({ secret, event })
+    const input = { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+    expect((await receiver.receive(input)).outcome).toBe('processed')
+    expect((await receiver.receive(input)).outcome).toBe('duplicate')
+    const { rows } = await db.pool.query(
+      'SELECT count(*)::int AS n FROM effects WHERE event_id = $1',
+      [event.id],
+    )
+    expect(rows[0]).toEqual({ n: 1 })
+  })
+
+  it('a transaction the handler rolled back itself never commits, and marks nothing', async () => {
+    const store = prismaStore({ prisma })
+    const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
+    const begun = await store.begin({ eventId, conversionId: 4200, order: 10 })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    await (begun.claim.tx as Tx).$executeRawUnsafe('ROLLBACK')
+    expect(await store.commit(begun.claim)).toBe(false)
+    expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('unsettled')
+  })
+
+  it('fails begin within acquireTimeoutMs (maxWait), not a hang, when every connection holds a claim', async () => {
+    const small = new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 2 }) })
+    try {
+      const store = prismaStore({ prisma: small, acquireTimeoutMs: 300, logger: false })
+      await store.ready()
+      const held = [
+        await store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 }),
+        await store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 }),
+      ]
+      const started = performance.now()
+      await expect(store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 })).rejects.toThrow(
+        /prismaStore: cannot use the PostgreSQL database of the Prisma client \(P2028/,
+      )
+      expect(performance.now() - started).toBeLessThan(2000)
+      for (const begun of held) if (begun.status === 'claimed') await store.release(begun.claim)
+    } finally {
+      await small.$disconnect()
+    }
+  })
+})

@@ -1,7 +1,7 @@
 /**
  * The database stopped under a receiver (a private server, stopped as a crash
  * would: every session gone) and started again, on node-postgres and on
- * postgres.js: every delivery meanwhile is
+ * postgres.js and on Prisma (@prisma/adapter-pg): every delivery meanwhile is
  * answered 503 store_unavailable well within the service's 10 s, nothing is
  * acknowledged that was not handled, and after the restart the retries are
  * handled once each. The log says what failed, never the password.
@@ -13,11 +13,18 @@ import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
+import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
+import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
+import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
+
+const { PrismaClient } = (await import(await prismaClientPath('postgresql'))) as {
+  PrismaClient: new (options: { adapter: PrismaPg }) => PrismaClientFor<PrismaRawQueries>
+}
 
 const PASSWORD = 'outage-test-password-never-shown'
 /** The store on one driver, from a connection string; `end` closes what it opened. */
@@ -59,6 +66,24 @@ const DRIVERS: DriverUnderTest[] = [
         insert: (tx, eventId, conversionId) =>
           (tx as postgres.TransactionSql)`INSERT INTO effects VALUES (${eventId}, ${conversionId})`,
         end: () => sql.end({ timeout: 1 }),
+      }
+    },
+  },
+  {
+    name: 'Prisma',
+    open(connectionString, log) {
+      const adapter = new PrismaPg({ connectionString, max: 8, connectionTimeoutMillis: 2000 })
+      const prisma = new PrismaClient({ adapter })
+      return {
+        store: (options) =>
+          prismaStore({ prisma, logger: log, acquireTimeoutMs: 2000, ...options }),
+        insert: (tx, eventId, conversionId) =>
+          (tx as PrismaRawQueries).$executeRawUnsafe(
+            'INSERT INTO effects VALUES ($1, $2)',
+            eventId,
+            conversionId,
+          ),
+        end: () => prisma.$disconnect(),
       }
     },
   },

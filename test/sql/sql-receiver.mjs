@@ -1,6 +1,6 @@
 // One receiver process of the SQL store tests (crash and chaos): the node adapter
 // with the store named by STORE (postgres, postgresjs, mysql, sqlite with
-// SQLITE_LIBRARY, or redis for the documented difference). The handler's effect is a row in the test database's `effects`
+// SQLITE_LIBRARY, prisma-postgres, prisma-mysql, or redis for the documented difference). The handler's effect is a row in the test database's `effects`
 // table and the conversion's newest status in `conversion_state`: written through
 // ctx.tx with a SQL store, and straight to the database (committed at once) with
 // Redis, whose mark lives elsewhere. Told by the test, the process hangs or dies
@@ -62,8 +62,35 @@ async function setUpSqlite() {
   }
 }
 
+/** Prisma: the effect and the state through the generated models of ctx.tx. */
+async function setUpPrisma() {
+  const { prismaSetUp } = await import('./prisma-process.mjs')
+  const { prisma, store } = await prismaSetUp(STORE, DATABASE_URL, 20)
+  return {
+    store,
+    direct: prisma,
+    write: async (db, eventId, conversionId, status, order) => {
+      await db.effect.create({
+        data: {
+          eventId,
+          conversionId: BigInt(conversionId),
+          eventOrder: BigInt(order),
+          pid: process.pid,
+        },
+      })
+      const state = { status, eventOrder: BigInt(order) }
+      await db.conversionState.upsert({
+        where: { conversionId: BigInt(conversionId) },
+        create: { conversionId: BigInt(conversionId), ...state },
+        update: state,
+      })
+    },
+  }
+}
+
 async function setUp() {
   if (STORE === 'sqlite') return setUpSqlite()
+  if (STORE?.startsWith('prisma-')) return setUpPrisma()
   if (STORE === 'mysql') {
     const mysql = await import('mysql2/promise')
     const { mysqlStore } = await import('@affiliate-webhooks/mysql')
@@ -100,7 +127,7 @@ async function setUp() {
   }
 }
 
-const { store, direct, dialect: chosen, run, sqliteUpsert } = await setUp()
+const { store, direct, dialect: chosen, run, sqliteUpsert, write } = await setUp()
 // SQLite takes MySQL's placeholders and Postgres's upsert.
 const dialect = sqliteUpsert
   ? {
@@ -121,8 +148,12 @@ const webhook = affiliateWebhook({
     // With a SQL store the effect joins the store's transaction; with Redis it commits now.
     const db = ctx.tx ?? direct
     const order = Date.parse(event.createdAt)
-    await run(db, dialect.insertEffect, [event.id, conversion.id, order, process.pid])
-    await run(db, dialect.upsertState, [conversion.id, conversion.status, order])
+    if (write !== undefined) {
+      await write(db, event.id, conversion.id, conversion.status, order)
+    } else {
+      await run(db, dialect.insertEffect, [event.id, conversion.id, order, process.pid])
+      await run(db, dialect.upsertState, [conversion.id, conversion.status, order])
+    }
     if (next !== undefined) {
       const what = next
       next = undefined

@@ -9,6 +9,7 @@ import { signedDelivery } from '@affiliate-webhooks/core/testing'
 import { createMysqlTestDatabase } from '../support/mysql-db.js'
 import { createPostgresTestDatabase } from '../support/postgres-db.js'
 import { freePort, REDIS_URL } from '../support/redis-servers.js'
+import { type PrismaTestProvider, prismaClientPath } from './prisma-clients.js'
 import { createSqliteTestFile, openSqlite, type SqliteLibrary } from './sqlite-db.js'
 
 export interface EffectsDatabase {
@@ -82,6 +83,26 @@ export const postgresJsKind: SqlKind = {
   store: 'postgresjs',
 }
 
+/**
+ * The Prisma store on one database: the same tables (made with SQL: `prisma
+ * migrate` cannot run here), its client generated from test/sql/prisma/ before
+ * a process starts.
+ */
+function prismaKind(on: SqlKind, provider: PrismaTestProvider): SqlKind {
+  return {
+    ...on,
+    name: `${on.name} (Prisma)`,
+    store: provider === 'mysql' ? 'prisma-mysql' : 'prisma-postgres',
+    async createDatabase() {
+      await prismaClientPath(provider)
+      return on.createDatabase()
+    },
+  }
+}
+
+export const prismaPostgresKind = prismaKind(postgresKind, 'postgresql')
+export const prismaMysqlKind = prismaKind(mysqlKind, 'mysql')
+
 const SQLITE_TABLES = [
   'CREATE TABLE effects (id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, conversion_id INTEGER NOT NULL, event_order INTEGER NOT NULL, pid INTEGER NOT NULL)',
   'CREATE TABLE conversion_state (conversion_id INTEGER PRIMARY KEY, status TEXT NOT NULL, event_order INTEGER NOT NULL)',
@@ -118,6 +139,8 @@ export const SQL_KINDS: readonly SqlKind[] = [
   mysqlKind,
   sqliteKind('node:sqlite'),
   sqliteKind('better-sqlite3'),
+  prismaPostgresKind,
+  prismaMysqlKind,
 ]
 
 export const SECRET = 'whsec_sql_store_processes'

@@ -1,5 +1,5 @@
 // A BullMQ worker process with the SQL store named by STORE (postgres,
-// postgresjs, mysql, or sqlite with SQLITE_LIBRARY): the handler writes its
+// postgresjs, mysql, sqlite with SQLITE_LIBRARY, prisma-postgres or prisma-mysql): the handler writes its
 // effect through ctx.tx in that driver's idiom. Told by AFTER_FIRST_EFFECT=hang,
 // it hangs right after its first effect (before the commit) and says so, for
 // the test to SIGKILL it there.
@@ -12,6 +12,17 @@ let hang = AFTER_FIRST_EFFECT === 'hang'
 
 /** The store, and one INSERT of the effect through ctx.tx: (tx, eventId, conversionId, pid). */
 async function setUp() {
+  if (STORE?.startsWith('prisma-')) {
+    const { prismaSetUp } = await import('./prisma-process.mjs')
+    const { store } = await prismaSetUp(STORE, DATABASE_URL, 8)
+    return {
+      store,
+      insert: (tx, eventId, conversionId, pid) =>
+        tx.effect.create({
+          data: { eventId, conversionId: BigInt(conversionId), eventOrder: 0n, pid },
+        }),
+    }
+  }
   if (STORE === 'sqlite') {
     const { sqliteStore } = await import('@affiliate-webhooks/sqlite')
     const database =

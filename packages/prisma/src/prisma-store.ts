@@ -4,6 +4,7 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type Logger,
   WebhookError,
 } from '@affiliate-webhooks/core'
 import {
@@ -16,6 +17,7 @@ import {
   PRUNE_EVERY_MS,
   pruneRound,
   resolveStoreTimings,
+  STORE_STATEMENT_TIMEOUT_MS,
 } from '@affiliate-webhooks/core/internal'
 import { schemaNames as mysqlNames } from '@affiliate-webhooks/mysql/internal'
 import { schemaNames } from '@affiliate-webhooks/postgres/internal'
@@ -29,6 +31,7 @@ import {
   type PrismaTransaction,
   providerOf,
   withDatabaseCode,
+  within,
 } from './prisma-client.js'
 
 /** Options of {@link prismaStore}. */
@@ -83,6 +86,8 @@ interface Announced {
 interface Machine {
   prisma: PrismaClientLike
   dialect: Dialect
+  /** The error thrown for an unreachable database (answered 503), said to the logger once a minute. */
+  fail: (error: unknown) => Error
   leaseMs: number
   acquireTimeoutMs: number
 }
@@ -101,16 +106,26 @@ function openTransaction(m: Machine, input: BeginInput, state: Open): Promise<An
     state.done = Promise.resolve(
       m.prisma.$transaction(
         async (tx: PrismaRawQueries) => {
-          const verdict = await m.dialect.claim(tx, input, leaseMs)
+          let verdict: ClaimVerdict
+          try {
+            // Bounded here: a database that stops answering gets a 503, not a wait for the lease.
+            verdict = await within(m.dialect.claim(tx, input, leaseMs), m.dialect.claimWaitMs)
+          } catch (error) {
+            reject(error)
+            throw error
+          }
           announce({ verdict, tx })
           // A stale event was marked done inside the transaction: commit it.
           if (verdict.status === 'stale') return
           if (verdict.status !== 'claimed' || (await decision) === 'rollback') {
-            await m.dialect.beforeRollback(tx).catch(() => {})
+            await within(m.dialect.beforeRollback(tx), STORE_STATEMENT_TIMEOUT_MS).catch(() => {})
             throw new RollBack()
           }
           try {
-            await m.dialect.beforeCommit(tx, input, verdict.held)
+            await within(
+              m.dialect.beforeCommit(tx, input, verdict.held),
+              STORE_STATEMENT_TIMEOUT_MS,
+            )
           } catch (error) {
             state.aborted = m.dialect.isAborted(error)
             throw error
@@ -149,7 +164,7 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
       announced = await openTransaction(m, input, state)
     } catch (error) {
       // No transaction within maxWait, or the database went away: answered 503.
-      throw m.dialect.failure(withDatabaseCode(error))
+      throw m.fail(withDatabaseCode(error))
     }
     state.done.catch(() => {})
     const { verdict } = announced
@@ -166,7 +181,7 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
     try {
       await state.done
     } catch (error) {
-      if (!(error instanceof RollBack)) throw m.dialect.failure(error)
+      if (!(error instanceof RollBack)) throw m.fail(error)
     }
     return { status: verdict.status }
   }
@@ -198,13 +213,14 @@ function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void
     }
     state.decide('commit')
     try {
-      await state.done
+      // The check, then Prisma's COMMIT: a database that stops answering is a 503, not a hang.
+      await within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS)
     } catch (error) {
       if (state.aborted) throw handlerLeftAborted(error)
       // Past Prisma's timeout (the lease) the transaction was rolled back, or
       // the handler ended it: not committed, and the retry may run.
       if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
-      throw m.dialect.failure(error)
+      throw m.fail(error)
     }
     afterCommit()
     return true
@@ -217,6 +233,23 @@ function releaseStep(open: Map<string, Open>) {
     if (state === undefined) return
     state.decide('rollback')
     await state.done.catch(() => {})
+  }
+}
+
+/** Errors of an unreachable database, named by the dialect; logged once per outage (a minute). */
+function failer(dialect: Dialect, logger: Logger | undefined) {
+  let reportedAt = Number.NEGATIVE_INFINITY
+  return (error: unknown): Error => {
+    const failure =
+      error instanceof Error && error.message.startsWith('prismaStore:')
+        ? error
+        : dialect.failure(error)
+    const at = Date.now()
+    if (logger !== undefined && at - reportedAt >= PRUNE_EVERY_MS) {
+      reportedAt = at
+      logger.error(failure.message)
+    }
+    return failure
   }
 }
 
@@ -276,18 +309,17 @@ export function prismaStore<P extends PrismaClientLike>(
   const dialect = dialectFor(options, prisma)
   const timings = resolveStoreTimings(options, 'prismaStore')
   const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
+  const fail = failer(dialect, options.logger === false ? undefined : (options.logger ?? console))
   let setup: Promise<void> | undefined
   const ready = () => {
     setup ??= dialect.ready().catch((error: unknown) => {
       // Tried again on the next call: the database may come up later.
       setup = undefined
-      throw error instanceof Error && error.message.startsWith('prismaStore:')
-        ? error
-        : dialect.failure(error)
+      throw fail(error)
     })
     return setup
   }
-  const machine: Machine = { prisma, dialect, leaseMs: timings.leaseMs, acquireTimeoutMs }
+  const machine: Machine = { prisma, dialect, fail, leaseMs: timings.leaseMs, acquireTimeoutMs }
   const open = new Map<string, Open>()
   const prune = async (limit = PRUNE_BATCH) => {
     await ready()
