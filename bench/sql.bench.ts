@@ -11,7 +11,10 @@
  *
  * Each driver's store against a bare transaction on the same driver: pg and
  * postgres.js (at least 0.7), mysql2 on MariaDB (0.6), SQLite through
- * node:sqlite and better-sqlite3 (0.7, both at synchronous FULL on one WAL file).
+ * node:sqlite and better-sqlite3 (0.7, both at synchronous FULL on one WAL file),
+ * Prisma 7 on PostgreSQL (@prisma/adapter-pg) and on MariaDB (@prisma/adapter-mariadb)
+ * against a bare Prisma interactive transaction (`$transaction(async (tx) => INSERT)`)
+ * on the same database: the database's target, 0.7 and 0.6.
  *
  * `npm run bench:sql` (the machine's PostgreSQL and MariaDB, as the tests use them).
  * Each database is created for the run and dropped at the end. BENCH_QUICK=1 runs
@@ -23,10 +26,16 @@ import { readdirSync, readFileSync } from 'node:fs'
 import type { EventStore } from '@affiliate-webhooks/core'
 import type * as MysqlPackage from '@affiliate-webhooks/mysql'
 import type * as PostgresPackage from '@affiliate-webhooks/postgres'
+import type * as PrismaPackage from '@affiliate-webhooks/prisma'
 import type * as SqlitePackage from '@affiliate-webhooks/sqlite'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import postgresJs from 'postgres'
+import {
+  type PrismaClientFor,
+  type PrismaTestProvider,
+  prismaClientPath,
+} from '../test/sql/prisma-clients.js'
 import { createSqliteTestFile, openSqlite, type SqliteLibrary } from '../test/sql/sqlite-db.js'
 import { createMysqlTestDatabase } from '../test/support/mysql-db.js'
 import { createPostgresTestDatabase } from '../test/support/postgres-db.js'
@@ -36,6 +45,7 @@ const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).
 const { postgresStore } = (await import(built('postgres/dist/index.js'))) as typeof PostgresPackage
 const { mysqlStore } = (await import(built('mysql/dist/index.js'))) as typeof MysqlPackage
 const { sqliteStore } = (await import(built('sqlite/dist/index.js'))) as typeof SqlitePackage
+const { prismaStore } = (await import(built('prisma/dist/index.js'))) as typeof PrismaPackage
 
 const QUICK = process.env.BENCH_QUICK === '1'
 const CONCURRENCY = 16
@@ -73,6 +83,8 @@ const RATIO_TARGET: Record<string, number> = {
   mysql: 0.6,
   'sqlite (node:sqlite)': 0.7,
   'sqlite (better-sqlite3)': 0.7,
+  'postgres (Prisma)': 0.7,
+  'mysql (Prisma)': 0.6,
 }
 /** Node CPU per delivery of the store over its floor's, at most (Postgres). */
 const NODE_CPU_TARGET = 1.4
@@ -342,6 +354,78 @@ async function sqliteTarget(library: SqliteLibrary): Promise<Target> {
   }
 }
 
+type PrismaTx = PrismaPackage.PrismaRawQueries
+
+/** A Prisma client of the generated test schema on one database, with `connections` in its pool. */
+async function prismaOn(
+  provider: PrismaTestProvider,
+  url: string,
+  connections: number,
+): Promise<PrismaClientFor<PrismaTx>> {
+  const { PrismaClient } = await import(await prismaClientPath(provider))
+  if (provider === 'postgresql') {
+    const { PrismaPg } = await import('@prisma/adapter-pg')
+    return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: connections }) })
+  }
+  const { PrismaMariaDb } = await import('@prisma/adapter-mariadb')
+  const at = new URL(url)
+  const adapter = new PrismaMariaDb({
+    host: at.hostname,
+    port: Number(at.port || 3306),
+    user: decodeURIComponent(at.username),
+    database: at.pathname.slice(1),
+    connectionLimit: connections,
+  })
+  return new PrismaClient({ adapter })
+}
+
+/**
+ * Prisma on one database: the floor is a bare interactive transaction with the
+ * INSERT on a client of its own; the store's INSERT goes through ctx.tx.
+ */
+async function prismaTarget(provider: PrismaTestProvider): Promise<Target> {
+  const postgresql = provider === 'postgresql'
+  const db = postgresql
+    ? await createPostgresTestDatabase()
+    : await createMysqlTestDatabase({ connectionLimit: 4 })
+  await (db.pool as unknown as { query(sql: string): Promise<unknown> }).query(
+    postgresql
+      ? 'CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)'
+      : 'CREATE TABLE ledger (event_id VARCHAR(64) PRIMARY KEY, amount DECIMAL(12, 2) NOT NULL) ENGINE=InnoDB',
+  )
+  const insert = postgresql
+    ? 'INSERT INTO ledger VALUES ($1, $2::numeric)'
+    : 'INSERT INTO ledger VALUES (?, ?)'
+  const storePrisma = await prismaOn(provider, db.url, 20)
+  const floorPrisma = await prismaOn(provider, db.url, 20)
+  const store = prismaStore({ prisma: storePrisma, logger: false })
+  await store.ready()
+  return {
+    name: `${postgresql ? 'postgres' : 'mysql'} (Prisma)`,
+    server: postgresql ? 'postgres' : 'mariadbd',
+    async floor(i) {
+      await floorPrisma.$transaction((tx) => tx.$executeRawUnsafe(insert, `floor_${i}`, '9.09'))
+    },
+    async store(i) {
+      const begun = await store.begin({
+        eventId: `evt_bench_${i}`,
+        conversionId: 5_000_000 + i,
+        order: 1_000_000 + i,
+      })
+      if (begun.status !== 'claimed') throw new Error(`unexpected ${begun.status}`)
+      await (begun.claim.tx as PrismaTx).$executeRawUnsafe(insert, `store_${i}`, '9.09')
+      if (!(await store.commit(begun.claim))) throw new Error('not committed')
+    },
+    // Prisma sends BEGIN and COMMIT itself: its round trips are not counted here.
+    sent: () => Number.NaN,
+    async close() {
+      await storePrisma.$disconnect()
+      await floorPrisma.$disconnect()
+      await db.drop()
+    },
+  }
+}
+
 async function bench(target: Target) {
   const floors: Run[] = []
   const stores: Run[] = []
@@ -376,6 +460,8 @@ const targets: (() => Promise<Target>)[] = [
   () => targetOf(mariadb as Driver<object, object>),
   () => sqliteTarget('node:sqlite'),
   () => sqliteTarget('better-sqlite3'),
+  () => prismaTarget('postgresql'),
+  () => prismaTarget('mysql'),
 ]
 // BENCH_ONLY=name runs only the targets whose name contains it (one driver again, after a change).
 const only = process.env.BENCH_ONLY
