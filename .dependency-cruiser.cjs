@@ -108,6 +108,8 @@ module.exports = {
         '(^|/)\\.astro/',
         '(^|/)\\.svelte-kit/',
         '(^|/)\\.nuxt/',
+        // The Prisma clients the tests generate (git-ignored): Prisma's code, not ours.
+        '^test/sql/prisma/generated/',
         '(^|/)\\.output/',
         '(^|/)build/',
         '(^|/)\\.react-router/',
