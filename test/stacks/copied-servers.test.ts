@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../support/redis-servers.js'
 import {
   closure,
   lockedVersion,
@@ -55,15 +56,6 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     env[name] = value
   }
   return { ...env, ...extra } as NodeJS.ProcessEnv
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net')
-  const server = createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /** `npm start` in the copy on a free port; resolves once it answers HTTP. */

@@ -3,31 +3,16 @@
 // file BRIDGE_CONFIG_FILE names (a new receiver whenever it changes) and its
 // handler and log lines sent back to the test.
 import { readFileSync } from 'node:fs'
-import { affiliateWebhook, type H3WebhookHandler } from '@affiliate-webhooks/h3'
+import { affiliateWebhook } from '@affiliate-webhooks/h3'
 import { defineHandler } from 'h3'
 // @ts-expect-error: plain JavaScript, copied beside this file
-import { bridgedOptions } from './bridge-options.mjs'
-
-let made: { text: string; handler: H3WebhookHandler; flush: () => Promise<void> } | undefined
-
-function make(text: string) {
-  const config = JSON.parse(text)
-  const post = (path: string, body: unknown) =>
-    fetch(`${config.bridge}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  const bridged = bridgedOptions(config, post)
-  return { text, handler: affiliateWebhook(bridged.options), flush: bridged.flush }
-}
+import { receiverPerCase } from './bridge-options.mjs'
 
 /** The receiver of the current case, read per request (a build loads this module without one). */
-function current() {
-  const text = readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8')
-  if (made?.text !== text) made = make(text)
-  return made
-}
+const current = receiverPerCase(
+  () => readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8'),
+  affiliateWebhook,
+)
 
 export const webhook = defineHandler(async (event) => {
   const { handler, flush } = current()
