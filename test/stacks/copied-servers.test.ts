@@ -102,17 +102,21 @@ beforeAll(async () => {
     for (const name of repoDependencies(app)) names.add(name)
   }
   const tarballs = await packTarballs(join(work, 'packed'), [...names])
-  for (const [example, pinned] of Object.entries(EXAMPLES) as [Example, readonly string[]][]) {
-    const app = apps.get(example) as string
-    const wanted = new Set(closure(repoDependencies(app)))
-    const needed = new Map([...tarballs].filter(([name]) => wanted.has(name)))
-    pointAtTarballs(
-      app,
-      needed,
-      Object.fromEntries(pinned.map((name) => [name, lockedVersion(example, name)])),
-    )
-    await npmInstall(app, userEnv())
-  }
+  // The installs wait on the cache and the disk more than on the CPU: all at once.
+  const entries = Object.entries(EXAMPLES) as [Example, readonly string[]][]
+  await Promise.all(
+    entries.map(async ([example, pinned]) => {
+      const app = apps.get(example) as string
+      const wanted = new Set(closure(repoDependencies(app)))
+      const needed = new Map([...tarballs].filter(([name]) => wanted.has(name)))
+      pointAtTarballs(
+        app,
+        needed,
+        Object.fromEntries(pinned.map((name) => [name, lockedVersion(example, name)])),
+      )
+      await npmInstall(app, userEnv())
+    }),
+  )
 }, 600_000)
 
 describe.each(['express', 'fastify', 'node'] as const)(
