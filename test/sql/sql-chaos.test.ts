@@ -157,7 +157,10 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
     const random = seeded(20261124)
     const events = lifecycles(random)
     const queue = deliveries(events, random)
-    const live = () => [...processes.values()].filter((p) => p.child.exitCode === null)
+    const live = () =>
+      [...processes.values()].filter(
+        (p) => p.child.exitCode === null && p.child.signalCode === null,
+      )
     const pick = () => {
       const up = live()
       return (
@@ -171,19 +174,31 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
     let restarting: Promise<void> = Promise.resolve()
     /** Each kill that landed: the event whose effect its handler had written, the process, how it ended. */
     const landed: { eventId: string; pid: number; signal: NodeJS.Signals | null }[] = []
+    let killing = false
     const maybeKill = () => {
-      if (kills >= KILLS || done < ((kills + 1) * DELIVERIES) / (KILLS + 1)) return
+      // One kill at a time: the next waits until the last victim runs again on its port.
+      if (killing || kills >= KILLS || done < ((kills + 1) * DELIVERIES) / (KILLS + 1)) return
       kills++
       const victim = live()[kills % 2] ?? live()[0]
       if (victim === undefined) return
       // Dies by its own SIGKILL right after its next effect, before that event's commit.
+      killing = true
       victim.child.send('crash')
       restarting = restarting.then(async () => {
-        const eventId = await victim.effect
+        // A process that ended without telling its effect did not die where the test aims.
+        const eventId = await Promise.race([
+          victim.effect,
+          exitSignal(victim.child).then(async (signal) => {
+            // The message may still be in the pipe when the exit is seen: a moment for it.
+            await new Promise((resolve) => setTimeout(resolve, 2000))
+            throw new Error(`receiver ${victim.pid} ended (${signal}) before reporting its effect`)
+          }),
+        ])
         // The test sends no signal: the process ended itself, right after that effect.
         const signal = await exitSignal(victim.child)
         landed.push({ eventId, pid: victim.pid, signal })
         processes.set(victim.port, await startReceiver(env, victim.port))
+        killing = false
       })
     }
     const worker = async () => {

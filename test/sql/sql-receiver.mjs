@@ -157,7 +157,9 @@ const webhook = affiliateWebhook({
     if (next !== undefined) {
       const what = next
       next = undefined
-      process.send?.({ effect: event.id })
+      // The message is written asynchronously: a SIGKILL straight after send() can
+      // lose it, and the test would wait for it forever. Kill once it has left.
+      await new Promise((resolve) => process.send?.({ effect: event.id }, resolve))
       if (what === 'crash') process.kill(process.pid, 'SIGKILL')
       if (what === 'hang') await new Promise(() => {})
       if (what === 'throw') throw new Error('downstream failed after the effect')

@@ -191,7 +191,10 @@ export async function startReceiver(
   }
 }
 
-/** One POST of the event, as the service's attempt `attempt` would send it. Status 0: no answer. */
+/** The service waits this long for an answer, then counts the attempt failed (the spec). */
+const SERVICE_TIMEOUT_MS = 10_000
+
+/** One POST of the event, as the service's attempt `attempt` would send it. Status 0: no answer in time. */
 export async function deliver(url: string, event: object, attempt = 1): Promise<number> {
   const signed = await signedDelivery({ secret: SECRET, event, attempt })
   try {
@@ -199,6 +202,7 @@ export async function deliver(url: string, event: object, attempt = 1): Promise<
       method: 'POST',
       headers: signed.headers,
       body: signed.body,
+      signal: AbortSignal.timeout(SERVICE_TIMEOUT_MS),
     })
     await response.arrayBuffer()
     return response.status

@@ -38,7 +38,7 @@ function repoPackages(): Map<string, { dir: string; dependencies: string[] }> {
 }
 
 /** `names` and every repo package they need at run time. */
-function closure(names: string[]): string[] {
+export function closure(names: string[]): string[] {
   const packages = repoPackages()
   const wanted = new Set<string>()
   const add = (name: string) => {

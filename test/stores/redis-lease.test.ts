@@ -25,6 +25,15 @@ const input = async (event: object, attempt: number) => {
   return { headers, rawBody: Buffer.from(body) }
 }
 
+/** Resolves once `condition` holds; fails after 10 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 describe('redisStore lease expiry', () => {
   it('lets the retry run when a handler outlives its lease; the late commit changes nothing', async () => {
     const conversionId = Math.floor(Math.random() * 1e9)
@@ -45,7 +54,10 @@ describe('redisStore lease expiry', () => {
     const tag = `${prefix}{c:${conversionId}}`
 
     const slow = receiver.receive(await input(event, 1))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Waits by condition, not by a fixed pause: the slow handler has started, and
+    // then its 200 ms lease has run out in Redis.
+    await until(async () => calls.length === 1)
+    await until(async () => (await client.exists(`${tag}:lease:${event.id}`)) === 0)
     expect((await receiver.receive(await input(event, 2))).outcome).toBe('processed')
     const doneTtlBefore = await client.pttl(`${tag}:done:${event.id}`)
     // The watermark is the ordering key: createdAt in µs, times two, +1 for updated.

@@ -32,3 +32,31 @@ export function bridgedOptions(config, post) {
     },
   }
 }
+
+/**
+ * The receiver of the current case in a built app: `readConfig()` gives the case's
+ * config as text (the file BRIDGE_CONFIG_FILE names), and a new receiver is made by
+ * `makeHandler(options)` whenever that text changes, so one server serves every case.
+ * @template H
+ * @param {() => string} readConfig
+ * @param {(options: object) => H} makeHandler
+ * @returns {() => { handler: H, flush: () => Promise<void> }}
+ */
+export function receiverPerCase(readConfig, makeHandler) {
+  let made
+  return () => {
+    const text = readConfig()
+    if (made?.text !== text) {
+      const config = JSON.parse(text)
+      const post = (path, body) =>
+        fetch(`${config.bridge}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      const bridged = bridgedOptions(config, post)
+      made = { text, handler: makeHandler(bridged.options), flush: bridged.flush }
+    }
+    return made
+  }
+}

@@ -4,30 +4,15 @@
 // log lines sent back to the test.
 import { readFileSync } from 'node:fs'
 import { affiliateWebhook } from '@affiliate-webhooks/h3'
-import { defineEventHandler, type EventHandler } from 'h3'
+import { defineEventHandler } from 'h3'
 // @ts-expect-error: plain JavaScript, copied beside this file
-import { bridgedOptions } from './bridge-options.mjs'
-
-let made: { text: string; handler: EventHandler; flush: () => Promise<void> } | undefined
-
-function make(text: string) {
-  const config = JSON.parse(text)
-  const post = (path: string, body: unknown) =>
-    fetch(`${config.bridge}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  const bridged = bridgedOptions(config, post)
-  return { text, handler: affiliateWebhook(bridged.options), flush: bridged.flush }
-}
+import { receiverPerCase } from './bridge-options.mjs'
 
 /** The receiver of the current case, read per request (a build loads this module without one). */
-function current() {
-  const text = readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8')
-  if (made?.text !== text) made = make(text)
-  return made
-}
+const current = receiverPerCase(
+  () => readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8'),
+  affiliateWebhook,
+)
 
 export const webhook = defineEventHandler(async (event) => {
   const { handler, flush } = current()

@@ -5,29 +5,13 @@
 import { readFileSync } from 'node:fs'
 import { affiliateWebhook } from '@affiliate-webhooks/web'
 // @ts-expect-error: plain JavaScript, copied beside this file
-import { bridgedOptions } from './bridge-options.mjs'
-
-type Handler = (request: Request) => Promise<Response>
-let made: { text: string; handler: Handler; flush: () => Promise<void> } | undefined
-
-function make(text: string) {
-  const config = JSON.parse(text)
-  const post = (path: string, body: unknown) =>
-    fetch(`${config.bridge}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  const bridged = bridgedOptions(config, post)
-  return { text, handler: affiliateWebhook(bridged.options), flush: bridged.flush }
-}
+import { receiverPerCase } from './bridge-options.mjs'
 
 /** The receiver of the current case, read per request (a build loads this module without one). */
-function current() {
-  const text = readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8')
-  if (made?.text !== text) made = make(text)
-  return made
-}
+const current = receiverPerCase(
+  () => readFileSync(process.env.BRIDGE_CONFIG_FILE ?? '', 'utf8'),
+  affiliateWebhook,
+)
 
 export async function webhook(request: Request): Promise<Response> {
   const { handler, flush } = current()

@@ -1,0 +1,169 @@
+/**
+ * The examples that run from source (tsx, no build step) copied out of the
+ * repository as a user copies them: each into a folder of its own outside the
+ * workspace, its `@affiliate-webhooks/*` dependencies pointed at the packed
+ * tarballs, installed with plain `npm install` (failing on any peer or engine
+ * warning), then run with the commands its README gives. A copy that still
+ * reached into the repository (a workspace link, a relative import, a tsconfig
+ * `extends`) fails to install or to start here.
+ *
+ * The built stacks (Astro, SvelteKit, React Router, Nuxt, Elysia) are copied out
+ * by their own tests in this folder; Next, Cloud Functions and Azure Functions
+ * run from the repository in theirs.
+ */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../support/redis-servers.js'
+import {
+  closure,
+  lockedVersion,
+  npmInstall,
+  packTarballs,
+  pointAtTarballs,
+  repoDependencies,
+  root,
+  run,
+  startDetached,
+  stopGroup,
+} from './copied-example.js'
+
+/** Each example, and the packages pinned at the versions the repository's lockfile installed. */
+const EXAMPLES = {
+  express: ['express'],
+  fastify: ['fastify'],
+  node: [],
+  'nest-fastify': ['@nestjs/core', '@nestjs/platform-fastify'],
+  otel: ['@opentelemetry/sdk-trace-base'],
+} as const satisfies Record<string, readonly string[]>
+type Example = keyof typeof EXAMPLES
+
+const SKIP = /[\\/](node_modules|dist)$/
+// Deep on purpose: nothing may depend on where the copy lives.
+const work = mkdtempSync(join(tmpdir(), 'aw-copied-'))
+const nest = join(work, 'a', 'b', 'c')
+const apps = new Map<Example, string>()
+const SECRET = 'whsec_copied_examples_secret'
+
+/** The test's environment without the repository's npm script variables or a secret of its own. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('npm_') && name !== 'npm_config_cache') continue
+    if (name === 'AFFILIATE_WEBHOOK_SECRET' || name === 'REDIS_URL' || name === 'INIT_CWD') continue
+    env[name] = value
+  }
+  return { ...env, ...extra } as NodeJS.ProcessEnv
+}
+
+/** `npm start` in the copy on a free port; resolves once it answers HTTP. */
+async function serve(example: Example, extra: Record<string, string> = {}) {
+  const port = await freePort()
+  const child = startDetached(
+    apps.get(example) as string,
+    userEnv({ PORT: String(port), ...extra }),
+  )
+  let log = ''
+  child.stdout?.on('data', (chunk) => {
+    log += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    log += chunk
+  })
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${example} exited ${child.exitCode}:\n${log}`)
+    const answered = await fetch(`http://127.0.0.1:${port}/__ready`)
+      .then((response) => response.arrayBuffer())
+      .then(
+        () => true,
+        () => false,
+      )
+    if (answered) return { port, log: () => log, stop: () => stopGroup(child) }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  await stopGroup(child)
+  throw new Error(`${example} did not answer within 60 s:\n${log}`)
+}
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+beforeAll(async () => {
+  const names = new Set<string>()
+  for (const example of Object.keys(EXAMPLES) as Example[]) {
+    const app = join(nest, example)
+    cpSync(join(root, 'examples', example), app, {
+      recursive: true,
+      filter: (source) => !SKIP.test(source),
+    })
+    apps.set(example, app)
+    for (const name of repoDependencies(app)) names.add(name)
+  }
+  const tarballs = await packTarballs(join(work, 'packed'), [...names])
+  // The installs wait on the cache and the disk more than on the CPU: all at once.
+  const entries = Object.entries(EXAMPLES) as [Example, readonly string[]][]
+  await Promise.all(
+    entries.map(async ([example, pinned]) => {
+      const app = apps.get(example) as string
+      const wanted = new Set(closure(repoDependencies(app)))
+      const needed = new Map([...tarballs].filter(([name]) => wanted.has(name)))
+      pointAtTarballs(
+        app,
+        needed,
+        Object.fromEntries(pinned.map((name) => [name, lockedVersion(example, name)])),
+      )
+      await npmInstall(app, userEnv())
+    }),
+  )
+}, 600_000)
+
+describe.each(['express', 'fastify', 'node'] as const)(
+  'examples/%s copied out: npm start, then npm run send',
+  (example) => {
+    it('answers the signed delivery 200 and lists the conversion', async () => {
+      const server = await serve(example)
+      try {
+        const sent = await run(
+          ['npm', 'run', 'send', '--silent'],
+          apps.get(example) as string,
+          userEnv({ PORT: String(server.port) }),
+        )
+        expect(sent).toMatch(/POST \/hooks evt_\w+: 200/)
+        // The table starts empty in a new process: a row means the handler ran.
+        expect(sent).toMatch(/updatedAt: '\d{4}-/)
+      } finally {
+        await server.stop()
+      }
+    }, 120_000)
+  },
+)
+
+describe('examples/nest-fastify copied out: npm start', () => {
+  it('answers a signed delivery 200, the same bytes tampered 401', async () => {
+    const server = await serve('nest-fastify', { AFFILIATE_WEBHOOK_SECRET: SECRET })
+    try {
+      const url = `http://127.0.0.1:${server.port}/hooks`
+      const { headers, body } = await signedDelivery({
+        secret: SECRET,
+        event: buildConversionEvent(),
+      })
+      const ok = await fetch(url, { method: 'POST', headers, body })
+      expect(ok.status, await ok.text()).toBe(200)
+      const tampered = await fetch(url, { method: 'POST', headers, body: body.replace('}', ' }') })
+      expect(tampered.status).toBe(401)
+      expect((await tampered.json()).error.code).toBe('signature_mismatch')
+    } finally {
+      await server.stop()
+    }
+  }, 120_000)
+})
+
+describe('examples/otel copied out: npm start', () => {
+  it('prints the receiver span and the deliveries metric', async () => {
+    const output = await run(['npm', 'start', '--silent'], apps.get('otel') as string, userEnv())
+    expect(output).toContain('affiliate_webhook.receive')
+    expect(output).toContain('affiliate_webhook.deliveries')
+  }, 120_000)
+})
