@@ -56,7 +56,7 @@ describe('deliveries --follow against the emulator at time scale 1', () => {
       requests.push({ at: performance.now(), path: req.url ?? '' })
     })
     const started = performance.now()
-    const follow = cli(['deliveries', endpoint.id, '--follow'], {
+    const follow = cli(['deliveries', endpoint.id, '--follow', '--poll'], {
       AFFILIATE_API_URL: h.base,
       AFFILIATE_API_KEY: KEY,
     })

@@ -143,6 +143,60 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a long-lived `text/event-stream` answer (the emulator's event
+   * stream): the key sent, no pacing (such a route is not counted), the time
+   * limit only until the headers come. A refusal is thrown as the
+   * {@link ServiceError} any call gets; so is an answer that is no event stream.
+   */
+  async openStream(spec: {
+    path: string
+    signal?: AbortSignal | undefined
+    lastEventId?: string | undefined
+  }): Promise<AsyncIterable<Uint8Array>> {
+    const { baseUrl, apiKey, timeoutMs } = this.#options
+    const url = new URL(baseUrl + spec.path)
+    const headers: Record<string, string> = {
+      accept: 'text/event-stream',
+      authorization: `Bearer ${apiKey}`,
+      ...(spec.lastEventId !== undefined ? { 'last-event-id': spec.lastEventId } : {}),
+    }
+    const connecting = new AbortController()
+    const timer = setTimeout(() => connecting.abort(), timeoutMs)
+    const signal = spec.signal
+      ? AbortSignal.any([spec.signal, connecting.signal])
+      : connecting.signal
+    let response: Response
+    try {
+      response = await this.#options.fetch(url, { headers, signal, redirect: 'manual' })
+    } catch (error) {
+      if (spec.signal?.aborted) throw spec.signal.reason
+      const why = connecting.signal.aborted
+        ? `no answer within ${timeoutMs} ms`
+        : this.#redact(describeNetworkError(error))
+      throw new ServiceError(
+        0,
+        'network_error',
+        `GET ${url.host}${spec.path}: ${why}`,
+        {},
+        {
+          cause: error,
+        },
+      )
+    } finally {
+      clearTimeout(timer)
+    }
+    const type = response.headers.get('content-type') ?? 'no content type'
+    if (response.ok && type.startsWith('text/event-stream') && response.body) return response.body
+    // An error envelope is thrown as itself; anything else is not the stream asked for.
+    this.#read({ method: 'GET', path: spec.path }, url, response, await response.text())
+    throw new ServiceError(
+      response.status,
+      'invalid_response',
+      `GET ${url.host}${spec.path}: answered ${response.status} with ${type}, not an event stream`,
+    )
+  }
+
   async #once<T>(spec: CallSpec): Promise<Answer<T>> {
     const { baseUrl, apiKey } = this.#options
     const timeoutMs = spec.timeoutMs ?? this.#options.timeoutMs
