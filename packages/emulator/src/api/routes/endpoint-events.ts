@@ -12,6 +12,8 @@ const KEEPALIVE_MS = 15_000
 
 /** One server-sent event; `id` lets a client that reconnects ask for what it missed. */
 function sendEvent(res: ServerResponse, event: string, data: unknown, id?: number): void {
+  // A check queued before the client went finds the stream closed: nothing to say.
+  if (res.destroyed || res.writableEnded) return
   res.write(
     `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
   )
@@ -60,6 +62,7 @@ function openStream(engine: Engine, endpoint: EndpointRecord, req: IncomingMessa
     }
     // Checked after the event's own turn, so a disable follows the attempt that caused it.
     const checkStatus = () => {
+      if (res.destroyed || res.writableEnded) return
       const now = engine.endpoint(endpoint.id)
       if (!now) {
         sendEvent(res, 'deleted', { webhookId: endpoint.id })
