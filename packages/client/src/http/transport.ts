@@ -153,6 +153,8 @@ export class Transport {
     path: string
     signal?: AbortSignal | undefined
     lastEventId?: string | undefined
+    /** A stream with no bytes for this long is dead (the emulator writes a keepalive every 15 s). */
+    idleMs?: number | undefined
   }): Promise<AsyncIterable<Uint8Array>> {
     const { baseUrl, apiKey, timeoutMs } = this.#options
     const url = new URL(baseUrl + spec.path)
@@ -187,7 +189,8 @@ export class Transport {
       clearTimeout(timer)
     }
     const type = response.headers.get('content-type') ?? 'no content type'
-    if (response.ok && type.startsWith('text/event-stream') && response.body) return response.body
+    if (response.ok && type.startsWith('text/event-stream') && response.body)
+      return whileAlive(response.body, connecting, spec.idleMs ?? STREAM_IDLE_MS)
     // An error envelope is thrown as itself; anything else is not the stream asked for.
     this.#read({ method: 'GET', path: spec.path }, url, response, await response.text())
     throw new ServiceError(
@@ -353,4 +356,29 @@ function isEnvelope(value: unknown): value is Envelope {
 function isFieldError(value: unknown): value is FieldError {
   const entry = value as FieldError
   return typeof entry === 'object' && entry !== null && typeof entry.field === 'string'
+}
+
+/** Three of the emulator's 15 s keepalives missed: the connection died without closing. */
+export const STREAM_IDLE_MS = 45_000
+
+/**
+ * The stream's chunks, until `idleMs` pass without one: then the request is
+ * aborted, so reading it fails as a broken connection does (and is opened again).
+ */
+async function* whileAlive(
+  body: AsyncIterable<Uint8Array>,
+  request: AbortController,
+  idleMs: number,
+): AsyncGenerator<Uint8Array> {
+  const idle = setTimeout(() => {
+    request.abort(new Error(`no bytes for ${idleMs} ms`))
+  }, idleMs)
+  try {
+    for await (const chunk of body) {
+      idle.refresh()
+      yield chunk
+    }
+  } finally {
+    clearTimeout(idle)
+  }
 }

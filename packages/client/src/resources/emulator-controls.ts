@@ -89,13 +89,14 @@ export class EmulatorControls {
    */
   async *events(
     webhookId: string,
-    options: CallOptions & { lastEventId?: string | undefined } = {},
+    options: CallOptions & { lastEventId?: string | undefined; idleMs?: number | undefined } = {},
   ): AsyncGenerator<StreamMessage> {
     const path = `/emulator/webhooks/${encodeURIComponent(webhookId)}/events`
     const body = await this.#http.openStream({
       path,
       signal: options.signal,
       lastEventId: options.lastEventId,
+      idleMs: options.idleMs,
     })
     try {
       yield* readEventStream(body)

@@ -88,6 +88,33 @@ describe('followLive', () => {
     expect(seen[0]?.headers.authorization).toBe(`Bearer ${KEY}`)
   })
 
+  it('opens a stream again that went silent (no keepalive) for idleMs, though it never closed', async () => {
+    const { api, seen } = await serve((_req, res, n) => {
+      // The first connection says ready, then nothing, and stays open.
+      if (n === 0) sse(res, 'id: 1\nevent: ready\ndata: {"status":"active"}\n\n')
+      else sse(res, 'id: 1\nevent: ready\ndata: {"status":"disabled"}\n\n')
+    })
+    const controller = new AbortController()
+    const events: { type: string; reason?: string }[] = []
+    const started = performance.now()
+    await expect(
+      (async () => {
+        for await (const event of followLive(api, 'wh_1', {
+          signal: controller.signal,
+          idleMs: 300,
+        })) {
+          events.push(event as { type: string; reason?: string })
+          if (event.type === 'endpoint') controller.abort(new Error('done'))
+        }
+      })(),
+    ).rejects.toThrow('done')
+    expect(events.map((e) => e.type)).toEqual(['live', 'reconnect', 'endpoint'])
+    expect(events[1]?.reason).toMatch(/no bytes for 300 ms/)
+    expect(seen).toHaveLength(2)
+    // Not before the silence ran out (plus the 1 s wait before opening it again).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_300)
+  })
+
   it('a refusal is thrown at once, not retried', async () => {
     const { api, seen } = await serve((_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' }).end(

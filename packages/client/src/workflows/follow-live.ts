@@ -62,15 +62,16 @@ function* eventsOf(
  * the quota): a `live` notice once listening, then each attempt and each
  * change of the endpoint's status as the emulator sends it. A dropped stream is
  * opened again (after 1 s, doubling to 30 s, a `reconnect` notice each time),
- * asking for the attempts it missed; a refusal (401, 403, 404) is thrown. Ends
+ * asking for the attempts it missed; so is one silent for `idleMs` (45 s: three
+ * keepalives missed); a refusal (401, 403, 404) is thrown. Ends
  * when `signal` aborts, rejecting with its reason.
  */
 export async function* followLive(
   api: Client,
   endpointId: string,
-  options: { signal?: AbortSignal | undefined } = {},
+  options: { signal?: AbortSignal | undefined; idleMs?: number | undefined } = {},
 ): AsyncGenerator<FollowEvent | FollowNotice> {
-  const { signal } = options
+  const { signal, idleMs } = options
   const seen: Seen = { status: undefined, lastEventId: undefined }
   let waitMs = RECONNECT_MS
   for (;;) {
@@ -79,6 +80,7 @@ export async function* followLive(
       const stream = api.emulator.events(endpointId, {
         ...(signal ? { signal } : {}),
         lastEventId: seen.lastEventId,
+        idleMs,
       })
       for await (const message of stream) {
         if (message.id !== undefined) seen.lastEventId = message.id
