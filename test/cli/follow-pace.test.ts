@@ -1,6 +1,7 @@
 /**
  * `deliveries --follow` as a guest of the account: how many requests it makes
- * against the emulator at time scale 1, and what it does when the answers say
+ * against the emulator at time scale 1 (`--poll`: as against the service, not
+ * the emulator's event stream, which follow-live.test.ts covers), and what it does when the answers say
  * the rate limit is low or the monthly quota nearly used (a fake service on
  * loopback that answers with those headers). The CLI runs in-process.
  */
@@ -46,7 +47,7 @@ function cli(args: string[], env: Record<string, string>) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe('deliveries --follow against the emulator at time scale 1', () => {
+describe('deliveries --follow --poll against the emulator at time scale 1', () => {
   it('makes at most 3 requests in any minute over two minutes, and says what it costs', async () => {
     const h: Harness = await startEmulator({ apiKeys: [KEY], batchIntervalMs: 60_000 })
     cleanups.push(() => h.close())
@@ -56,7 +57,7 @@ describe('deliveries --follow against the emulator at time scale 1', () => {
       requests.push({ at: performance.now(), path: req.url ?? '' })
     })
     const started = performance.now()
-    const follow = cli(['deliveries', endpoint.id, '--follow'], {
+    const follow = cli(['deliveries', endpoint.id, '--follow', '--poll'], {
       AFFILIATE_API_URL: h.base,
       AFFILIATE_API_KEY: KEY,
     })

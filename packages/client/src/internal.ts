@@ -19,6 +19,7 @@ export {
   followDeliveries,
   followDelivery,
 } from './workflows/follow.js'
+export { followLive } from './workflows/follow-live.js'
 export { type FollowPlan, MIN_POLL_MS, planFollow } from './workflows/follow-pacing.js'
 export {
   type RecoveryReport,

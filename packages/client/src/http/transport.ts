@@ -143,6 +143,63 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a long-lived `text/event-stream` answer (the emulator's event
+   * stream): the key sent, no pacing (such a route is not counted), the time
+   * limit only until the headers come. A refusal is thrown as the
+   * {@link ServiceError} any call gets; so is an answer that is no event stream.
+   */
+  async openStream(spec: {
+    path: string
+    signal?: AbortSignal | undefined
+    lastEventId?: string | undefined
+    /** A stream with no bytes for this long is dead (the emulator writes a keepalive every 15 s). */
+    idleMs?: number | undefined
+  }): Promise<AsyncIterable<Uint8Array>> {
+    const { baseUrl, apiKey, timeoutMs } = this.#options
+    const url = new URL(baseUrl + spec.path)
+    const headers: Record<string, string> = {
+      accept: 'text/event-stream',
+      authorization: `Bearer ${apiKey}`,
+      ...(spec.lastEventId !== undefined ? { 'last-event-id': spec.lastEventId } : {}),
+    }
+    const connecting = new AbortController()
+    const timer = setTimeout(() => connecting.abort(), timeoutMs)
+    const signal = spec.signal
+      ? AbortSignal.any([spec.signal, connecting.signal])
+      : connecting.signal
+    let response: Response
+    try {
+      response = await this.#options.fetch(url, { headers, signal, redirect: 'manual' })
+    } catch (error) {
+      if (spec.signal?.aborted) throw spec.signal.reason
+      const why = connecting.signal.aborted
+        ? `no answer within ${timeoutMs} ms`
+        : this.#redact(describeNetworkError(error))
+      throw new ServiceError(
+        0,
+        'network_error',
+        `GET ${url.host}${spec.path}: ${why}`,
+        {},
+        {
+          cause: error,
+        },
+      )
+    } finally {
+      clearTimeout(timer)
+    }
+    const type = response.headers.get('content-type') ?? 'no content type'
+    if (response.ok && type.startsWith('text/event-stream') && response.body)
+      return whileAlive(response.body, connecting, spec.idleMs ?? STREAM_IDLE_MS)
+    // An error envelope is thrown as itself; anything else is not the stream asked for.
+    this.#read({ method: 'GET', path: spec.path }, url, response, await response.text())
+    throw new ServiceError(
+      response.status,
+      'invalid_response',
+      `GET ${url.host}${spec.path}: answered ${response.status} with ${type}, not an event stream`,
+    )
+  }
+
   async #once<T>(spec: CallSpec): Promise<Answer<T>> {
     const { baseUrl, apiKey } = this.#options
     const timeoutMs = spec.timeoutMs ?? this.#options.timeoutMs
@@ -299,4 +356,29 @@ function isEnvelope(value: unknown): value is Envelope {
 function isFieldError(value: unknown): value is FieldError {
   const entry = value as FieldError
   return typeof entry === 'object' && entry !== null && typeof entry.field === 'string'
+}
+
+/** Three of the emulator's 15 s keepalives missed: the connection died without closing. */
+export const STREAM_IDLE_MS = 45_000
+
+/**
+ * The stream's chunks, until `idleMs` pass without one: then the request is
+ * aborted, so reading it fails as a broken connection does (and is opened again).
+ */
+async function* whileAlive(
+  body: AsyncIterable<Uint8Array>,
+  request: AbortController,
+  idleMs: number,
+): AsyncGenerator<Uint8Array> {
+  const idle = setTimeout(() => {
+    request.abort(new Error(`no bytes for ${idleMs} ms`))
+  }, idleMs)
+  try {
+    for await (const chunk of body) {
+      idle.refresh()
+      yield chunk
+    }
+  } finally {
+    clearTimeout(idle)
+  }
 }

@@ -1,3 +1,5 @@
+import { ServiceError } from '../http/errors.js'
+import { readEventStream, type StreamMessage } from '../http/event-stream.js'
 import type { Transport } from '../http/transport.js'
 import type { CallOptions } from './webhooks.js'
 
@@ -28,6 +30,11 @@ export interface EmulatorClock {
   timeScale: number
   /** Service ms between two batches of deliveries (0: each one when due). */
   batchIntervalMs: number
+  /**
+   * Where each endpoint's event stream is (`/emulator/webhooks/{id}/events`);
+   * absent from an emulator older than the stream.
+   */
+  eventStream?: string
 }
 
 /** `POST /emulator/clock`: where the clock is now, and how many attempts the move ran. */
@@ -70,6 +77,44 @@ export class EmulatorControls {
       'repeat',
     )
     return answer.data
+  }
+
+  /**
+   * `GET /emulator/webhooks/{id}/events`: the endpoint's news as the emulator
+   * sends it, one message at a time (`ready` with its status, `attempt` with the
+   * delivery as the API lists it, `endpoint` when its status changes, `deleted`).
+   * Not counted against the rate limit or the quota; ends when the stream does,
+   * rejects when `signal` aborts. `lastEventId` asks for the attempts missed
+   * since that message.
+   */
+  async *events(
+    webhookId: string,
+    options: CallOptions & { lastEventId?: string | undefined; idleMs?: number | undefined } = {},
+  ): AsyncGenerator<StreamMessage> {
+    const path = `/emulator/webhooks/${encodeURIComponent(webhookId)}/events`
+    const body = await this.#http.openStream({
+      path,
+      signal: options.signal,
+      lastEventId: options.lastEventId,
+      idleMs: options.idleMs,
+    })
+    try {
+      yield* readEventStream(body)
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason
+      // The connection broke mid-stream ("terminated"): a network error like any other.
+      if (error instanceof ServiceError) throw error
+      const why = error instanceof Error ? error.message : String(error)
+      throw new ServiceError(
+        0,
+        'network_error',
+        `GET ${path}: the stream broke (${why})`,
+        {},
+        {
+          cause: error,
+        },
+      )
+    }
   }
 
   /**

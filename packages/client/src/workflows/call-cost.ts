@@ -44,7 +44,7 @@ export const COMMAND_COSTS = {
         what: 'the newest deliveries and the endpoint',
       },
     ],
-    note: 'slower while the rate limit runs low; stops before the monthly quota runs out',
+    note: "slower while the rate limit runs low; stops before the monthly quota runs out; none on the emulator's event stream",
   },
   'test --wait': {
     items: [

@@ -10,9 +10,19 @@ describe('planFollow', () => {
   })
 
   it('an emulator 60x faster: a look a second, the same cost per day of its time; never faster than 1 s', () => {
-    const fast = { source: 'emulator', timeScale: 60, batchIntervalMs: 1_000 } as const
+    const fast = {
+      source: 'emulator',
+      timeScale: 60,
+      batchIntervalMs: 1_000,
+      liveEvents: true,
+    } as const
     expect(planFollow(fast)).toMatchObject({ intervalMs: 1_000, callsPerDay: 2_880 })
-    const faster = { source: 'emulator', timeScale: 600, batchIntervalMs: 100 } as const
+    const faster = {
+      source: 'emulator',
+      timeScale: 600,
+      batchIntervalMs: 100,
+      liveEvents: true,
+    } as const
     // Held at 1 s: ten times fewer looks per day of emulator time.
     expect(planFollow(faster)).toMatchObject({ intervalMs: 1_000, callsPerDay: 288 })
   })

@@ -1,55 +1,24 @@
-import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import type { Client } from '../client.js'
 import { delay } from '../http/delay.js'
 import { isServiceError } from '../http/errors.js'
 import { PAGE_SIZE } from '../http/page-walk.js'
-import type { Delivery, RateLimitState } from '../types.js'
+import type { Delivery } from '../types.js'
 import {
-  type FollowPlan,
-  nextPoll,
-  planFollow,
-  type QuotaStop,
-  quotaStop,
-} from './follow-pacing.js'
+  type AttemptSeen,
+  attemptSeen,
+  type FollowEvent,
+  type FollowNotice,
+} from './follow-events.js'
+import { followLive } from './follow-live.js'
+import { nextPoll, planFollow, quotaStop } from './follow-pacing.js'
 import { type ServicePace, servicePace } from './service-pace.js'
 
-/** One attempt of a delivery, as `followDeliveries` and `followDeliveryAttempts` saw it. */
-export interface AttemptSeen {
-  type: 'attempt'
-  /** When it was seen (ISO). */
-  at: string
-  /** The endpoint the delivery goes to. */
-  endpointId: string
-  deliveryId: string
-  eventId: string | null
-  eventType: string | null
-  /** The attempt's number in its round, when the service says. */
-  attempt: number | null
-  /** The delivery's status after it: succeeded, retrying or failed. */
-  status: string
-  responseStatus: number | null
-  /** The receiver's own error code (`signature_mismatch`...), when it answered one. */
-  errorCode: string | null
-  durationMs: number | null
-  /** Why nothing answered (refused, timed out). */
-  errorMessage: string | null
-  /** When the next attempt is due (ISO), while retrying, when the service says (the emulator does). */
-  nextAttemptAt: string | null
-}
-
-/** One thing `followDeliveries` saw happen. */
-export type FollowEvent =
-  | AttemptSeen
-  | { type: 'endpoint'; at: string; endpointId: string; status: string }
-
-/** How `followDeliveries` paces itself, and why it stopped: for the caller to say. */
-export type FollowNotice =
-  /** Before the first look: the interval and what it costs. */
-  | { type: 'plan'; at: string; plan: FollowPlan }
-  /** The account's rate-limit window is nearly used up: the next look waits longer. */
-  | { type: 'backoff'; at: string; delayMs: number; rateLimit: RateLimitState }
-  /** The last event: the follow stopped before the monthly quota runs out. */
-  | ({ type: 'stopped'; at: string } & QuotaStop)
+export {
+  type AttemptSeen,
+  attemptSeen,
+  type FollowEvent,
+  type FollowNotice,
+} from './follow-events.js'
 
 /** Options of {@link followDeliveries}. */
 export interface FollowOptions {
@@ -63,6 +32,11 @@ export interface FollowOptions {
   pace?: ServicePace
   /** In [0, 1), for the jitter. Default Math.random. */
   random?: () => number
+  /**
+   * Polls even an emulator that has an event stream, as against the service
+   * (to see the pacing and its cost). Default false: the stream when there is one.
+   */
+  poll?: boolean
 }
 
 /** What changes when an attempt is made; a replay or a disable alone changes no count. */
@@ -83,24 +57,6 @@ async function newest(api: Client, id: string, signal?: AbortSignal): Promise<De
   }
   return rows
 }
-
-/** A delivery as the attempt just seen, on endpoint `endpointId`. */
-export const attemptSeen = (endpointId: string, d: Delivery): AttemptSeen => ({
-  type: 'attempt',
-  at: new Date().toISOString(),
-  endpointId,
-  deliveryId: d.id,
-  eventId: d.eventId ?? null,
-  eventType: d.eventType ?? null,
-  attempt: typeof d.attempts === 'number' ? d.attempts : null,
-  status: d.status,
-  responseStatus: d.responseStatus,
-  errorCode: readReceiverAnswer(d.responseBody).code ?? null,
-  durationMs: d.durationMs,
-  errorMessage: d.errorMessage ?? null,
-  nextAttemptAt:
-    d.status === 'retrying' && typeof d.nextAttemptAt === 'string' ? d.nextAttemptAt : null,
-})
 
 const now = () => new Date().toISOString()
 
@@ -138,7 +94,10 @@ function quotaExceeded(error: unknown, api: Client): FollowNotice {
  * `plan` (the interval and the cost); a `backoff` when the account's rate-limit
  * window is nearly used up; and a last `stopped` before the monthly quota runs
  * out ({@link quotaStop}). Two attempts of one delivery between two looks show
- * as the later one. Ends when `signal` aborts, rejecting with its reason.
+ * as the later one. On an emulator that has an event stream it listens to that
+ * instead ({@link followLive}: each attempt and change as it happens, no call
+ * counted) unless `poll` is set. Ends when `signal` aborts, rejecting with its
+ * reason.
  */
 export async function* followDeliveries(
   api: Client,
@@ -149,6 +108,10 @@ export async function* followDeliveries(
   const call = signal ? { signal } : {}
   const random = options.random ?? Math.random
   const pace = options.pace ?? (await servicePace(api, call))
+  if (pace.liveEvents && options.poll !== true) {
+    yield* followLive(api, endpointId, { signal })
+    return
+  }
   const seen = new Map<string, string>()
   let status: string
   try {

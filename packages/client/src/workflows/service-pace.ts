@@ -18,6 +18,11 @@ export interface ServicePace {
   timeScale: number
   /** Real ms between two batches of deliveries: nothing new can be seen sooner. */
   batchIntervalMs: number
+  /**
+   * True when the emulator named its event stream (`eventStream` in its clock's
+   * answer): a follow listens to it instead of polling. Never for the service.
+   */
+  liveEvents: boolean
 }
 
 /** The real service's pace: a batch a minute, real time. */
@@ -25,13 +30,15 @@ export const SERVICE_PACE: ServicePace = {
   source: 'service',
   timeScale: 1,
   batchIntervalMs: SPEC_BATCH_INTERVAL_MS,
+  liveEvents: false,
 }
 
 /**
  * The pace of the service behind `api`: asks `GET /emulator/clock` without the
  * key (the real service answers 404 or 401, counting nothing) and takes the
- * emulator's time scale and batch interval, or the service's minute. A network
- * failure is thrown: nothing else would work either.
+ * emulator's time scale, batch interval and whether it has the event stream,
+ * or the service's minute. A network failure is thrown: nothing else would
+ * work either.
  */
 export async function servicePace(
   api: Client,
@@ -46,6 +53,7 @@ export async function servicePace(
       source: 'emulator',
       timeScale: clock.timeScale,
       batchIntervalMs: serviceMs / clock.timeScale,
+      liveEvents: typeof clock.eventStream === 'string',
     }
   } catch (error) {
     if (isServiceError(error) && error.status >= 400 && error.status < 500) return SERVICE_PACE

@@ -76,6 +76,7 @@ export function createRequestHandler(options: {
       if (route.access !== 'key' && route.access !== 'public') requireScope(key, route.access)
       const body = route.body ? parseJson(read.raw) : undefined
       const answer = await route.handle({ params, query: url.searchParams, body, key, req })
+      if (answer.stream) return answer.stream(res)
       writeEnvelope(res, answer.status, dated(), {
         message: answer.message,
         data: answer.data,

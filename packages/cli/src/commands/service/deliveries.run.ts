@@ -9,7 +9,11 @@ import { DELIVERY_STATUSES } from '@affiliate-webhooks/core/internal'
 import type { Handler } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, output, UsageError } from '../../framework/io.js'
 import { formatDeliveries, formatFollowEvent } from '../../text/service/endpoint-text.js'
-import { formatFollowNotice, formatFollowPlan } from '../../text/service/pacing-text.js'
+import {
+  formatFollowLive,
+  formatFollowNotice,
+  formatFollowPlan,
+} from '../../text/service/pacing-text.js'
 import { clientFrom, managed, onlyArgument, sinceOf } from '../support/service-command.js'
 import type { deliveries } from './deliveries.js'
 
@@ -33,15 +37,24 @@ export async function collectDeliveries(
 }
 
 /**
- * `--follow`: each attempt and endpoint change on stdout as it comes; the plan,
- * back-offs and a stop on stderr. Until Ctrl-C (0) or the quota stop (1).
+ * `--follow`: each attempt and endpoint change on stdout as it comes; the plan
+ * (or the live stream's line), back-offs, reconnects and a stop on stderr.
+ * Until Ctrl-C (0) or the quota stop (1).
  */
-async function tail(api: Client, id: string, io: Io, json: boolean): Promise<number> {
+async function tail(
+  api: Client,
+  id: string,
+  io: Io,
+  options: { json: boolean; poll: boolean },
+): Promise<number> {
+  const { json, poll } = options
   return interruptible(io, async (signal) => {
     try {
-      for await (const event of followDeliveries(api, id, { signal })) {
+      for await (const event of followDeliveries(api, id, { signal, poll })) {
         if (event.type === 'plan') io.stderr.write(`${formatFollowPlan(id, event.plan)}\n`)
-        else if (event.type === 'backoff') io.stderr.write(`${formatFollowNotice(event)}\n`)
+        else if (event.type === 'live') io.stderr.write(`${formatFollowLive(id)}\n`)
+        else if (event.type === 'backoff' || event.type === 'reconnect')
+          io.stderr.write(`${formatFollowNotice(event)}\n`)
         else if (event.type === 'stopped') {
           io.stderr.write(`${formatFollowNotice(event)}\n`)
           return EXIT.failed
@@ -63,9 +76,10 @@ export const run: Handler<typeof deliveries.options> = async (values, io, positi
   if (values.follow && (status || since)) {
     throw new UsageError('--follow shows every new attempt: it takes no --status or --since')
   }
+  if (values.poll && !values.follow) throw new UsageError('--poll goes with --follow')
   const api = await clientFrom(values, io)
-  if (values.follow)
-    return managed('deliveries', values, io, () => tail(api, id, io, values.json === true))
+  const tailing = { json: values.json === true, poll: values.poll === true }
+  if (values.follow) return managed('deliveries', values, io, () => tail(api, id, io, tailing))
   return managed('deliveries', values, io, async () => {
     const found = await collectDeliveries(api, id, { status, since })
     output(io, values, found, formatDeliveries(found))

@@ -46,8 +46,18 @@ export function formatFollowPlan(endpointId: string, plan: FollowPlan): string {
   return `following ${endpointId}: a look every ${formatWait(plan.intervalMs)} with jitter (${where}), ${plan.callsPerPoll} calls a look: about ${count(plan.callsPerDay)} calls a day${day}, ${percent(plan.dailyShareOfQuota)} of the monthly quota of ${count(plan.monthlyQuota)}; Ctrl-C stops`
 }
 
-/** A back-off or the stop of a follow, in one line. */
-export function formatFollowNotice(notice: FollowNotice & { type: 'backoff' | 'stopped' }): string {
+/** The line `deliveries --follow` starts with on an emulator with an event stream. */
+export function formatFollowLive(endpointId: string): string {
+  return `following ${endpointId} live: the emulator's event stream, each attempt and change as it happens, no API calls counted; Ctrl-C stops`
+}
+
+/** A back-off, a dropped event stream, or the stop of a follow, in one line. */
+export function formatFollowNotice(
+  notice: FollowNotice & { type: 'backoff' | 'stopped' | 'reconnect' },
+): string {
+  if (notice.type === 'reconnect') {
+    return `event stream dropped (${notice.reason}); opening it again in ${formatWait(notice.delayMs)}`
+  }
   if (notice.type === 'backoff') {
     const { remaining, limit } = notice.rateLimit
     return `rate limit low: ${remaining} of ${limit} calls left in this minute for the whole account; next look in ${formatWait(notice.delayMs)}`

@@ -1,6 +1,7 @@
 import type { Engine } from '../../delivery/engine.js'
 import { bodyObject } from '../../shared/fields.js'
 import { parseAdvance, parseConversionInput } from '../validation.js'
+import { EVENT_STREAM_PATH } from './endpoint-events.js'
 import { iso, ok, path, type Route } from './route.js'
 
 /** programId and channelId of a conversion emitted without them. */
@@ -38,7 +39,8 @@ function emitConversion(engine: Engine, conversionDefaults?: ConversionDefaults)
 
 /**
  * The emulator's own control routes of the delivery side, outside `/v1`:
- * `POST /emulator/conversions`, `POST` and `GET /emulator/clock`, `GET /emulator/log`.
+ * `POST /emulator/conversions`, `POST` and `GET /emulator/clock`, `GET /emulator/log`
+ * (and, from `endpoint-events.ts`, `GET /emulator/webhooks/{id}/events`).
  */
 export function createEmulatorControlRoutes(
   engine: Engine,
@@ -58,8 +60,9 @@ export function createEmulatorControlRoutes(
       },
     },
     {
-      // Public: a client learns the pace of the emulator's batches before polling
-      // it; the same probe against the real service is a 404 that counts nothing.
+      // Public: a client learns the pace of the emulator's batches, and where each
+      // endpoint's event stream is, before polling it; the same probe against the
+      // real service is a 404 that counts nothing.
       method: 'GET',
       pattern: path('/emulator/clock'),
       access: 'public',
@@ -69,6 +72,7 @@ export function createEmulatorControlRoutes(
           now: new Date(engine.clock.now()).toISOString(),
           timeScale: engine.clock.timeScale,
           batchIntervalMs: engine.rules.batchIntervalMs,
+          eventStream: EVENT_STREAM_PATH,
         }),
     },
     {

@@ -5,6 +5,7 @@ import { createApplicationRoutes } from './applications.js'
 import { createChannelRoutes } from './channels.js'
 import { createDeliveryRoutes } from './deliveries.js'
 import { type ConversionDefaults, createEmulatorControlRoutes } from './emulator-control.js'
+import { createEndpointEventsRoute } from './endpoint-events.js'
 import { createKeyRoutes } from './keys.js'
 import { createProgramControlRoutes, createProgramRoutes } from './programs.js'
 import type { Route } from './route.js'
@@ -33,6 +34,7 @@ export function createRoutes(
     ...createWebhookRoutes(engine, webhookOptions),
     ...createDeliveryRoutes(engine),
     ...createEmulatorControlRoutes(engine, conversionDefaults),
+    createEndpointEventsRoute(engine),
     ...createApplicationRoutes(account),
     ...createProgramRoutes(account),
     ...createProgramControlRoutes(account),

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ApiKey, Scope } from '../../account/api-keys.js'
 import { ApiError } from '../../shared/api-error.js'
 
@@ -8,6 +8,11 @@ export interface RouteAnswer {
   message: string
   data: unknown
   extra?: Record<string, unknown>
+  /**
+   * A long-lived answer (the event stream of `GET /emulator/webhooks/{id}/events`):
+   * it writes its own status and headers on `res` instead of the envelope.
+   */
+  stream?: (res: ServerResponse) => void
 }
 
 /** What a route gets. */
