@@ -81,6 +81,10 @@ export default defineConfig({
     ],
   },
   test: {
+    // Most files wait on servers, child processes and clocks, not on the CPU. vitest's
+    // default (one worker fewer than the cores) runs them one at a time on a 2-core
+    // machine; three at once keep both cores busy.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

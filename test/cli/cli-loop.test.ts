@@ -155,12 +155,12 @@ describe('deliveries --follow', () => {
 
     const follow = live(['deliveries', id, '--follow'], env)
     const followJson = live(['deliveries', id, '--follow', '--json'], env)
-    // Both have read where things stand before anything happens: the plan line
-    // comes once the follower has its baseline.
+    // Both listen before anything happens: on the emulator the first line comes once
+    // its event stream is open.
     for (const follower of [follow, followJson]) {
       const deadline = Date.now() + 30_000
-      while (!follower.stderr().includes(`following ${id}: a look every`)) {
-        if (Date.now() > deadline) throw new Error(`no plan line:\n${follower.stderr()}`)
+      while (!follower.stderr().includes(`following ${id} live:`)) {
+        if (Date.now() > deadline) throw new Error(`not listening:\n${follower.stderr()}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
