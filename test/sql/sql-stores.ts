@@ -170,12 +170,20 @@ export async function startReceiver(
       if (message.effect !== undefined) resolve(message.effect)
     })
   })
+  let startup: ReturnType<typeof setTimeout> | undefined
   const [ready] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => {
       throw new Error(`receiver process exited with ${code} before it was ready`)
     }),
-  ])) as [{ pid: number }]
+    // A receiver that never becomes ready fails the test saying so, not by its timeout.
+    new Promise((_, reject) => {
+      startup = setTimeout(() => {
+        child.kill('SIGKILL')
+        reject(new Error(`receiver process (${env.STORE}) not ready within 60 s`))
+      }, 60_000)
+    }),
+  ]).finally(() => clearTimeout(startup))) as [{ pid: number }]
   return {
     child,
     pid: ready.pid,
