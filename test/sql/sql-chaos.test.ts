@@ -22,7 +22,6 @@ import { freePort } from '../support/redis-servers.js'
 import {
   deliverUntilAcknowledged,
   type EffectsDatabase,
-  prismaMysqlKind,
   type ReceiverProcess,
   SQL_KINDS,
   startReceiver,
@@ -137,15 +136,7 @@ async function expectExactlyOnceInOrder(db: EffectsDatabase, events: ConversionE
   }
 }
 
-/**
- * Every SQL kind but Prisma on MariaDB: its run hung once past 180 s (a fresh CI
- * run, Node 22.18.0, other test files beside it) and passed 8 of 8 alone on the
- * same Node; the cause is not found yet (issue 40). Its crash, throw and worker
- * cases run in sql-crash.test.ts and sql-worker.test.ts.
- */
-const CHAOS_KINDS = SQL_KINDS.filter((kind) => kind !== prismaMysqlKind)
-
-describe.each(CHAOS_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', (kind) => {
+describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', (kind) => {
   const processes = new Map<number, ReceiverProcess>()
   let db: EffectsDatabase | undefined
   afterAll(async () => {
