@@ -56,12 +56,14 @@ export {
   checkoutWithin,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
   pruneRound,
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_RESET_EVERY_MS,
+  takeOpenClaim,
 } from './store/store-kit.js'
 export { resolveLogger } from './telemetry/delivery-log.js'
 export { SERVICE_DISABLES_AFTER } from './telemetry/failure-streak.js'

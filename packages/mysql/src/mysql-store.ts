@@ -21,6 +21,7 @@ import {
   pruneRound,
   resolveStoreTimings,
   STREAK_CODES_KEPT,
+  takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
@@ -193,11 +194,8 @@ function beginStep(parts: Parts) {
 
 /** Takes a claim's bookkeeping out of the map: it is being settled now. */
 function settle(parts: Parts, claim: Claim<PoolConnection>): Open | undefined {
-  const state = parts.open.get(claim.token)
-  if (state === undefined) return undefined
-  parts.open.delete(claim.token)
-  clearTimeout(state.timer)
-  state.connection.connection.off('error', state.onError)
+  const state = takeOpenClaim(parts.open, claim)
+  state?.connection.connection.off('error', state.onError)
   return state
 }
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import {
-  type BeginInput,
-  type BeginResult,
-  type Claim,
-  type EventStore,
-  type Logger,
-  type PeekInput,
-  type PeekResult,
-  WebhookError,
+import type {
+  BeginInput,
+  BeginResult,
+  Claim,
+  EventStore,
+  Logger,
+  PeekInput,
+  PeekResult,
 } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
@@ -15,6 +14,7 @@ import {
   checkoutWithin,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   NO_STREAK,
   type PooledStoreOptions,
   PRUNE_BATCH,
@@ -23,6 +23,7 @@ import {
   resolveStoreTimings,
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
+  takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolClient } from 'pg'
 import { bounded, pgSetupDriver, queryWithin } from './bounded.js'
@@ -168,7 +169,7 @@ function beginStep(
 
 function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () => void) {
   return async (claim: Claim<PoolClient>): Promise<boolean> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
     const { client } = state
@@ -184,7 +185,8 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
       // Dropped, not rolled back by hand: the server rolls back as it closes,
       // and a database that stopped answering would not answer a ROLLBACK either.
       client.release(error as Error)
-      if (isAborted(error)) throw handlerLeftAborted(error)
+      if (isAborted(error))
+        throw handlerLeftAborted(error, 'wrap a statement that may fail in a SAVEPOINT')
       return transactionLost(error)
     }
     client.off('error', state.onError)
@@ -193,23 +195,6 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
     return true
   }
 }
-
-/** Takes a claim's bookkeeping out of the map and stops its lease: it is being settled now. */
-function settle(open: OpenTransactions, claim: Claim<PoolClient>): Open | undefined {
-  const state = open.get(claim.token)
-  if (state === undefined) return undefined
-  open.delete(claim.token)
-  clearTimeout(state.timer)
-  return state
-}
-
-/** The handler caught a failed statement and returned: its transaction could only roll back. */
-const handlerLeftAborted = (cause: unknown) =>
-  new WebhookError(
-    'handler_failed',
-    'A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate, or wrap a statement that may fail in a SAVEPOINT.',
-    { cause },
-  )
 
 /**
  * Not committed, and never will be: false when the lease ended the transaction
@@ -223,7 +208,7 @@ function transactionLost(error: unknown): boolean {
 
 function releaseStep(open: OpenTransactions) {
   return async (claim: Claim<PoolClient>): Promise<void> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     if (state === undefined) return
     const { client } = state
     if (state.ended !== undefined) return

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import {
-  type BeginInput,
-  type BeginResult,
-  type Claim,
-  type PeekInput,
-  type PeekResult,
-  WebhookError,
+import type {
+  BeginInput,
+  BeginResult,
+  Claim,
+  PeekInput,
+  PeekResult,
 } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
   checkAcquireTimeout,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   NO_STREAK,
   type PooledStoreOptions,
   PRUNE_BATCH,
@@ -20,6 +20,7 @@ import {
   resolveStoreTimings,
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
+  takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import type { Sql, TransactionSql } from 'postgres'
 import { isAborted, isLeaseEnd, isLockNotAvailable, leaseEnded, unreachable } from './errors.js'
@@ -289,24 +290,9 @@ function expire(state: OpenJs, leaseMs: number): void {
   state.decide('rollback')
 }
 
-function settle(open: Map<string, OpenJs>, claim: Claim<PostgresJsTransaction>) {
-  const state = open.get(claim.token)
-  if (state === undefined) return undefined
-  open.delete(claim.token)
-  clearTimeout(state.timer)
-  return state
-}
-
-const handlerLeftAborted = (cause: unknown) =>
-  new WebhookError(
-    'handler_failed',
-    'A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate, or wrap a statement that may fail in tx.savepoint().',
-    { cause },
-  )
-
 function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
   return async (claim: Claim<PostgresJsTransaction>): Promise<boolean> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     if (state === undefined) return false
     if (state.ended !== undefined) {
       state.closed = true
@@ -317,7 +303,8 @@ function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
     try {
       await state.done
     } catch (error) {
-      if (state.aborted) throw handlerLeftAborted(error)
+      if (state.aborted)
+        throw handlerLeftAborted(error, 'wrap a statement that may fail in tx.savepoint()')
       if (state.ended !== undefined || isLeaseEnd(error)) return false
       throw error
     } finally {
@@ -330,7 +317,7 @@ function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
 
 function releaseStep(open: Map<string, OpenJs>) {
   return async (claim: Claim<PostgresJsTransaction>): Promise<void> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     if (state === undefined) return
     state.closed = true
     state.decide('rollback')

@@ -1,23 +1,18 @@
 import { randomUUID } from 'node:crypto'
-import {
-  type BeginInput,
-  type BeginResult,
-  type Claim,
-  type EventStore,
-  type Logger,
-  WebhookError,
-} from '@affiliate-webhooks/core'
+import type { BeginInput, BeginResult, Claim, EventStore, Logger } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
   checkAcquireTimeout,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   type PooledStoreOptions,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
   pruneRound,
   resolveStoreTimings,
   STORE_STATEMENT_TIMEOUT_MS,
+  takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import { schemaNames as mysqlNames } from '@affiliate-webhooks/mysql/internal'
 import { schemaNames } from '@affiliate-webhooks/postgres/internal'
@@ -187,24 +182,9 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
   }
 }
 
-function settle(open: Map<string, Open>, claim: Claim<unknown>): Open | undefined {
-  const state = open.get(claim.token)
-  if (state === undefined) return undefined
-  open.delete(claim.token)
-  clearTimeout(state.timer)
-  return state
-}
-
-const handlerLeftAborted = (cause: unknown) =>
-  new WebhookError(
-    'handler_failed',
-    'A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate.',
-    { cause },
-  )
-
 function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void) {
   return async (claim: Claim<unknown>): Promise<boolean> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
     if (state.ended !== undefined) {
@@ -216,7 +196,7 @@ function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void
       // The check, then Prisma's COMMIT: a database that stops answering is a 503, not a hang.
       await within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS)
     } catch (error) {
-      if (state.aborted) throw handlerLeftAborted(error)
+      if (state.aborted) throw handlerLeftAborted(error, '')
       // Past Prisma's timeout (the lease) the transaction was rolled back, or
       // the handler ended it: not committed, and the retry may run.
       if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
@@ -229,7 +209,7 @@ function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void
 
 function releaseStep(open: Map<string, Open>) {
   return async (claim: Claim<unknown>): Promise<void> => {
-    const state = settle(open, claim)
+    const state = takeOpenClaim(open, claim)
     if (state === undefined) return
     state.decide('rollback')
     await state.done.catch(() => {})

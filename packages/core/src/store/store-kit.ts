@@ -3,6 +3,7 @@
  * the failure streak's reset gate, a pool checkout with a deadline, and work
  * done at most once a period. One copy here, so the stores cannot drift.
  */
+import { WebhookError } from '../errors.js'
 import type { Logger } from '../telemetry/delivery-log.js'
 import {
   type BeginInput,
@@ -136,6 +137,36 @@ export function checkoutWithin<T>(
       },
     )
   })
+}
+
+/**
+ * Takes a claim's bookkeeping out of its store's map of open transactions and
+ * stops its lease timer: the claim is being settled (committed or released)
+ * now. Undefined when it was settled already: a second commit or release
+ * changes nothing.
+ */
+export function takeOpenClaim<Open extends { timer: ReturnType<typeof setTimeout> | undefined }>(
+  open: Map<string, Open>,
+  claim: Claim<unknown>,
+): Open | undefined {
+  const state = open.get(claim.token)
+  if (state === undefined) return undefined
+  open.delete(claim.token)
+  clearTimeout(state.timer)
+  return state
+}
+
+/**
+ * The handler caught a statement of ctx.tx that failed and returned normally:
+ * the transaction could only roll back, so nothing it wrote was kept. Answered
+ * 500 like a handler that threw; `remedy` is the driver's way to recover.
+ */
+export function handlerLeftAborted(cause: unknown, remedy: string): WebhookError {
+  return new WebhookError(
+    'handler_failed',
+    `A statement of the handler failed inside ctx.tx and the handler went on, so the transaction could only roll back (nothing it wrote was kept). Let the error propagate${remedy === '' ? '' : `, or ${remedy}`}.`,
+    { cause },
+  )
 }
 
 /**
