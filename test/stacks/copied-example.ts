@@ -162,9 +162,9 @@ export function installedVersions(app: string, names: string[]): Record<string, 
   return versions
 }
 
-/** Starts `npm start` in its own process group, so closing it ends the server under npm too. */
-export function startDetached(app: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn('npm', ['start', '--silent'], {
+/** Starts `npm start` (or `npm run <script>`) in its own process group, so closing it ends the server under npm too. */
+export function startDetached(app: string, env: NodeJS.ProcessEnv, script = 'start'): ChildProcess {
+  return spawn('npm', ['run', script, '--silent'], {
     cwd: app,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

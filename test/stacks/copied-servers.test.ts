@@ -9,14 +9,18 @@
  *
  * The built stacks (Astro, SvelteKit, React Router, Nuxt, Elysia) are copied out
  * by their own tests in this folder; Next, Cloud Functions and Azure Functions
- * run from the repository in theirs.
+ * run from the repository in theirs. The queue and postgres-drizzle examples run
+ * against the machine's Redis and a Postgres database of the test's own.
  */
+import { randomUUID } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../support/redis-servers.js'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createPostgresTestDatabase } from '../support/postgres-db.js'
+import { freePort, REDIS_URL } from '../support/redis-servers.js'
 import {
   closure,
   lockedVersion,
@@ -37,6 +41,8 @@ const EXAMPLES = {
   node: [],
   'nest-fastify': ['@nestjs/core', '@nestjs/platform-fastify'],
   otel: ['@opentelemetry/sdk-trace-base'],
+  queue: ['bullmq', 'ioredis'],
+  'postgres-drizzle': ['drizzle-orm', 'kysely', 'pg', 'postgres'],
 } as const satisfies Record<string, readonly string[]>
 type Example = keyof typeof EXAMPLES
 
@@ -58,13 +64,9 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra } as NodeJS.ProcessEnv
 }
 
-/** `npm start` in the copy on a free port; resolves once it answers HTTP. */
-async function serve(example: Example, extra: Record<string, string> = {}) {
-  const port = await freePort()
-  const child = startDetached(
-    apps.get(example) as string,
-    userEnv({ PORT: String(port), ...extra }),
-  )
+/** `npm run <script>` in the copy, in its own process group, its output kept. */
+function startScript(example: Example, env: NodeJS.ProcessEnv, script = 'start') {
+  const child = startDetached(apps.get(example) as string, env, script)
   let log = ''
   child.stdout?.on('data', (chunk) => {
     log += chunk
@@ -72,20 +74,32 @@ async function serve(example: Example, extra: Record<string, string> = {}) {
   child.stderr?.on('data', (chunk) => {
     log += chunk
   })
+  return { child, log: () => log }
+}
+
+/** `npm start` (or `script`) in the copy on a free port; resolves once it answers HTTP. */
+async function serve(example: Example, extra: Record<string, string> = {}, script = 'start') {
+  const port = await freePort()
+  const { child, log: output } = startScript(
+    example,
+    userEnv({ PORT: String(port), ...extra }),
+    script,
+  )
+  const log = () => output()
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${example} exited ${child.exitCode}:\n${log}`)
+    if (child.exitCode !== null) throw new Error(`${example} exited ${child.exitCode}:\n${log()}`)
     const answered = await fetch(`http://127.0.0.1:${port}/__ready`)
       .then((response) => response.arrayBuffer())
       .then(
         () => true,
         () => false,
       )
-    if (answered) return { port, log: () => log, stop: () => stopGroup(child) }
+    if (answered) return { port, log, stop: () => stopGroup(child) }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   await stopGroup(child)
-  throw new Error(`${example} did not answer within 60 s:\n${log}`)
+  throw new Error(`${example} did not answer within 60 s:\n${log()}`)
 }
 
 afterAll(() => rmSync(work, { recursive: true, force: true }))
@@ -165,5 +179,66 @@ describe('examples/otel copied out: npm start', () => {
     const output = await run(['npm', 'start', '--silent'], apps.get('otel') as string, userEnv())
     expect(output).toContain('affiliate_webhook.receive')
     expect(output).toContain('affiliate_webhook.deliveries')
+  }, 120_000)
+})
+
+describe('examples/queue copied out: npm run receiver, npm run worker', () => {
+  it('answers a signed delivery 200 queued, and the worker runs its handler once', async () => {
+    // The example's own Redis, queue and store prefix; a queue of this test's own.
+    const queueName = `aw-copied-${randomUUID().slice(0, 8)}`
+    const env = { AFFILIATE_WEBHOOK_SECRET: SECRET, QUEUE_NAME: queueName, SLOW_MS: '10' }
+    const receiver = await serve('queue', { ...env, REDIS_URL }, 'receiver')
+    const worker = startScript('queue', userEnv({ ...env, REDIS_URL }), 'worker')
+    const event = buildConversionEvent()
+    const redis = new Redis(REDIS_URL)
+    try {
+      const { headers, body } = await signedDelivery({ secret: SECRET, event })
+      const url = `http://127.0.0.1:${receiver.port}/hooks`
+      const answer = await fetch(url, { method: 'POST', headers, body })
+      expect(answer.status).toBe(200)
+      expect(await answer.json()).toEqual({ received: true, outcome: 'queued' })
+      await vi.waitFor(() => expect(worker.log()).toContain(`${event.id} done (try 1)`), {
+        timeout: 60_000,
+        interval: 100,
+      })
+      const again = await fetch(url, { method: 'POST', headers, body })
+      expect(await again.json()).toEqual({ received: true, outcome: 'duplicate' })
+      expect(worker.log().split(`${event.id} conversion`)).toHaveLength(2)
+    } finally {
+      await stopGroup(worker.child)
+      await receiver.stop()
+      const keys = [
+        ...(await redis.keys(`bull:${queueName}:*`)),
+        ...(await redis.keys(`example-queue:{c:${event.data.conversion.id}}*`)),
+      ]
+      if (keys.length > 0) await redis.del(...keys)
+      redis.disconnect()
+    }
+  }, 120_000)
+})
+
+describe.each([
+  { script: 'start', recipe: 'Drizzle on pg' },
+  { script: 'start:postgres-js', recipe: 'Drizzle on postgres.js' },
+  { script: 'start:kysely', recipe: 'Kysely on pg' },
+])('examples/postgres-drizzle copied out: npm run $script ($recipe)', ({ script }) => {
+  it('credits the ledger once, and not at all for a handler that threw', async () => {
+    const db = await createPostgresTestDatabase()
+    try {
+      const output = await run(
+        ['npm', 'run', script, '--silent'],
+        apps.get('postgres-drizzle') as string,
+        userEnv({ DATABASE_URL: db.url }),
+      )
+      expect(output).toContain('--- a new event: 200 {"received":true,"outcome":"processed"}')
+      expect(output).toContain(
+        '--- the same event again: 200 {"received":true,"outcome":"duplicate"}',
+      )
+      expect(output).toMatch(/--- a handler that throws after its insert: 500 .*handler_failed/)
+      const { rows } = await db.pool.query('SELECT conversion_id, commission FROM example_ledger')
+      expect(rows).toEqual([{ conversion_id: '8101', commission: '12.50' }])
+    } finally {
+      await db.drop()
+    }
   }, 120_000)
 })
