@@ -47,7 +47,7 @@ export interface Adapter {
   platformAnswersOtherMethods?: boolean
   /**
    * The platform now and then resets a connection that is still sending with no
-   * answer read at all (workerd behind Miniflare; Nitro's server under load): the
+   * answer read at all (workerd behind Miniflare; Bun.serve, rarely; Nitro's server under load): the
    * streamed-oversize case tries a fresh connection once, which must then be
    * answered 413.
    */
