@@ -64,6 +64,8 @@ export interface StackRecipe {
   refusesPostWithoutContentType?: number
   /** See `Adapter.resetsWithoutAnswer`. */
   resetsWithoutAnswer?: boolean
+  /** See `Adapter.buffersWholeBody`. */
+  buffersWholeBody?: boolean
 }
 
 /** A previous major of the stack: the copy installed once more at these versions. */
@@ -274,6 +276,7 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
         ? {}
         : { refusesPostWithoutContentType: (differs ?? recipe).refusesPostWithoutContentType }),
       ...(recipe.resetsWithoutAnswer === true ? { resetsWithoutAnswer: true } : {}),
+      ...(recipe.buffersWholeBody === true ? { buffersWholeBody: true } : {}),
       start: async (options): Promise<Running> => {
         const bridge = await startBridge(options, 'web')
         // A nonce, so two cases never share a receiver even if a bridge port comes back.

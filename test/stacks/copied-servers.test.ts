@@ -7,9 +7,12 @@
  * reached into the repository (a workspace link, a relative import, a tsconfig
  * `extends`) fails to install or to start here.
  *
- * The built stacks (Astro, SvelteKit, React Router, Nuxt, Elysia) are copied out
- * by their own tests in this folder; Next, Cloud Functions and Azure Functions
- * run from the repository in theirs. The queue and postgres-drizzle examples run
+ * The built stacks (Astro, SvelteKit, React Router, Nuxt, Nitro, Elysia, Cloud
+ * Functions) are copied out by their own tests in this folder; Next runs from the
+ * repository in its own. The Azure Functions example is installed and built here;
+ * serving it takes the Functions host (Core Tools, `func start`), which does not
+ * install from the npm registry alone, so its requests run through the in-process
+ * host of azure-functions.test.ts. The queue and postgres-drizzle examples run
  * against the machine's Redis and a Postgres database of the test's own.
  */
 import { randomUUID } from 'node:crypto'
@@ -43,6 +46,7 @@ const EXAMPLES = {
   otel: ['@opentelemetry/sdk-trace-base'],
   queue: ['bullmq', 'ioredis'],
   'postgres-drizzle': ['drizzle-orm', 'kysely', 'pg', 'postgres'],
+  'azure-functions': ['@azure/functions'],
 } as const satisfies Record<string, readonly string[]>
 type Example = keyof typeof EXAMPLES
 
@@ -240,5 +244,26 @@ describe.each([
     } finally {
       await db.drop()
     }
+  }, 120_000)
+})
+
+describe('examples/azure-functions copied out: npm install, npm run build', () => {
+  it('builds dist/functions/hooks.js, which loads and registers its function', async () => {
+    const app = apps.get('azure-functions') as string
+    await run(['npm', 'run', 'build', '--silent'], app, userEnv())
+    // Outside the host @azure/functions registers nothing and says so: the module
+    // and everything it imports loaded from the copy's own node_modules.
+    const output = await run(
+      [
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        "await import('./dist/functions/hooks.js'); console.log('hooks.js loaded')",
+      ],
+      app,
+      userEnv({ AFFILIATE_WEBHOOK_SECRET: SECRET }),
+    )
+    expect(output).toContain('hooks.js loaded')
+    expect(output).toMatch(/register function "hooks"/)
   }, 120_000)
 })
