@@ -12,7 +12,10 @@
  * repository in its own. The Azure Functions example is installed and built here;
  * serving it takes the Functions host (Core Tools, `func start`), which does not
  * install from the npm registry alone, so its requests run through the in-process
- * host of azure-functions.test.ts. The queue and postgres-drizzle examples run
+ * host of azure-functions.test.ts. The Netlify and Vercel functions have no
+ * server of their own outside the platforms' CLIs (which need the network): the
+ * copy's function files, with the copy's own installed packages, are served here
+ * as those platforms' Node runtimes serve them. The queue and postgres-drizzle examples run
  * against the machine's Redis and a Postgres database of the test's own.
  */
 import { randomUUID } from 'node:crypto'
@@ -22,6 +25,7 @@ import { join } from 'node:path'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { serve as serveListener, webToNode } from '../support/conformance-adapters.js'
 import { createPostgresTestDatabase } from '../support/postgres-db.js'
 import { freePort, REDIS_URL } from '../support/redis-servers.js'
 import {
@@ -47,6 +51,7 @@ const EXAMPLES = {
   queue: ['bullmq', 'ioredis'],
   'postgres-drizzle': ['drizzle-orm', 'kysely', 'pg', 'postgres'],
   'azure-functions': ['@azure/functions'],
+  functions: [],
 } as const satisfies Record<string, readonly string[]>
 type Example = keyof typeof EXAMPLES
 
@@ -266,4 +271,40 @@ describe('examples/azure-functions copied out: npm install, npm run build', () =
     expect(output).toContain('hooks.js loaded')
     expect(output).toMatch(/register function "hooks"/)
   }, 120_000)
+})
+
+describe('examples/functions copied out: npm install, each function file served', () => {
+  it.each([
+    ['Netlify', 'netlify/functions/hooks.ts', 'default'],
+    ['Vercel', 'api/hooks.ts', 'POST'],
+  ])(
+    '%s (%s): a signed delivery 200 and stored, the same bytes tampered 401',
+    async (_platform, file, name) => {
+      const app = apps.get('functions') as string
+      vi.stubEnv('AFFILIATE_WEBHOOK_SECRET', SECRET)
+      vi.resetModules()
+      // The copy's own files, resolving @affiliate-webhooks/web in the copy's node_modules.
+      const fn = (await import(join(app, file)))[name] as (request: Request) => Promise<Response>
+      const { conversions } = await import(join(app, 'src/webhook.ts'))
+      const server = await serveListener(webToNode(fn))
+      try {
+        const event = buildConversionEvent()
+        const { headers, body } = await signedDelivery({ secret: SECRET, event })
+        const ok = await fetch(server.url, { method: 'POST', headers, body })
+        expect(ok.status, await ok.text()).toBe(200)
+        expect(conversions.get(event.data.conversion.id)?.status).toBe(event.data.conversion.status)
+        const tampered = await fetch(server.url, {
+          method: 'POST',
+          headers,
+          body: body.replace('}', ' }'),
+        })
+        expect(tampered.status).toBe(401)
+        expect((await tampered.json()).error.code).toBe('signature_mismatch')
+      } finally {
+        vi.unstubAllEnvs()
+        await server.close()
+      }
+    },
+    60_000,
+  )
 })
