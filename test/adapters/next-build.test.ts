@@ -1,37 +1,69 @@
 /**
  * The real thing for Next.js: `next build` of examples/next (offline), `next start`
  * on a free port, and signed deliveries to its App Router routes (Node and Edge
- * runtimes) and its Pages API route. Runs in its own vitest project, after the
- * others, so the build does not compete with them for the CPU.
+ * runtimes) and its Pages API route. Next 16, the current major, runs on a copy
+ * out of the repository as a user copies it: a deep temporary folder, its
+ * `@affiliate-webhooks/*` dependencies pointed at the packed tarballs, `npm install`
+ * (no peer or engine warning), `npm run build`, `next start`. Next 15 runs on a
+ * copy inside the workspace with the aliased `next15`. Runs in its own vitest
+ * project, after the others, so the build does not compete with them for the CPU.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  lockedVersion,
+  npmInstall,
+  packTarballs,
+  pointAtTarballs,
+  repoDependencies,
+} from '../stacks/copied-example.js'
 import { SECRET, send, streamOversize } from '../support/conformance-cases.js'
 import { type RedisServer, startRedis } from '../support/redis-servers.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * The copy's `@affiliate-webhooks/*` dependencies as their packed tarballs, Next,
+ * React and the types at the versions the lockfile installed, then `npm install`
+ * (without NODE_ENV=production, which would leave the devDependencies out).
+ */
+async function copiedOut(app: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const packed = await packTarballs(join(app, '..', 'packed'), repoDependencies(app))
+  const pinned = ['next', 'react', 'react-dom', '@types/node', '@types/react', 'typescript']
+  pointAtTarballs(
+    app,
+    packed,
+    Object.fromEntries(pinned.map((name) => [name, lockedVersion('next', name)])),
+  )
+  const { NODE_ENV: _production, ...installEnv } = env
+  const seconds = await npmInstall(app, installEnv as NodeJS.ProcessEnv)
+  console.log(`Next: examples/next copied out, npm install ${seconds.toFixed(1)} s`)
+}
 // The peer range claims Next 15 and 16: both are built and run for real.
 for (const { major, pkg } of [
   { major: 16, pkg: 'next' },
   { major: 15, pkg: 'next15' },
 ]) {
   describe(`Next ${major}`, () => {
-    // Built in a copy under .tmp/ (git-ignored, still inside the workspace so the
-    // packages resolve): two test runs never share a .next, and the example stays clean.
-    mkdirSync(join(root, '.tmp'), { recursive: true })
-    const app = mkdtempSync(join(root, '.tmp', 'next-example-'))
-
-    // Another major is installed under an alias (next15); the copy gets it as a
-    // real node_modules/next (a link would resolve its own `next/...` imports
-    // from its real path, onto the hoisted next).
+    // Another major is installed under an alias (next15); it is built in a copy under
+    // .tmp/ (git-ignored, inside the workspace so the other packages resolve), which
+    // gets it as a real node_modules/next (a link would resolve its own `next/...`
+    // imports from its real path, onto the hoisted next). The current major is copied
+    // out of the repository, deep on purpose: nothing may depend on where it lives.
     const aliased = pkg !== 'next'
-    const nextBin = join(aliased ? app : root, 'node_modules/next/dist/bin/next')
+    mkdirSync(join(root, '.tmp'), { recursive: true })
+    const work = aliased
+      ? mkdtempSync(join(root, '.tmp', 'next-example-'))
+      : mkdtempSync(join(tmpdir(), 'aw-next-'))
+    const app = aliased ? work : join(work, 'a', 'b', 'next')
+    const nextBin = join(app, 'node_modules/next/dist/bin/next')
 
     // Where the sandbox allows it, the build runs in a network namespace with no network at all.
     const offline = spawnSync('unshare', ['-n', 'true']).status === 0
@@ -98,6 +130,8 @@ for (const { major, pkg } of [
       // The copy resolves `next` to the major under test; everything else from the root.
       if (aliased) {
         cpSync(join(root, 'node_modules', pkg), join(app, 'node_modules/next'), { recursive: true })
+      } else {
+        await copiedOut(app, env({}))
       }
       const started = performance.now()
       // No AFFILIATE_WEBHOOK_SECRET at build time, as in many CI pipelines.
@@ -116,7 +150,7 @@ for (const { major, pkg } of [
         server.kill('SIGTERM')
         await exited
       }
-      rmSync(app, { recursive: true, force: true })
+      rmSync(work, { recursive: true, force: true })
       await redis?.stop()
     })
 
