@@ -1,7 +1,9 @@
 /**
  * The database stopped under a receiver (a private server, stopped as a crash
  * would: every session gone) and started again, on node-postgres and on
- * postgres.js and on Prisma (@prisma/adapter-pg): every delivery meanwhile is
+ * postgres.js and on Prisma (@prisma/adapter-pg), and a private MariaDB killed
+ * and restarted, then frozen, under Prisma (@prisma/adapter-mariadb; mysql2's
+ * outage cases are in mysql-store.test.ts): every delivery meanwhile is
  * answered 503 store_unavailable well within the service's 10 s, nothing is
  * acknowledged that was not handled, and after the restart the retries are
  * handled once each. The log says what failed, never the password.
@@ -14,10 +16,13 @@ import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
+import { PrismaMariaDb } from '@prisma/adapter-mariadb'
 import { PrismaPg } from '@prisma/adapter-pg'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PrivateMariadb, startPrivateMariadb } from '../support/mysql-db.js'
 import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
 import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
@@ -206,4 +211,137 @@ describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
       await fresh.ready()
     }, 60_000)
   })
+})
+
+describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
+  let database: PrivateMariadb
+  let admin: mysql.Connection
+  let prisma: PrismaClientFor<PrismaRawQueries>
+  let server: Server
+  let url: string
+  const lines: string[] = []
+  const logger = {
+    warn: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
+    error: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
+  }
+
+  beforeAll(async () => {
+    database = await startPrivateMariadb()
+    admin = await mysql.createConnection({ uri: database.url })
+    // A user with a password, so that the password is there to be kept out of every line.
+    await admin.query(`CREATE USER 'outage'@'127.0.0.1' IDENTIFIED BY '${PASSWORD}'`)
+    await admin.query(`GRANT ALL ON aw.* TO 'outage'@'127.0.0.1'`)
+    await admin.query(
+      'CREATE TABLE effects (event_id VARCHAR(64) NOT NULL, conversion_id BIGINT NOT NULL)',
+    )
+    await admin.end()
+    const { PrismaClient } = (await import(await prismaClientPath('mysql'))) as {
+      PrismaClient: new (options: { adapter: PrismaMariaDb }) => PrismaClientFor<PrismaRawQueries>
+    }
+    const adapter = new PrismaMariaDb({
+      host: '127.0.0.1',
+      port: database.port,
+      user: 'outage',
+      password: PASSWORD,
+      database: 'aw',
+      connectionLimit: 8,
+      connectTimeout: 2000,
+      acquireTimeout: 2000,
+    })
+    prisma = new PrismaClient({ adapter })
+    server = createServer(
+      affiliateWebhook({
+        secret: 'whsec_sql_store_processes',
+        logger,
+        store: prismaStore({ prisma, logger, acquireTimeoutMs: 2000 }),
+        async onConversion(conversion, event, ctx) {
+          await ctx.tx.$executeRawUnsafe(
+            'INSERT INTO effects VALUES (?, ?)',
+            event.id,
+            conversion.id,
+          )
+        },
+      }),
+    )
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  }, 120_000)
+
+  afterAll(async () => {
+    server?.close()
+    await prisma?.$disconnect().catch(() => {})
+    await database?.dispose()
+  })
+
+  /** Each event's effect rows, counted on a connection of the test's own. */
+  async function effectCounts(): Promise<Map<string, number>> {
+    const connection = await mysql.createConnection({ uri: database.url })
+    try {
+      const [rows] = await connection.query(
+        'SELECT event_id, COUNT(*) AS n FROM effects GROUP BY event_id',
+      )
+      return new Map(
+        (rows as { event_id: string; n: number }[]).map((r) => [r.event_id, Number(r.n)]),
+      )
+    } finally {
+      await connection.end()
+    }
+  }
+
+  /** Delivers each event at once, all together: each status and how long its answer took. */
+  const deliverAll = (events: ReturnType<typeof buildConversionEvent>[]) =>
+    Promise.all(
+      events.map(async (event) => {
+        const started = performance.now()
+        const status = await deliver(url, event)
+        return { status, ms: performance.now() - started }
+      }),
+    )
+
+  it('answers 503 store_unavailable within 10 s while the server is down (killed), then handles each retry once', async () => {
+    const before = buildConversionEvent({ conversion: { id: 1 } })
+    expect(await deliver(url, before)).toBe(200)
+    await database.kill()
+    const during = Array.from({ length: 12 }, (_, i) =>
+      buildConversionEvent({ conversion: { id: 100 + i } }),
+    )
+    for (const answer of await deliverAll(during)) {
+      expect(answer.status).toBe(503)
+      // The service gives up on an answer after 10 s and counts a failure.
+      expect(answer.ms).toBeLessThan(10_000)
+    }
+    await database.restart()
+    for (const event of during) {
+      const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
+      expect(statuses.at(-1)).toBe(200)
+    }
+    const counts = await effectCounts()
+    expect([...counts.keys()].sort()).toEqual([before, ...during].map((e) => e.id).sort())
+    expect([...counts.values()].every((n) => n === 1)).toBe(true)
+    expect(lines.some((line) => line.includes('store_unavailable'))).toBe(true)
+    expect(lines.join('\n')).not.toContain(PASSWORD)
+  }, 90_000)
+
+  it('answers 503 within 10 s while the server hangs (frozen), then handles each retry once', async () => {
+    const during = Array.from({ length: 4 }, (_, i) =>
+      buildConversionEvent({ conversion: { id: 300 + i } }),
+    )
+    await database.freeze()
+    try {
+      for (const answer of await deliverAll(during)) {
+        expect(answer.status).toBe(503)
+        expect(answer.ms).toBeLessThan(10_000)
+      }
+    } finally {
+      await database.thaw()
+    }
+    for (const event of during) {
+      const statuses = await deliverUntilAcknowledged(() => url, event, { pauseMs: 100 })
+      expect(statuses.at(-1)).toBe(200)
+    }
+    const counts = await effectCounts()
+    expect(during.map((event) => counts.get(event.id))).toEqual([1, 1, 1, 1])
+    expect(lines.join('\n')).not.toContain(PASSWORD)
+  }, 90_000)
 })
