@@ -3,7 +3,12 @@
  * deliveries of about 800 events over 200 conversions, shuffled (so older
  * updates arrive after newer ones), with duplicates, each retried until a 2xx as
  * the service does. Five times a process is SIGKILLed right after a handler wrote
- * its effect, before the commit, and restarted on its port.
+ * its effect, before the commit, and restarted on its port: the process told to
+ * die gets every attempt until its next handler runs, and deliveries pause while
+ * it restarts if the next kill is due, so each kill lands before the deliveries
+ * run out. Left to chance, it once did not (Node 22.18, better-sqlite3: the last
+ * victim ran no handler before the queue was empty), and the test waited for it
+ * until its timeout.
  *
  * Asserted: each kill landed between an effect and its commit (the handler had
  * written the event's effect when its process died by its own SIGKILL, and no row
@@ -161,7 +166,18 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
       [...processes.values()].filter(
         (p) => p.child.exitCode === null && p.child.signalCode === null,
       )
+    /**
+     * The process told to die after its next effect: every attempt goes to it until
+     * that effect comes. Left to chance, a process that rarely wins the database's
+     * write lock (two SQLite processes on one file) could see no handler run before
+     * the deliveries ran out.
+     */
+    let aimed: ReceiverProcess | undefined
+    /** While a victim's next effect is awaited: each process's answers, by status, for a failure's message. */
+    const answersMeanwhile = new Map<string, Map<number, number>>()
     const pick = () => {
+      if (aimed !== undefined && aimed.child.exitCode === null && aimed.child.signalCode === null)
+        return aimed.url
       const up = live()
       return (
         up[Math.floor(Math.random() * up.length)] ??
@@ -170,19 +186,25 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
     }
 
     let done = 0
+    let taken = 0
     let kills = 0
+    /** Where the current kill is: none in flight, waiting for the victim's next effect, or restarting it. */
+    let phase: 'idle' | 'awaiting-effect' | 'restarting' = 'idle'
     let restarting: Promise<void> = Promise.resolve()
+    /** Kill k is due once k sixths of the deliveries are done. */
+    const dueAt = (k: number) => (k * DELIVERIES) / (KILLS + 1)
     /** Each kill that landed: the event whose effect its handler had written, the process, how it ended. */
     const landed: { eventId: string; pid: number; signal: NodeJS.Signals | null }[] = []
-    let killing = false
     const maybeKill = () => {
       // One kill at a time: the next waits until the last victim runs again on its port.
-      if (killing || kills >= KILLS || done < ((kills + 1) * DELIVERIES) / (KILLS + 1)) return
+      if (phase !== 'idle' || kills >= KILLS || done < dueAt(kills + 1)) return
       kills++
       const victim = live()[kills % 2] ?? live()[0]
       if (victim === undefined) return
       // Dies by its own SIGKILL right after its next effect, before that event's commit.
-      killing = true
+      phase = 'awaiting-effect'
+      answersMeanwhile.clear()
+      aimed = victim
       victim.child.send('crash')
       restarting = restarting.then(async () => {
         // A process that ended without telling its effect did not die where the test aims.
@@ -194,22 +216,71 @@ describe.each(SQL_KINDS)('chaos on $name: two receivers, SIGKILLs mid-handler', 
             throw new Error(`receiver ${victim.pid} ended (${signal}) before reporting its effect`)
           }),
         ])
+        aimed = undefined
+        phase = 'restarting'
         // The test sends no signal: the process ended itself, right after that effect.
         const signal = await exitSignal(victim.child)
         landed.push({ eventId, pid: victim.pid, signal })
         processes.set(victim.port, await startReceiver(env, victim.port))
-        killing = false
+        phase = 'idle'
       })
     }
+    /**
+     * Deliveries wait while a victim restarts and the next kill is already due, so
+     * every kill finds events left to land on, however slow a restart is. They never
+     * wait while a victim's next effect is awaited: that effect needs deliveries.
+     */
+    const heldForRestart = async () => {
+      while (phase === 'restarting' && kills < KILLS && taken >= dueAt(kills + 1)) {
+        await restarting
+      }
+    }
     const worker = async () => {
-      for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
-        await deliverUntilAcknowledged(pick, event, { pauseMs: 20 })
+      for (;;) {
+        await heldForRestart()
+        const event = queue.shift()
+        if (event === undefined) return
+        taken++
+        const urls: string[] = []
+        const statuses = await deliverUntilAcknowledged(
+          () => {
+            const url = pick()
+            urls.push(url)
+            return url
+          },
+          event,
+          { pauseMs: 20 },
+        )
+        if (phase === 'awaiting-effect') {
+          statuses.forEach((status, i) => {
+            const byStatus = answersMeanwhile.get(urls[i] as string) ?? new Map<number, number>()
+            byStatus.set(status, (byStatus.get(status) ?? 0) + 1)
+            answersMeanwhile.set(urls[i] as string, byStatus)
+          })
+        }
         done++
         maybeKill()
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-    await restarting
+    // With the queue empty, a victim still waiting for its next effect would wait for ever.
+    let drained: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([
+      restarting,
+      new Promise((_, reject) => {
+        drained = setTimeout(() => {
+          const answers = [...answersMeanwhile].map(
+            ([url, byStatus]) => `${url}: ${JSON.stringify(Object.fromEntries(byStatus))}`,
+          )
+          const victims = [...processes.values()].map((p) => `${p.url} pid ${p.pid}`)
+          reject(
+            new Error(
+              `kill ${kills} still ${phase} 30 s after the last delivery; processes ${victims.join(', ')}; answers since its crash message: ${answers.join('; ')}`,
+            ),
+          )
+        }, 30_000)
+      }),
+    ]).finally(() => clearTimeout(drained))
     expect(kills).toBe(KILLS)
     expect(events.length).toBeGreaterThan(500)
     // Every kill landed between an effect and its commit: the handler had written
