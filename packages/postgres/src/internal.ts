@@ -23,6 +23,7 @@ export {
   peekSql,
   peekVerdict,
   pruneSql,
+  SERVER_IDLE_MARGIN_MS,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,

@@ -33,6 +33,7 @@ import {
   peekSql,
   peekVerdict,
   pruneSql,
+  SERVER_IDLE_MARGIN_MS,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,
@@ -192,6 +193,7 @@ function openTransaction(
         `${timings.lockWaitMs}ms`,
         timings.dedupeTtl,
         timings.orderingTtl,
+        `${leaseMs + SERVER_IDLE_MARGIN_MS}`,
       ]
       // Prepared once per connection: the server parses and plans it once.
       const rows = await within(

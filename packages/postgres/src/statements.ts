@@ -15,12 +15,23 @@ export const int = (value: number | undefined): string => {
 export const TRANSACTION_ID = /^\d+$/
 
 /**
+ * How long after the lease the server ends a session idle in its transaction,
+ * for the drivers that run {@link claimCallSql} (postgres.js, Prisma): the
+ * store's own rollback at the lease comes first. postgres.js 3.4.9 throws an
+ * uncaught exception when the server closes a connection in the moment a
+ * write to it is queued (porsager/postgres#1208), so the server's bound is
+ * only the backstop for a process too stuck to run its timers.
+ */
+export const SERVER_IDLE_MARGIN_MS = 2000
+
+/**
  * The claim with the lease's bounds, in one parameterised statement:
  * `set_config(..., true)` is `SET LOCAL`. Parameters: leaseMs as text, event,
- * conversion, order, lockWait as text ('2000ms'), dedupeMs, orderingMs.
+ * conversion, order, lockWait as text ('2000ms'), dedupeMs, orderingMs, and the
+ * idle-session bound as text (leaseMs + {@link SERVER_IDLE_MARGIN_MS}).
  */
 export const claimCallSql = (n: SchemaNames) =>
-  `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
+  `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $8, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
 
 /** held(xact): raises AWLST unless the transaction is still the claim's. Parameter: the claim's xact. */
 export const heldSql = (n: SchemaNames) => `SELECT ${n.held}($1::bigint)`

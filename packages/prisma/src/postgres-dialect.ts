@@ -17,6 +17,7 @@ import {
   pruneSql,
   type RunSql,
   type SchemaNames,
+  SERVER_IDLE_MARGIN_MS,
   type SetupDriver,
   streakResetSql,
   streakSql,
@@ -105,6 +106,7 @@ export function postgresDialect(parts: PostgresParts): Dialect {
           `${timings.lockWaitMs}ms`,
           timings.dedupeTtl,
           timings.orderingTtl,
+          `${leaseMs + SERVER_IDLE_MARGIN_MS}`,
         )
       } catch (error) {
         // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
