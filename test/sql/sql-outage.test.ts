@@ -94,17 +94,27 @@ const DRIVERS: DriverUnderTest[] = [
   },
 ]
 
+/** A logger keeping every line, to assert on what was logged (and that no secret was). */
+function capturedLog() {
+  const lines: string[] = []
+  const keep = (...args: unknown[]) => lines.push(args.map(String).join(' '))
+  return { lines, logger: { warn: keep, error: keep } }
+}
+
+/** Listens on a free loopback port; resolves with the receiver's URL. */
+async function listening(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+}
+
 describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
   let database: PostgresServer
   let pool: pg.Pool
   let opened: ReturnType<DriverUnderTest['open']>
   let server: Server
   let url: string
-  const lines: string[] = []
-  const logger = {
-    warn: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
-    error: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
-  }
+  const { lines, logger } = capturedLog()
 
   beforeAll(async () => {
     database = await startPrivatePostgres()
@@ -124,9 +134,7 @@ describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
         },
       }),
     )
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    url = await listening(server)
   }, 120_000)
 
   afterAll(async () => {
@@ -215,19 +223,14 @@ describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
 
 describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
   let database: PrivateMariadb
-  let admin: mysql.Connection
   let prisma: PrismaClientFor<PrismaRawQueries>
   let server: Server
   let url: string
-  const lines: string[] = []
-  const logger = {
-    warn: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
-    error: (...args: unknown[]) => lines.push(args.map(String).join(' ')),
-  }
+  const { lines, logger } = capturedLog()
 
   beforeAll(async () => {
     database = await startPrivateMariadb()
-    admin = await mysql.createConnection({ uri: database.url })
+    const admin = await mysql.createConnection({ uri: database.url })
     // A user with a password, so that the password is there to be kept out of every line.
     await admin.query(`CREATE USER 'outage'@'127.0.0.1' IDENTIFIED BY '${PASSWORD}'`)
     await admin.query(`GRANT ALL ON aw.* TO 'outage'@'127.0.0.1'`)
@@ -263,9 +266,7 @@ describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
         },
       }),
     )
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    url = await listening(server)
   }, 120_000)
 
   afterAll(async () => {
