@@ -71,6 +71,8 @@ interface OpenJs {
   decide: (how: 'commit' | 'rollback') => void
   /** sql.begin's promise: resolves once COMMIT ran, rejects on a rollback or a lost session. */
   done: Promise<unknown>
+  /** The held check sent with the COMMIT: undefined when it passed, else its error (nothing committed). */
+  held: Promise<unknown>
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
@@ -204,15 +206,20 @@ function openTransaction(
       announce({ verdict, tx })
       if (verdict === 'stale') return
       if (!TRANSACTION_ID.test(verdict) || (await decision) === 'rollback') throw new RollBack()
-      try {
-        await within(
-          tx.unsafe(heldSql(names), [verdict], { prepare: true }),
-          STORE_STATEMENT_TIMEOUT_MS,
-        )
-      } catch (error) {
-        state.aborted = isAborted(error)
-        throw error
-      }
+      // The held check goes out with postgres.js's COMMIT, one round trip for
+      // both: if it fails, the transaction is aborted and the server answers
+      // that COMMIT by rolling back, so sql.begin resolves; the check's own
+      // answer says whether anything committed.
+      state.held = within(
+        tx.unsafe(heldSql(names), [verdict], { prepare: true }),
+        STORE_STATEMENT_TIMEOUT_MS,
+      ).then(
+        () => undefined,
+        (error: unknown) => {
+          state.aborted = isAborted(error)
+          return error
+        },
+      )
     })
     state.done.catch(reject)
   })
@@ -235,6 +242,7 @@ function beginStep(
       aborted: false,
       decide: () => {},
       done: Promise.resolve(),
+      held: Promise.resolve(),
       timer: undefined,
     }
     let started = false
@@ -302,15 +310,21 @@ function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
       return false
     }
     state.decide('commit')
-    try {
-      await state.done
-    } catch (error) {
+    // Both answers, in the order they come: sql.begin's (COMMIT ran, or it
+    // rolled back on a failure the handler left behind) and the held check's.
+    const committed = await state.done.then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('sql.begin failed'),
+    )
+    const heldFailure = await state.held
+    state.closed = true
+    if (committed !== undefined || heldFailure !== undefined) {
+      const error = committed ?? heldFailure
       if (state.aborted)
         throw handlerLeftAborted(error, 'wrap a statement that may fail in tx.savepoint()')
-      if (state.ended !== undefined || isLeaseEnd(error)) return false
+      // The held check failed: the transaction was not the claim's, and nothing committed.
+      if (state.ended !== undefined || isLeaseEnd(heldFailure ?? error)) return false
       throw error
-    } finally {
-      state.closed = true
     }
     afterCommit()
     return true
