@@ -310,8 +310,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
  * The same store on postgres.js: each delivery runs in `sql.begin(...)` and
  * `ctx.tx` is that transaction's `sql`, a tagged template
  * (`` await ctx.tx`INSERT INTO ledger ...` ``). The same tables, functions
- * and answers as with `pg`; four round trips of its own per delivery (BEGIN,
- * the claim, the held check, COMMIT: postgres.js sends BEGIN and COMMIT alone).
+ * and answers as with `pg`; three round trips of its own per delivery (BEGIN,
+ * the claim, then the held check written together with COMMIT: postgres.js
+ * sends BEGIN alone).
  */
 export function postgresStore(options: PostgresJsStoreOptions): PostgresJsEventStore
 export function postgresStore(
