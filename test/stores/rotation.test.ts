@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { createClient, type Delivery } from '@affiliate-webhooks/client'
 import { createClock } from '@affiliate-webhooks/emulator'
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { conversion, HOUR, startEmulator } from '../support/emulator-harness.js'
 import { REDIS_URL } from '../support/redis-servers.js'
 import { run } from '../support/run-process.js'
@@ -103,6 +103,21 @@ describe('rotate with two receiver processes under a steady stream', () => {
     // Every minute of service time: a new conversion and a status change, then the batch goes out.
     // The rotation runs while minutes 12 to 19 go by, and is over before minute 20:
     // the last ten minutes are signed with the new secret only.
+    //
+    // The CLI rotates at the service, then writes the new secret to Redis: between
+    // the two, deliveries are refused and retried. That moment is milliseconds
+    // against the service's minute-long batches; here a minute passes as fast as
+    // the test can advance the clock, so the clock waits for the moment to end
+    // (otherwise, on a loaded machine, it raced through minutes of refusals and
+    // the service disabled the endpoint after 20 failed attempts in a row).
+    const serviceSecret = () =>
+      h.emulator.engine.snapshot().endpoints.find((e) => e.id === id)?.secret
+    const redisHasServiceSecret = async () => {
+      const kept = JSON.parse((await redis.get(`aw:secrets:{${id}}`)) ?? '[]') as {
+        secret: string
+      }[]
+      return kept.some((entry) => entry.secret === serviceSecret())
+    }
     let rotation: ReturnType<typeof cli> | undefined
     let afterRotation = 0
     for (let step = 1; step <= 30; step++) {
@@ -111,6 +126,12 @@ describe('rotate with two receiver processes under a steady stream', () => {
       if (step >= 20) afterRotation++
       await emit(step, 'pending')
       if (step > 1) await emit(step - 1, 'approved')
+      if (!(await redisHasServiceSecret())) {
+        await vi.waitFor(async () => expect(await redisHasServiceSecret()).toBe(true), {
+          timeout: 30_000,
+          interval: 10,
+        })
+      }
       await h.advance(61_000)
     }
     expect(afterRotation).toBe(11)
