@@ -312,14 +312,15 @@ function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
     state.decide('commit')
     // Both answers, in the order they come: sql.begin's (COMMIT ran, or it
     // rolled back on a failure the handler left behind) and the held check's.
-    const committed = await state.done.then(
+    // Each is undefined when it went well, else the error.
+    const beginFailure = await state.done.then(
       () => undefined,
       (error: unknown) => error ?? new Error('sql.begin failed'),
     )
     const heldFailure = await state.held
     state.closed = true
-    if (committed !== undefined || heldFailure !== undefined) {
-      const error = committed ?? heldFailure
+    if (beginFailure !== undefined || heldFailure !== undefined) {
+      const error = beginFailure ?? heldFailure
       if (state.aborted)
         throw handlerLeftAborted(error, 'wrap a statement that may fail in tx.savepoint()')
       // The held check failed: the transaction was not the claim's, and nothing committed.
