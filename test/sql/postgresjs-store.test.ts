@@ -104,16 +104,24 @@ describe('postgresStore (postgres.js): the driver itself', () => {
   })
 
   it('a transaction the handler rolled back itself never commits, and marks nothing', async () => {
-    const store = postgresStore({ sql })
-    const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
-    const begun = await store.begin({ eventId, conversionId: 4200, order: 10 })
-    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
-    const tx = begun.claim.tx as postgres.TransactionSql
-    await tx.unsafe('ROLLBACK')
-    // postgres.js itself refuses a BEGIN outside sql.begin (UNSAFE_TRANSACTION).
-    await expect(tx.unsafe('BEGIN')).rejects.toThrow(/UNSAFE_TRANSACTION/)
-    expect(await store.commit(begun.claim)).toBe(false)
-    expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('unsettled')
+    // An instance of its own: the store's statements are new to its one
+    // connection, as on a fresh process (postgres.js describes a parameterised
+    // statement first on each connection, and the COMMIT then waits for it).
+    const fresh = postgres(db.url, { max: 2, onnotice: () => {} })
+    try {
+      const store = postgresStore({ sql: fresh })
+      const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
+      const begun = await store.begin({ eventId, conversionId: 4200, order: 10 })
+      if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+      const tx = begun.claim.tx as postgres.TransactionSql
+      await tx.unsafe('ROLLBACK')
+      // postgres.js itself refuses a BEGIN outside sql.begin (UNSAFE_TRANSACTION).
+      await expect(tx.unsafe('BEGIN')).rejects.toThrow(/UNSAFE_TRANSACTION/)
+      expect(await store.commit(begun.claim)).toBe(false)
+      expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('unsettled')
+    } finally {
+      await fresh.end({ timeout: 1 })
+    }
   })
 
   it('answers 503-worthy errors, not a hang, when every connection is busy past acquireTimeoutMs', async () => {

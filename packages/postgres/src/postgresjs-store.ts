@@ -28,7 +28,7 @@ import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './sch
 import { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
 import {
   claimCallSql,
-  heldSql,
+  heldLiteralSql,
   type PeekRow,
   peekSql,
   peekVerdict,
@@ -211,7 +211,7 @@ function openTransaction(
       // that COMMIT by rolling back, so sql.begin resolves; the check's own
       // answer says whether anything committed.
       state.held = within(
-        tx.unsafe(heldSql(names), [verdict], { prepare: true }),
+        tx.unsafe(heldLiteralSql(names, verdict), [], { prepare: false }),
         STORE_STATEMENT_TIMEOUT_MS,
       ).then(
         () => undefined,
@@ -312,8 +312,9 @@ function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
     state.decide('commit')
     // Both answers, in the order they come: sql.begin's (COMMIT ran, or it
     // rolled back on a failure the handler left behind) and the held check's.
-    // Each is undefined when it went well, else the error.
-    const beginFailure = await state.done.then(
+    // Each is undefined when it went well, else the error. A database that
+    // stops answering is an error (the delivery is answered 503), not a hang.
+    const beginFailure = await within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS).then(
       () => undefined,
       (error: unknown) => error ?? new Error('sql.begin failed'),
     )

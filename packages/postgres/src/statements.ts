@@ -36,6 +36,19 @@ export const claimCallSql = (n: SchemaNames) =>
 /** held(xact): raises AWLST unless the transaction is still the claim's. Parameter: the claim's xact. */
 export const heldSql = (n: SchemaNames) => `SELECT ${n.held}($1::bigint)`
 
+/**
+ * The same check with the claim's xact written into the text, no parameters:
+ * postgres.js sends a statement without parameters in one write, pipelined
+ * with the COMMIT behind it. (A parameterised statement new to a connection
+ * is described first, and the COMMIT waits for its answer; if the handler has
+ * ended the transaction itself, that answer finds the session idle, postgres.js
+ * hands the connection back to its pool, and the waiting COMMIT is never sent.)
+ */
+export function heldLiteralSql(n: SchemaNames, xact: string): string {
+  if (!TRANSACTION_ID.test(xact)) throw new TypeError('not a transaction id')
+  return `SELECT ${n.held}(${xact}::bigint)`
+}
+
 /** peek: whether the event is done, and its conversion's committed watermark. Parameters: event, conversion. */
 export const peekSql = (n: SchemaNames) =>
   `SELECT EXISTS (SELECT 1 FROM ${n.events} WHERE event_id = $1 AND expires_at > clock_timestamp()) AS done,
