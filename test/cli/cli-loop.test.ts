@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { CLI, killLive, live, startLoop } from '../support/cli-live.js'
 import { type Receiver, startPublisher } from '../support/emulator-harness.js'
 import { run } from '../support/run-process.js'
@@ -188,6 +188,19 @@ describe('deliveries --follow', () => {
       new RegExp(`${id}  disabled: 20 failed attempts in a row; "recover ${id}"`),
     )
     expect(emulator.stdout()).toMatch(/attempt 1\/8 {2}500 failed handler_failed {2}\d+ ms/)
+    // Disabled, the endpoint's retries are marked failed as they come due (a service
+    // minute, 100 ms here): recover replays those, so wait until all 20 are.
+    await vi.waitFor(
+      async () => {
+        const listed = await fetch(
+          `${env.AFFILIATE_API_URL}/v1/webhooks/${id}/deliveries?status=failed&size=100`,
+          { headers: { authorization: `Bearer ${env.AFFILIATE_API_KEY}` } },
+        )
+        expect(listed.status).toBe(200)
+        expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(20)
+      },
+      { timeout: 30_000, interval: 250 },
+    )
 
     shop.state.broken = false
     const recovered = await cli('recover', id)

@@ -362,7 +362,10 @@ describe('the emulator console in Chromium', () => {
       .getByRole('link', { name: second.webhookId })
       .click()
     await page.waitForURL(`${base}/console#endpoint=${second.webhookId}`)
-    expect(await page.locator('#filter-endpoint').inputValue()).toBe(second.webhookId)
+    // The page applies the address on its hashchange, after the URL has changed.
+    await expect
+      .poll(() => page.locator('#filter-endpoint').inputValue(), { timeout: 10_000 })
+      .toBe(second.webhookId)
     await page
       .locator('#delivery-rows tr')
       .filter({ hasText: first.webhookId })
