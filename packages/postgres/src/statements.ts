@@ -33,8 +33,10 @@ export const SERVER_IDLE_MARGIN_MS = 2000
 export const claimCallSql = (n: SchemaNames) =>
   `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $8, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
 
+const heldCall = (n: SchemaNames, xact: string) => `SELECT ${n.held}(${xact}::bigint)`
+
 /** held(xact): raises AWLST unless the transaction is still the claim's. Parameter: the claim's xact. */
-export const heldSql = (n: SchemaNames) => `SELECT ${n.held}($1::bigint)`
+export const heldSql = (n: SchemaNames) => heldCall(n, '$1')
 
 /**
  * The same check with the claim's xact written into the text, no parameters:
@@ -46,7 +48,7 @@ export const heldSql = (n: SchemaNames) => `SELECT ${n.held}($1::bigint)`
  */
 export function heldLiteralSql(n: SchemaNames, xact: string): string {
   if (!TRANSACTION_ID.test(xact)) throw new TypeError('not a transaction id')
-  return `SELECT ${n.held}(${xact}::bigint)`
+  return heldCall(n, xact)
 }
 
 /** peek: whether the event is done, and its conversion's committed watermark. Parameters: event, conversion. */
