@@ -259,6 +259,38 @@ describe('mysqlStore sentinels: a transaction ended under the handler never comm
     })
   }
 
+  it("a deadlock that rolled back the handler's transaction (the handler caught it) resolves false and marks nothing", async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const table = `aw_deadlock_${randomUUID().slice(0, 6)}`
+    await db.pool.query(`CREATE TABLE ${table} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB`)
+    await db.pool.query(`INSERT INTO ${table} VALUES (1, 0), (2, 0)`)
+    const other = await db.pool.getConnection()
+    try {
+      const eventId = `evt_deadlock_${randomUUID().slice(0, 8)}`
+      const input = { eventId, conversionId: 880_003, order: Date.now() }
+      const claim = claimedOf(await store.begin(input))
+      const tx = claim.tx as unknown as mysql.PoolConnection
+      await other.query('START TRANSACTION')
+      // The other transaction writes more rows, so InnoDB rolls back the handler's.
+      await other.query(`INSERT INTO ${table} SELECT seq, 0 FROM seq_10_to_60`)
+      await other.query(`UPDATE ${table} SET v = 1 WHERE id = 1`)
+      await tx.query(`UPDATE ${table} SET v = 1 WHERE id = 2`)
+      const caught = tx.query(`UPDATE ${table} SET v = 2 WHERE id = 1`).then(
+        () => undefined,
+        (error: { errno?: number }) => error.errno,
+      )
+      await other.query(`UPDATE ${table} SET v = 2 WHERE id = 2`)
+      expect(await caught).toBe(1213)
+      await other.query('COMMIT')
+      expect(await store.commit(claim)).toBe(false)
+      expect(await store.peek(input)).toBe('unsettled')
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE v = 2`)).toBe(1)
+    } finally {
+      other.release()
+      await db.pool.query(`DROP TABLE ${table}`)
+    }
+  })
+
   it('is not fooled by an expired watermark of the same order left from before', async () => {
     const store = mysqlStore({ pool: db.pool, logger: false, orderingTtl: 50, dedupeTtl: 50 })
     const conversionId = 880_002
@@ -291,7 +323,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2r2\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(

@@ -210,11 +210,7 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     let refused: { committed: number } | undefined
     try {
       if (state.ended !== undefined) throw state.ended
-      refused = await call<{ committed: number }>(
-        connection,
-        `CALL ${parts.names.commit}(?, ?, ?)`,
-        [eventKey(claim.eventId), claim.conversionId ?? null, claim.order],
-      )
+      refused = await call<{ committed: number }>(connection, `CALL ${parts.names.commit}()`)
     } catch (error) {
       connection.destroy()
       // The server ended the session when the lease ran out: the transaction,

@@ -19,9 +19,9 @@
  * process agrees on what has expired. No named locks: the claim writes its row
  * (the raised watermark, or the event's row) inside the delivery's
  * transaction, InnoDB's row lock on it is the lock, and it goes with the
- * transaction or the connection. The claim's expires_at, kept in the session's
- * @aw_claim_until, is its sentinel: the commit finds the row with it only while
- * that transaction is still the one the claim began.
+ * transaction or the connection. The claim ends with a savepoint (`p_claim`):
+ * a transaction's savepoints end with it, so the commit finds that savepoint
+ * only while the transaction is still the one the claim began.
  */
 
 /** The layout these procedures expect; tables of another version are refused. */
@@ -47,6 +47,8 @@ export interface SchemaNames {
   commit: string
   release: string
   recordAnswer: string
+  /** The savepoint the claim sets and the commit releases: the claim's transaction's mark. */
+  savepoint: string
 }
 
 export function schemaNames(options: MysqlSchemaOptions, caller: string): SchemaNames {
@@ -57,20 +59,23 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     )
   }
   const name = (suffix: string) => `\`${prefix}${suffix}\``
-  // Procedures carry the layout version: a newer store creates its own beside
-  // them, never calls old ones of other semantics.
-  const procedure = (suffix: string) => name(`${suffix}_v${MYSQL_SCHEMA_VERSION}`)
+  // Procedures carry the layout version, and a revision when a pair's contract
+  // changed (claim and commit: the savepoint): a newer store creates its own
+  // beside the older ones, and each process only ever calls its own.
+  const procedure = (suffix: string, revision = 1) =>
+    name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision === 1 ? '' : `r${revision}`}`)
   return {
     prefix,
     events: name('events'),
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    claim: procedure('claim'),
+    claim: procedure('claim', 2),
     settle: procedure('settle'),
-    commit: procedure('commit'),
+    commit: procedure('commit', 2),
     release: procedure('release'),
     recordAnswer: procedure('record_answer'),
+    savepoint: name('claim'),
   }
 }
 
@@ -169,7 +174,7 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
  * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
  * orderingMs). Claimed, it answers nothing (no result set: the common case
  * costs the least): the transaction is open with the claim's row written and
- * locked, and the session's wait_timeout is the lease (the server ends a
+ * locked and the claim's savepoint set, and the session's wait_timeout is the lease (the server ends a
  * session idle past it, rolling back). Otherwise one row (verdict):
  * `duplicate` or `stale` (marked, committed), or `in_progress` (the row stayed
  * locked by another live transaction for waitSeconds, or a deadlock of racing
@@ -247,8 +252,8 @@ ${insertNewRow(n)}
   END IF;
   SET ${RESTORE_LOCK_WAIT};
   IF v_claimed = 1 THEN
-    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
-      @aw_claim_until = v_until;
+    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
+    SAVEPOINT ${n.savepoint};
     LEAVE body;
   END IF;
   -- Not ours: the row is locked by this transaction now (its newest committed
@@ -266,8 +271,8 @@ ${insertNewRow(n)}
     -- locked by this transaction now, so the row is this event's to insert.
     INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
       VALUES (p_conversion, p_order, p_event, v_until);
-    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s,
-      @aw_claim_until = v_until;
+    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
+    SAVEPOINT ${n.savepoint};
     LEAVE body;
   END IF;
   CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
@@ -305,33 +310,24 @@ END`
 }
 
 /**
- * commit(event, conversion, order). Committed, it answers nothing; otherwise
- * one row (committed = 0): the claim's row, with the claim's expires_at, is
- * not in this transaction, so the transaction the claim began was ended (a
- * handler's ROLLBACK, a deadlock), and nothing is committed.
+ * commit(). Committed, it answers nothing; otherwise one row (committed = 0):
+ * the claim's savepoint is gone, so the transaction the claim began was ended
+ * under the handler (its own COMMIT or ROLLBACK, a deadlock), and the store
+ * commits nothing. (The savepoint is checked, not the claim's row: a keyed
+ * read here cost the delivery more than the rest of the commit.)
  */
 function commitSql(n: SchemaNames): string {
   const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
-  // Keyed by the primary key alone: without the hint the optimizer weighs the
-  // expires_at index too, which costs more than the statement.
-  return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
-  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT)
-body: BEGIN
-  DECLARE v_held INT DEFAULT 0;
-  IF p_conversion IS NULL THEN
-    SELECT COUNT(*) INTO v_held FROM ${n.events} FORCE INDEX (PRIMARY)
-      WHERE event_id = p_event AND expires_at = @aw_claim_until;
-  ELSE
-    SELECT COUNT(*) INTO v_held FROM ${n.conversions} FORCE INDEX (PRIMARY)
-      WHERE conversion_id = p_conversion AND watermark = p_order AND event_id = p_event
-        AND expires_at = @aw_claim_until;
-  END IF;
-  IF v_held <> 1 THEN
+  // 1305: "SAVEPOINT ... does not exist".
+  return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}()
+BEGIN
+  DECLARE EXIT HANDLER FOR 1305
+  BEGIN
     ROLLBACK;
     ${restore};
     SELECT 0 AS committed;
-    LEAVE body;
-  END IF;
+  END;
+  RELEASE SAVEPOINT ${n.savepoint};
   COMMIT;
   ${restore};
 END`

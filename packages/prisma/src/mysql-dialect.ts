@@ -111,13 +111,8 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
       if (row === undefined) return { status: 'claimed', held: '' }
       return { status: String(row[0]) as 'duplicate' | 'stale' | 'in_progress' }
     },
-    async beforeCommit(tx, input) {
-      const rows = await tx.$queryRawUnsafe(
-        `CALL ${names.commit}(?, ?, ?)`,
-        eventKey(input.eventId),
-        input.conversionId ?? null,
-        input.order,
-      )
+    async beforeCommit(tx) {
+      const rows = await tx.$queryRawUnsafe(`CALL ${names.commit}()`)
       if (firstCallRow(rows) !== undefined) {
         throw Object.assign(
           new Error(
