@@ -171,6 +171,55 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
   END IF;`
 
 /**
+ * Claimed: the session's wait_timeout becomes the lease (the server ends a
+ * session idle past it, rolling back), the claim's savepoint marks the
+ * transaction, and the procedure returns with it open.
+ */
+const claimedSql = (n: SchemaNames) =>
+  `SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
+    SAVEPOINT ${n.savepoint};
+    LEAVE body;`
+
+/** The transaction of the claim: READ COMMITTED, begun after whatever the session had open. */
+const CLAIM_TRANSACTION = `COMMIT;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;`
+
+/**
+ * MariaDB only (in a \`/*M! ... *\/\` comment, which MySQL skips): the common
+ * case in one statement. A conversion event takes its row without waiting
+ * (innodb_lock_wait_timeout 0 for the statement): it inserts the row of a new
+ * conversion, or raises the watermark of one whose row no live transaction
+ * holds. Which of the two, or neither, is told by LAST_INSERT_ID (0 inserted,
+ * 1 raised, 2 not raised), set in the upsert itself: ROW_COUNT() cannot tell
+ * an insert from an unchanged row when the client asks for found rows, as
+ * mysql2 does. Neither (a settled event, or a row held by another
+ * transaction: 1205 at once): roll back, and decide as below, with the
+ * consistent read first and the bounded wait.
+ */
+const fastClaimSql = (n: SchemaNames) => `  /*M!
+  IF p_conversion IS NOT NULL THEN
+    ${CLAIM_TRANSACTION}
+    BEGIN
+      DECLARE CONTINUE HANDLER FOR 1205 SET v_claimed = -1;
+      SET v_claimed = LAST_INSERT_ID(0);
+      SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+        INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
+          VALUES (p_conversion, p_order, p_event, v_until)
+          ON DUPLICATE KEY UPDATE
+            watermark = IF(LAST_INSERT_ID(IF(watermark < p_order OR expires_at <= v_now, 1, 2)) = 1, p_order, watermark),
+            event_id = IF(LAST_INSERT_ID() = 1, p_event, event_id),
+            expires_at = IF(LAST_INSERT_ID() = 1, v_until, expires_at);
+    END;
+    IF v_claimed = 0 AND LAST_INSERT_ID() < 2 THEN
+      ${claimedSql(n)}
+    END IF;
+    ROLLBACK;
+    SET v_claimed = 0;
+  END IF;
+  */`
+
+/**
  * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
  * orderingMs). Claimed, it answers nothing (no result set: the common case
  * costs the least): the transaction is open with the claim's row written and
@@ -214,6 +263,7 @@ body: BEGIN
     SELECT 'in_progress' AS verdict;
   END;
   SET v_until = ${until};
+${fastClaimSql(n)}
   -- The committed state, without a lock: a settled event is answered at once,
   -- even while a newer event of its conversion holds the row.
   IF p_conversion IS NULL THEN
@@ -236,9 +286,7 @@ body: BEGIN
   -- beside it (which would stall every new conversion landing there), and each
   -- of the handler's reads sees the newest commits. (The COMMIT ends the
   -- read's transaction on a session without autocommit.)
-  COMMIT;
-  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;
+  ${CLAIM_TRANSACTION}
   -- InnoDB waits for a row lock in whole seconds: lockWaitMs rounded up.
   SET @aw_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = p_wait_s;
 ${insertNewRow(n)}
@@ -252,9 +300,7 @@ ${insertNewRow(n)}
   END IF;
   SET ${RESTORE_LOCK_WAIT};
   IF v_claimed = 1 THEN
-    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
-    SAVEPOINT ${n.savepoint};
-    LEAVE body;
+    ${claimedSql(n)}
   END IF;
   -- Not ours: the row is locked by this transaction now (its newest committed
   -- version decided, and a locking read returns that version, not the snapshot).
@@ -271,9 +317,7 @@ ${insertNewRow(n)}
     -- locked by this transaction now, so the row is this event's to insert.
     INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
       VALUES (p_conversion, p_order, p_event, v_until);
-    SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
-    SAVEPOINT ${n.savepoint};
-    LEAVE body;
+    ${claimedSql(n)}
   END IF;
   CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
 END`
