@@ -88,6 +88,29 @@ describe('on connections without autocommit', () => {
   })
 })
 
+describe('on connections that count changed rows, not found rows', () => {
+  // mysql2 asks for found rows by default, and ROW_COUNT() then counts an
+  // upsert that changed nothing as 1, as an insert: the claim must tell its
+  // outcomes apart either way.
+  let changedRows: Pool
+  beforeAll(() => {
+    changedRows = mysql.createPool({ uri: db.url, connectionLimit: 60, flags: ['-FOUND_ROWS'] })
+  })
+  afterAll(async () => {
+    await changedRows?.end()
+  })
+  storeContract('mysqlStore (changed rows)', async ({ prefix, ...options }) => {
+    const store = mysqlStore({
+      pool: changedRows,
+      tablePrefix: tablePrefix(prefix) ?? 'aw_changed_',
+      logger: false,
+      ...options,
+    })
+    await store.ready()
+    return store
+  })
+})
+
 const SECRET = 'whsec_mysql_store_test'
 
 async function delivery(event: object) {

@@ -175,15 +175,18 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
  * session idle past it, rolling back), the claim's savepoint marks the
  * transaction, and the procedure returns with it open.
  */
-const claimedSql = (n: SchemaNames) =>
-  `SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;
-    SAVEPOINT ${n.savepoint};
-    LEAVE body;`
+const claimedSql = (n: SchemaNames, indent = '    ') =>
+  [
+    'SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;',
+    `SAVEPOINT ${n.savepoint};`,
+    'LEAVE body;',
+  ].join(`\n${indent}`)
 
-/** The transaction of the claim: READ COMMITTED, begun after whatever the session had open. */
-const CLAIM_TRANSACTION = `COMMIT;
-  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;`
+/** The transaction of the claim, READ COMMITTED, begun after whatever the session had open; lines indented by `indent`. */
+const claimTransaction = (indent: string) =>
+  ['COMMIT;', 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED;', 'START TRANSACTION;'].join(
+    `\n${indent}`,
+  )
 
 /**
  * MariaDB only (in a \`/*M! ... *\/\` comment, which MySQL skips): the common
@@ -199,7 +202,7 @@ const CLAIM_TRANSACTION = `COMMIT;
  */
 const fastClaimSql = (n: SchemaNames) => `  /*M!
   IF p_conversion IS NOT NULL THEN
-    ${CLAIM_TRANSACTION}
+    ${claimTransaction('    ')}
     BEGIN
       DECLARE CONTINUE HANDLER FOR 1205 SET v_claimed = -1;
       SET v_claimed = LAST_INSERT_ID(0);
@@ -212,7 +215,7 @@ const fastClaimSql = (n: SchemaNames) => `  /*M!
             expires_at = IF(LAST_INSERT_ID() = 1, v_until, expires_at);
     END;
     IF v_claimed = 0 AND LAST_INSERT_ID() < 2 THEN
-      ${claimedSql(n)}
+      ${claimedSql(n, '      ')}
     END IF;
     ROLLBACK;
     SET v_claimed = 0;
@@ -286,7 +289,7 @@ ${fastClaimSql(n)}
   -- beside it (which would stall every new conversion landing there), and each
   -- of the handler's reads sees the newest commits. (The COMMIT ends the
   -- read's transaction on a session without autocommit.)
-  ${CLAIM_TRANSACTION}
+  ${claimTransaction('  ')}
   -- InnoDB waits for a row lock in whole seconds: lockWaitMs rounded up.
   SET @aw_lock_wait = @@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = p_wait_s;
 ${insertNewRow(n)}
