@@ -326,13 +326,15 @@ async function sqliteTarget(library: SqliteLibrary): Promise<Target> {
   const store = sqliteStore({ database: storeDb })
   await store.ready()
   const insert = 'INSERT INTO ledger VALUES (?, ?)'
-  const floorInsert = floorDb.prepare(insert)
   return {
     name: `sqlite (${library})`,
     server: '',
+    // The INSERT written the same way on both sides, as the other drivers send
+    // their SQL text with each delivery: prepared, then run (a statement
+    // prepared once for the floor only put its prepare, 3 to 6 µs, on the store).
     async floor(i) {
       floorDb.exec('BEGIN IMMEDIATE')
-      floorInsert.run(`floor_${i}`, '9.09')
+      floorDb.prepare(insert).run(`floor_${i}`, '9.09')
       floorDb.exec('COMMIT')
     },
     async store(i) {
