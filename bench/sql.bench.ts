@@ -60,6 +60,13 @@ interface Target {
   floor(i: number): Promise<void>
   /** One delivery through the store, the INSERT in ctx.tx. */
   store(i: number): Promise<void>
+  /**
+   * The floor plus one upsert of a mark row (a conversion's watermark) in the
+   * same transaction, sent the way the store sends its claim: the least an
+   * exactly-once store that keeps a mark in the database writes, and nothing
+   * else (no bounds, no wait, no check).
+   */
+  mark(i: number): Promise<void>
   /** Queries the store's clients sent so far, the handler's included (NaN: not counted). */
   sent(): number
   /** The database server's processes' name, for their CPU time ('' for SQLite, in this process). */
@@ -169,6 +176,28 @@ function countCalls<T extends object>(target: T, methods: readonly string[], cou
   return target
 }
 
+/** The mark table of the `mark` workload: the store's conversions table, without the store. */
+const MARK_DDL = {
+  postgres:
+    'CREATE TABLE bench_marks (conversion_id bigint PRIMARY KEY, watermark bigint NOT NULL, event_id text NOT NULL, expires_at timestamptz NOT NULL)',
+  mysql:
+    'CREATE TABLE bench_marks (conversion_id BIGINT NOT NULL PRIMARY KEY, watermark BIGINT NOT NULL, event_id VARBINARY(255) NOT NULL, expires_at BIGINT NOT NULL) ENGINE=InnoDB',
+  sqlite:
+    'CREATE TABLE bench_marks (conversion_id INTEGER PRIMARY KEY, watermark INTEGER NOT NULL, event_id TEXT NOT NULL, expires_at INTEGER NOT NULL)',
+}
+/** The mark's upsert: raised only when newer. Parameters: conversion, order, event. */
+const MARK_UPSERT = {
+  postgres: `INSERT INTO bench_marks AS m VALUES ($1, $2, $3, now() + interval '1 day')
+     ON CONFLICT (conversion_id) DO UPDATE SET watermark = EXCLUDED.watermark, event_id = EXCLUDED.event_id, expires_at = EXCLUDED.expires_at
+     WHERE m.watermark < EXCLUDED.watermark`,
+  mysql: `INSERT INTO bench_marks VALUES (?, ?, ?, 0) ON DUPLICATE KEY UPDATE
+     watermark = IF(watermark < ?, ?, watermark)`,
+  sqlite: `INSERT INTO bench_marks VALUES (?, ?, ?, 0) ON CONFLICT (conversion_id) DO UPDATE SET
+     watermark = excluded.watermark, event_id = excluded.event_id WHERE watermark < excluded.watermark`,
+}
+/** The mark workload's ids: a conversion of its own per event, as the store's. */
+const markOf = (i: number) => [5_000_000 + i, 1_000_000 + i, `evt_mark_${i}`] as const
+
 /** What differs between the two databases; the workloads are the same. */
 interface Driver<Pool extends object, Conn extends object> {
   name: string
@@ -176,6 +205,9 @@ interface Driver<Pool extends object, Conn extends object> {
   makeDb(): Promise<{ url: string; pool: Pool; drop(): Promise<void> }>
   ledgerDdl: string
   insertSql: string
+  markDdl: string
+  /** BEGIN and the mark's upsert in one query, as the store sends BEGIN with its claim. */
+  markBegin(i: number): { sql: string; values: unknown[] }
   /** The pool's own queries, and the method that hands out a connection. */
   queryMethods: readonly string[]
   checkout: 'connect' | 'getConnection'
@@ -190,6 +222,7 @@ async function targetOf<Pool extends object, Conn extends object>(
   type Checkout = () => Promise<Queryable & { release(): void }>
   const db = await driver.makeDb()
   await (db.pool as unknown as Queryable).query(driver.ledgerDdl)
+  await (db.pool as unknown as Queryable).query(driver.markDdl)
   let sent = 0
   const count = () => {
     sent++
@@ -227,6 +260,17 @@ async function targetOf<Pool extends object, Conn extends object>(
         connection.release()
       }
     },
+    async mark(i) {
+      const connection = await floorCheckout.call(floorPool)
+      try {
+        const begin = driver.markBegin(i)
+        await connection.query(begin.sql, begin.values)
+        await connection.query(driver.insertSql, [`mark_${i}`, '9.09'])
+        await connection.query('COMMIT')
+      } finally {
+        connection.release()
+      }
+    },
     async store(i) {
       const begun = await store.begin({
         eventId: `evt_bench_${i}`,
@@ -253,6 +297,16 @@ const postgres: Driver<pg.Pool, pg.PoolClient> = {
   makeDb: () => createPostgresTestDatabase(),
   ledgerDdl: 'CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)',
   insertSql: 'INSERT INTO ledger VALUES ($1, $2)',
+  markDdl: MARK_DDL.postgres,
+  // The store's claim goes as one simple-protocol query, values written in.
+  markBegin: (i) => {
+    const [conversion, order, event] = markOf(i)
+    const upsert = MARK_UPSERT.postgres.replace('$1', String(conversion))
+    return {
+      sql: `BEGIN ISOLATION LEVEL READ COMMITTED; ${upsert.replace('$2', String(order)).replace('$3', `'${event}'`)}`,
+      values: [],
+    }
+  },
   queryMethods: ['query'],
   checkout: 'connect',
   makeStore: (pool) => postgresStore({ pool, logger: false }),
@@ -271,16 +325,26 @@ const mariadb: Driver<mysql.Pool, mysql.PoolConnection> = {
   ledgerDdl:
     'CREATE TABLE ledger (event_id VARCHAR(64) PRIMARY KEY, amount DECIMAL(12, 2) NOT NULL) ENGINE=InnoDB',
   insertSql: 'INSERT INTO ledger VALUES (?, ?)',
+  markDdl: MARK_DDL.mysql,
+  // One query, as the store's CALL (the floor's pool runs several statements in one).
+  markBegin: (i) => {
+    const [conversion, order, event] = markOf(i)
+    return {
+      sql: `START TRANSACTION; ${MARK_UPSERT.mysql}`,
+      values: [conversion, order, event, order, order],
+    }
+  },
   queryMethods: ['query', 'execute'],
   checkout: 'getConnection',
   makeStore: (pool) => mysqlStore({ pool, logger: false }),
-  floorPool: (url) => mysql.createPool({ uri: url, connectionLimit: 20 }),
+  floorPool: (url) => mysql.createPool({ uri: url, connectionLimit: 20, multipleStatements: true }),
 }
 
 /** postgres.js: the floor is `sql.begin` with the INSERT; the store's ctx.tx is the transaction's sql. */
 async function postgresJsTarget(): Promise<Target> {
   const db = await createPostgresTestDatabase()
   await db.pool.query('CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)')
+  await db.pool.query(MARK_DDL.postgres)
   const storeSql = postgresJs(db.url, { max: 20, onnotice: () => {} })
   const floorSql = postgresJs(db.url, { max: 20, onnotice: () => {} })
   const store = postgresStore({ sql: storeSql })
@@ -290,6 +354,12 @@ async function postgresJsTarget(): Promise<Target> {
     server: 'postgres',
     async floor(i) {
       await floorSql.begin((tx) => tx`INSERT INTO ledger VALUES (${`floor_${i}`}, ${'9.09'})`)
+    },
+    async mark(i) {
+      await floorSql.begin(async (tx) => {
+        await tx.unsafe(MARK_UPSERT.postgres, [...markOf(i)])
+        await tx`INSERT INTO ledger VALUES (${`mark_${i}`}, ${'9.09'})`
+      })
     },
     async store(i) {
       const begun = await store.begin({
@@ -321,6 +391,7 @@ async function sqliteTarget(library: SqliteLibrary): Promise<Target> {
   const file = createSqliteTestFile()
   const storeDb = openSqlite(library, file.file)
   storeDb.exec('CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount TEXT NOT NULL)')
+  storeDb.exec(MARK_DDL.sqlite)
   const floorDb = openSqlite(library, file.file)
   floorDb.exec('PRAGMA synchronous = FULL')
   const store = sqliteStore({ database: storeDb })
@@ -335,6 +406,12 @@ async function sqliteTarget(library: SqliteLibrary): Promise<Target> {
     async floor(i) {
       floorDb.exec('BEGIN IMMEDIATE')
       floorDb.prepare(insert).run(`floor_${i}`, '9.09')
+      floorDb.exec('COMMIT')
+    },
+    async mark(i) {
+      floorDb.exec('BEGIN IMMEDIATE')
+      floorDb.prepare(MARK_UPSERT.sqlite).run(...markOf(i))
+      floorDb.prepare(insert).run(`mark_${i}`, '9.09')
       floorDb.exec('COMMIT')
     },
     async store(i) {
@@ -390,11 +467,13 @@ async function prismaTarget(provider: PrismaTestProvider): Promise<Target> {
   const db = postgresql
     ? await createPostgresTestDatabase()
     : await createMysqlTestDatabase({ connectionLimit: 4 })
-  await (db.pool as unknown as { query(sql: string): Promise<unknown> }).query(
+  const admin = db.pool as unknown as { query(sql: string): Promise<unknown> }
+  await admin.query(
     postgresql
       ? 'CREATE TABLE ledger (event_id text PRIMARY KEY, amount numeric NOT NULL)'
       : 'CREATE TABLE ledger (event_id VARCHAR(64) PRIMARY KEY, amount DECIMAL(12, 2) NOT NULL) ENGINE=InnoDB',
   )
+  await admin.query(postgresql ? MARK_DDL.postgres : MARK_DDL.mysql)
   const insert = postgresql
     ? 'INSERT INTO ledger VALUES ($1, $2::numeric)'
     : 'INSERT INTO ledger VALUES (?, ?)'
@@ -407,6 +486,14 @@ async function prismaTarget(provider: PrismaTestProvider): Promise<Target> {
     server: postgresql ? 'postgres' : 'mariadbd',
     async floor(i) {
       await floorPrisma.$transaction((tx) => tx.$executeRawUnsafe(insert, `floor_${i}`, '9.09'))
+    },
+    async mark(i) {
+      const [conversion, order, event] = markOf(i)
+      await floorPrisma.$transaction(async (tx) => {
+        if (postgresql) await tx.$executeRawUnsafe(MARK_UPSERT.postgres, conversion, order, event)
+        else await tx.$executeRawUnsafe(MARK_UPSERT.mysql, conversion, order, event, order, order)
+        await tx.$executeRawUnsafe(insert, `mark_${i}`, '9.09')
+      })
     },
     async store(i) {
       const begun = await store.begin({
@@ -430,14 +517,17 @@ async function prismaTarget(provider: PrismaTestProvider): Promise<Target> {
 
 async function bench(target: Target) {
   const floors: Run[] = []
+  const marks: Run[] = []
   const stores: Run[] = []
   // Warm-up: connections opened, plans and functions cached, on ids of their own.
   await measure(target, target.floor, 10_000_000, WARMUP)
+  await measure(target, target.mark, 10_000_000, WARMUP)
   await measure(target, target.store, 10_000_000, WARMUP)
   let offset = 0
   const sentBefore = target.sent()
   for (let round = 0; round < ROUNDS; round++) {
     floors.push(await measure(target, target.floor, offset))
+    marks.push(await measure(target, target.mark, offset))
     stores.push(await measure(target, target.store, offset))
     offset += EVENTS
   }
@@ -451,8 +541,17 @@ async function bench(target: Target) {
       ]),
     ) as unknown as Run
   const floor = summary(floors)
+  const mark = summary(marks)
   const store = summary(stores)
-  return { name: target.name, floor, store, roundTrips, ratio: store.perSecond / floor.perSecond }
+  return {
+    name: target.name,
+    floor,
+    mark,
+    store,
+    roundTrips,
+    ratio: store.perSecond / floor.perSecond,
+    markRatio: mark.perSecond / floor.perSecond,
+  }
 }
 
 const results: Awaited<ReturnType<typeof bench>>[] = []
@@ -485,27 +584,34 @@ const nodeRatio = (r: Awaited<ReturnType<typeof bench>>) => r.store.nodeUs / r.f
 const report = [
   `Command: npm run bench:sql; concurrency ${CONCURRENCY}, ${EVENTS} events a round, median of ${ROUNDS} rounds${QUICK ? ' (quick: figures mean nothing)' : ''}, ${new Date().toISOString().slice(0, 10)}`,
   '',
-  '| store | floor ev/s | store ev/s | ratio (target) | floor p50 / p99 ms | store p50 / p99 ms | added p50 / p99 ms | round trips, handler included (floor: 3) |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  '| store | floor ev/s | store ev/s | ratio (target) | floor + mark row / floor | floor p50 / p99 ms | store p50 / p99 ms | added p50 / p99 ms | round trips, handler included (floor: 3) |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} (>= ${RATIO_TARGET[r.name]}) | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${Number.isNaN(r.roundTrips) ? 'not counted' : fixed(r.roundTrips + 1)} |`,
+      `| ${r.name} | ${fixed(r.floor.perSecond, 0)} | ${fixed(r.store.perSecond, 0)} | ${fixed(r.ratio)} (>= ${RATIO_TARGET[r.name]}) | ${fixed(r.markRatio)} | ${fixed(r.floor.p50)} / ${fixed(r.floor.p99)} | ${fixed(r.store.p50)} / ${fixed(r.store.p99)} | ${fixed(r.store.p50 - r.floor.p50)} / ${fixed(r.store.p99 - r.floor.p99)} | ${Number.isNaN(r.roundTrips) ? 'not counted' : fixed(r.roundTrips + 1)} |`,
   ),
+  '',
+  "Floor + mark row: the floor's transaction with one upsert of a conversion's watermark in a table of the same shape as the store's, sent with BEGIN as the store sends its claim: what an exactly-once store that keeps its mark in the database cannot do without, and nothing else.",
   '',
   "Where the time goes: CPU per delivery (this process; the database server), µs, the store's node CPU over the floor's, and the ratio of the two totals. On two cores both are busy, so events/s follows the CPU ratio.",
   '',
-  `| store | floor node / server µs | store node / server µs | node CPU store / floor (postgres target <= ${NODE_CPU_TARGET}) | CPU ratio floor / store |`,
-  '|---|---:|---:|---:|---:|',
+  `| store | floor node / server µs | floor + mark row node / server µs | store node / server µs | node CPU store / floor (postgres target <= ${NODE_CPU_TARGET}) | CPU ratio floor / store |`,
+  '|---|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${fixed(r.floor.nodeUs, 0)} / ${fixed(r.floor.serverUs, 0)} | ${fixed(r.store.nodeUs, 0)} / ${fixed(r.store.serverUs, 0)} | ${fixed(nodeRatio(r))} | ${fixed((r.floor.nodeUs + r.floor.serverUs) / (r.store.nodeUs + r.store.serverUs))} |`,
+      `| ${r.name} | ${fixed(r.floor.nodeUs, 0)} / ${fixed(r.floor.serverUs, 0)} | ${fixed(r.mark.nodeUs, 0)} / ${fixed(r.mark.serverUs, 0)} | ${fixed(r.store.nodeUs, 0)} / ${fixed(r.store.serverUs, 0)} | ${fixed(nodeRatio(r))} | ${fixed((r.floor.nodeUs + r.floor.serverUs) / (r.store.nodeUs + r.store.serverUs))} |`,
   ),
 ]
 console.log(report.join('\n'))
 writeResults(
   'sql',
   {
-    ratios: Object.fromEntries(results.map((r) => [`${r.name}: store / floor, events/s`, r.ratio])),
+    ratios: Object.fromEntries(
+      results.flatMap((r) => [
+        [`${r.name}: store / floor, events/s`, r.ratio],
+        [`${r.name}: floor + mark row / floor, events/s`, r.markRatio],
+      ]),
+    ),
     targets: Object.fromEntries(
       results.flatMap((r) => [
         [`${r.name}: store / floor, events/s (>= ${RATIO_TARGET[r.name]})`, r.ratio],
