@@ -64,6 +64,14 @@ describe('affiliate-webhooks sql schema', () => {
       // The client reads a password from the environment, so it never shows in a process list.
       const env = password === undefined ? undefined : { ...process.env, MYSQL_PWD: password }
       for (let i = 0; i < 2; i++) await pipe('mariadb', args, result.stdout, env)
+      // The client keeps the claim's MariaDB-only block (a /*M! comment), which a
+      // client that strips comments would drop without a word.
+      const [routines] = await db.pool.query(
+        "SELECT routine_definition AS body FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = 'aw_claim_v2r2'",
+      )
+      expect((routines as { body: string }[])[0]?.body).toContain(
+        'innodb_lock_wait_timeout = 0 FOR',
+      )
       const store = mysqlStore({ pool: db.pool, logger: false })
       await store.ready()
       const begun = await store.begin({ eventId: 'evt_cli_schema', order: 1 })
