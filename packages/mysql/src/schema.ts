@@ -365,7 +365,8 @@ END`
  */
 function commitSql(n: SchemaNames): string {
   const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
-  // 1305: "SAVEPOINT ... does not exist".
+  // 1305: "SAVEPOINT ... does not exist" (the same number as a missing
+  // procedure, and the body calls none).
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}()
 BEGIN
   DECLARE EXIT HANDLER FOR 1305
