@@ -60,55 +60,55 @@ sqlStoreCases('mysqlStore', async (options) => {
   return store
 })
 
-describe('on connections without autocommit', () => {
-  // A pool whose sessions start with autocommit off (an init command some apps use):
-  // every read opens a transaction, so a snapshot taken too early would see the past.
-  let noAutocommit: Pool
+/** The store contract again, on a pool of the test's own making. */
+function contractOnPool(title: string, makePool: () => Pool, defaultPrefix: string): void {
+  let pool: Pool
   beforeAll(() => {
-    noAutocommit = mysql.createPool({ uri: db.url, connectionLimit: 60 })
-    const core = (
-      noAutocommit as unknown as { pool: { on(e: string, f: (c: never) => void): void } }
-    ).pool
-    core.on('connection', (connection: { query(sql: string): void }) => {
-      connection.query('SET SESSION autocommit = 0')
-    })
+    pool = makePool()
   })
   afterAll(async () => {
-    await noAutocommit?.end()
+    await pool?.end()
   })
-  storeContract('mysqlStore (autocommit off)', async ({ prefix, ...options }) => {
+  storeContract(`mysqlStore (${title})`, async ({ prefix, ...options }) => {
     const store = mysqlStore({
-      pool: noAutocommit,
-      tablePrefix: tablePrefix(prefix) ?? 'aw_noac_',
+      pool,
+      tablePrefix: tablePrefix(prefix) ?? defaultPrefix,
       logger: false,
       ...options,
     })
     await store.ready()
     return store
   })
+}
+
+describe('on connections without autocommit', () => {
+  // A pool whose sessions start with autocommit off (an init command some apps use):
+  // every read opens a transaction, so a snapshot taken too early would see the past.
+  contractOnPool(
+    'autocommit off',
+    () => {
+      const noAutocommit = mysql.createPool({ uri: db.url, connectionLimit: 60 })
+      const core = (
+        noAutocommit as unknown as { pool: { on(e: string, f: (c: never) => void): void } }
+      ).pool
+      core.on('connection', (connection: { query(sql: string): void }) => {
+        connection.query('SET SESSION autocommit = 0')
+      })
+      return noAutocommit
+    },
+    'aw_noac_',
+  )
 })
 
 describe('on connections that count changed rows, not found rows', () => {
   // mysql2 asks for found rows by default, and ROW_COUNT() then counts an
   // upsert that changed nothing as 1, as an insert: the claim must tell its
   // outcomes apart either way.
-  let changedRows: Pool
-  beforeAll(() => {
-    changedRows = mysql.createPool({ uri: db.url, connectionLimit: 60, flags: ['-FOUND_ROWS'] })
-  })
-  afterAll(async () => {
-    await changedRows?.end()
-  })
-  storeContract('mysqlStore (changed rows)', async ({ prefix, ...options }) => {
-    const store = mysqlStore({
-      pool: changedRows,
-      tablePrefix: tablePrefix(prefix) ?? 'aw_changed_',
-      logger: false,
-      ...options,
-    })
-    await store.ready()
-    return store
-  })
+  contractOnPool(
+    'changed rows',
+    () => mysql.createPool({ uri: db.url, connectionLimit: 60, flags: ['-FOUND_ROWS'] }),
+    'aw_changed_',
+  )
 })
 
 const SECRET = 'whsec_mysql_store_test'

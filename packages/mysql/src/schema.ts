@@ -190,7 +190,7 @@ const claimTransaction = (indent: string) =>
 
 /**
  * MariaDB only (in a \`/*M! ... *\/\` comment, which MySQL skips): the common
- * case in one statement. A conversion event takes its row without waiting
+ * case in one upsert. A conversion event takes its row without waiting
  * (innodb_lock_wait_timeout 0 for the statement): it inserts the row of a new
  * conversion, or raises the watermark of one whose row no live transaction
  * holds. Which of the two, or neither, is told by LAST_INSERT_ID (0 inserted,
@@ -226,15 +226,16 @@ const fastClaimSql = (n: SchemaNames) => `  /*M!
  * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
  * orderingMs). Claimed, it answers nothing (no result set: the common case
  * costs the least): the transaction is open with the claim's row written and
- * locked and the claim's savepoint set, and the session's wait_timeout is the lease (the server ends a
- * session idle past it, rolling back). Otherwise one row (verdict):
+ * locked and the claim's savepoint set, and the session's wait_timeout is the
+ * lease (the server ends a session idle past it, rolling back). Otherwise one row (verdict):
  * `duplicate` or `stale` (marked, committed), or `in_progress` (the row stayed
  * locked by another live transaction for waitSeconds, or a deadlock of racing
  * first events; rolled back).
  *
- * The first read is a consistent read outside the claim's transaction
- * (autocommit; or, without it, a transaction the COMMIT before the claim's
- * ends). The claim's transaction is READ COMMITTED (no snapshot older than the
+ * On MariaDB a conversion event first tries the one upsert that does not
+ * wait (above). Otherwise the first read is a consistent read outside the
+ * claim's transaction (autocommit; or, without it, a transaction the COMMIT
+ * before the claim's ends). The claim's transaction is READ COMMITTED (no snapshot older than the
  * row's lock for the handler, no gap locks), and every decision after a wait
  * is made by a locking statement, which reads the newest committed row.
  */
