@@ -4,6 +4,11 @@
  * statements `run`, `get` and `all` with positional parameters. Neither library
  * is imported: the app passes the connection it already has.
  */
+import {
+  refusedStatement,
+  transactionControl,
+  transactionGone,
+} from '@affiliate-webhooks/core/internal'
 
 /** A prepared statement, as both libraries have it. */
 export interface SqliteStatement {
@@ -80,33 +85,131 @@ export function statementCache(database: SqliteDatabase): (sql: string) => Sqlit
   }
 }
 
+/** What ctx.tx watches of its claim: read and written by the guard and the store. */
+export interface TxWatch {
+  /** The store ended the claim (committed, rolled back, or past its lease). */
+  over: boolean
+  /**
+   * Why the transaction ended under the handler while the claim held (the
+   * error of the statement that ended it, or what was seen): ctx.tx refuses
+   * from then on, and the store's commit answers 500 with it.
+   */
+  gone: Error | undefined
+}
+
+const STORE = 'sqliteStore'
+
+/** Why the transaction ended, from what the statement that ended it threw (if it threw). */
+function goneCause(thrown: unknown): Error {
+  if (thrown instanceof Error) {
+    return Object.assign(
+      new Error(
+        `a statement rolled back the whole transaction (${thrown.message}): an OR ROLLBACK or ON CONFLICT ROLLBACK conflict clause, or a trigger's RAISE(ROLLBACK), ends it; use ABORT or FAIL, or a savepoint, for a statement that may fail`,
+      ),
+      { cause: thrown },
+    )
+  }
+  return new Error('a statement sent through ctx.tx ended it')
+}
+
+/** A `transactionControl` check of each SQL text ctx.tx is given, before it reaches SQLite. */
+function refuseControl(sql: unknown): void {
+  const text = typeof sql === 'string' ? sql : Array.isArray(sql) ? sql.join('?') : undefined
+  if (text === undefined) return
+  const statement = transactionControl(text, 'sqlite')
+  if (statement !== undefined) throw refusedStatement(STORE, statement)
+}
+
+/** What a call returns that runs statements later: guarded the same way. */
+type Kind = 'database' | 'statement' | 'tags'
+const RESULT_KIND: Record<string, Kind | 'transaction'> = {
+  prepare: 'statement',
+  createTagStore: 'tags',
+  transaction: 'transaction',
+}
+
 /**
  * ctx.tx: the database itself while the claim holds, and an error for any use
  * once it is over (lease, commit, release): the connection goes on to the next
  * delivery, and a late statement would otherwise land in its transaction.
- * Statements prepared through it are guarded the same way.
+ * Statements prepared through it (and node:sqlite tag stores, better-sqlite3
+ * transaction functions) are guarded the same way. Three more refusals, for a
+ * handler's mistakes: a text that would end or split the transaction (BEGIN,
+ * COMMIT, ROLLBACK, END...: savepoints are fine) is refused before SQLite sees
+ * it; and once the transaction is gone under the claim (a conflict clause
+ * rolled it back), every statement is refused, so nothing autocommits on its
+ * own, even if a transaction is begun again outside ctx.tx.
  */
-export function guarded<D extends SqliteDatabase>(database: D, over: () => boolean): D {
-  const check = () => {
-    if (over()) {
+export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): D {
+  const db = database as { isTransaction?: boolean; inTransaction?: boolean }
+  // Property reads on the hot path: which one, decided once.
+  const live: () => boolean =
+    'isTransaction' in db ? () => db.isTransaction === true : () => db.inTransaction === true
+  const before = () => {
+    if (watch.over) {
       throw new Error(
         "sqliteStore: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more statements",
       )
     }
+    if (watch.gone === undefined && !live()) {
+      watch.gone = new Error(
+        'it was ended outside ctx.tx (a COMMIT or ROLLBACK on the database handle itself)',
+      )
+    }
+    if (watch.gone !== undefined) throw transactionGone(STORE, watch.gone.message)
   }
-  const wrap = <T extends object>(target: T): T =>
-    new Proxy(target, {
+  // Checked after each statement too: one that ended the transaction makes the
+  // next fail at once, whatever runs in between on the outer handle.
+  const run = <T>(call: () => T): T => {
+    before()
+    let thrown: unknown
+    try {
+      return call()
+    } catch (error) {
+      thrown = error
+      throw error
+    } finally {
+      if (!watch.over && watch.gone === undefined && !live()) watch.gone = goneCause(thrown)
+    }
+  }
+  const transactionFunction = (fn: (...args: unknown[]) => unknown, self: unknown) => {
+    const wrapped = (...args: unknown[]) => run(() => Reflect.apply(fn, undefined, args))
+    const variants = fn as unknown as Record<string, (...args: unknown[]) => unknown>
+    for (const variant of ['default', 'deferred', 'immediate', 'exclusive']) {
+      const each = variants[variant]
+      Object.defineProperty(wrapped, variant, {
+        value: (...args: unknown[]) => run(() => Reflect.apply(each as never, undefined, args)),
+      })
+    }
+    Object.defineProperty(wrapped, 'database', { value: self })
+    return wrapped
+  }
+  const wrap = <T extends object>(target: T, kind: Kind): T => {
+    const proxy: T = new Proxy(target, {
       get(object, key) {
         const value = Reflect.get(object, key, object)
         if (typeof value !== 'function') return value
+        const name = String(key)
         return (...args: unknown[]) => {
-          check()
-          const result = Reflect.apply(value, object, args)
-          return key === 'prepare' && typeof result === 'object' && result !== null
-            ? wrap(result)
-            : result
+          if (kind !== 'statement') {
+            if (kind === 'tags' || name === 'exec' || name === 'prepare') refuseControl(args[0])
+            if (kind === 'database' && name === 'close') throw refusedStatement(STORE, 'close()')
+          }
+          const result = run(() => Reflect.apply(value, object, args))
+          // better-sqlite3's bind(), pluck(), raw()... return the statement itself.
+          if (result === object) return proxy
+          const next = kind === 'database' ? RESULT_KIND[name] : undefined
+          if (next === undefined || result === null) return result
+          if (next === 'transaction') {
+            return typeof result === 'function'
+              ? transactionFunction(result as (...args: unknown[]) => unknown, proxy)
+              : result
+          }
+          return typeof result === 'object' ? wrap(result, next) : result
         }
       },
     })
-  return wrap(database)
+    return proxy
+  }
+  return wrap(database, 'database')
 }

@@ -6,10 +6,12 @@ import type {
   PeekInput,
   PeekResult,
 } from '@affiliate-webhooks/core'
+import { WebhookError } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   NO_STREAK,
   PRUNE_BATCH,
   PRUNE_EVERY_MS,
@@ -29,6 +31,7 @@ import {
   isOpen,
   type SqliteDatabase,
   statementCache,
+  type TxWatch,
 } from './database.js'
 import {
   SQLITE_SCHEMA_VERSION,
@@ -60,13 +63,10 @@ const BUSY_SLICE_MS = 10
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** A claim's transaction. */
-interface Open {
+/** A claim's transaction, and what its ctx.tx watches (`over`, `gone`). */
+interface Open extends TxWatch {
   input: BeginInput
   wrote: { watermark: number; expiresAt: number }
-  /** Over: committed, rolled back, or past its lease (ctx.tx refuses statements). */
-  over: boolean
-  ended: boolean
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
@@ -217,28 +217,64 @@ function beginStep(c: Context, ready: () => Promise<void>, open: Map<string, Ope
     }
     c.turns.holder = verdict.holder
     const leaseMs = input.leaseMs ?? c.timings.leaseMs
-    const state: Open = { input, wrote: verdict.wrote, over: false, ended: false, timer: undefined }
+    const state: Open = {
+      input,
+      wrote: verdict.wrote,
+      over: false,
+      gone: undefined,
+      timer: undefined,
+    }
     const token = randomUUID()
     state.timer = setTimeout(() => {
       // The lease ran out while the handler still runs: its transaction rolls
       // back now, ctx.tx refuses it from here, and the next delivery may go.
-      if (open.delete(token)) end(c, state, true)
+      if (open.delete(token)) end(c, state)
     }, leaseMs)
     state.timer.unref()
     open.set(token, state)
-    const tx = guarded(c.db as D, () => state.over)
+    const tx = guarded(c.db as D, state)
     const { eventId, conversionId, order } = input
     return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
   }
 }
 
 /** Ends a claim's transaction by rolling it back (release, lease) and passes the turn. */
-function end(c: Context, state: Open, lease: boolean): void {
+function end(c: Context, state: Open): void {
   clearTimeout(state.timer)
   state.over = true
-  state.ended = lease
   rollback(c.db)
   c.turns.pass()
+}
+
+/**
+ * The handler's failure (500 `handler_failed`) when the transaction holding
+ * the mark is not the claim's any more: a conflict clause rolled it back, or a
+ * COMMIT or ROLLBACK on the outer handle ended it (maybe with a BEGIN after).
+ * Only the handler can: the store holds the connection's turn and the file's
+ * write lock, and the lease's end takes the claim out before this runs.
+ */
+function endedByHandler(c: Context, state: Open): WebhookError | undefined {
+  if (state.gone !== undefined && state.gone.cause !== undefined) {
+    return handlerLeftAborted(
+      state.gone,
+      'use ABORT or FAIL (or a savepoint) rather than an OR ROLLBACK or ON CONFLICT ROLLBACK clause or RAISE(ROLLBACK)',
+    )
+  }
+  if (
+    state.gone === undefined &&
+    inTransaction(c.db) &&
+    stillHeld(c.prepared, c.names, state.input, state.wrote)
+  ) {
+    return undefined
+  }
+  const why =
+    state.gone?.message ??
+    'it was ended outside ctx.tx (a COMMIT or ROLLBACK on the database handle itself)'
+  return new WebhookError(
+    'handler_failed',
+    `The delivery's transaction ended under the handler (${why}), so the store could not commit the handled mark with the handler's writes. Write only through ctx.tx, and let the store commit (return) or roll back (throw).`,
+    { cause: state.gone },
+  )
 }
 
 function commitStep(c: Context, open: Map<string, Open>, afterCommit: () => void) {
@@ -249,11 +285,10 @@ function commitStep(c: Context, open: Map<string, Open>, afterCommit: () => void
     clearTimeout(state.timer)
     state.over = true
     try {
-      // The handler ended the transaction itself (a ROLLBACK or COMMIT through
-      // ctx.tx, maybe a BEGIN after it): the mark is not in it, so nothing commits.
-      if (!inTransaction(c.db) || !stillHeld(c.prepared, c.names, state.input, state.wrote)) {
+      const ended = endedByHandler(c, state)
+      if (ended !== undefined) {
         rollback(c.db)
-        return false
+        throw ended
       }
       await commitOrThrow(c)
     } catch (error) {
@@ -272,7 +307,7 @@ function releaseStep(c: Context, open: Map<string, Open>) {
     const state = open.get(claim.token)
     if (state === undefined) return
     open.delete(claim.token)
-    end(c, state, false)
+    end(c, state)
   }
 }
 
