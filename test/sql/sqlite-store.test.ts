@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { createReceiver } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { type SqliteDatabase, sqliteSchema, sqliteStore } from '@affiliate-webhooks/sqlite'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { sqlStoreCases } from './sql-store-cases.js'
@@ -68,13 +68,26 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
       `CREATE TABLE ${table} (event_id TEXT PRIMARY KEY, conversion_id INTEGER, commission TEXT)`,
     insertSql: (table) => `INSERT INTO ${table} VALUES (?, ?, ?)`,
     spoil: {
-      title: 'ended the transaction itself (ROLLBACK)',
+      title: 'ended the transaction with a conflict clause it caught (INSERT OR ROLLBACK)',
       run: async (tx) => {
-        tx.exec('ROLLBACK')
+        tx.exec('CREATE TABLE IF NOT EXISTS spoiled (id INTEGER PRIMARY KEY)')
+        tx.exec('INSERT OR IGNORE INTO spoiled VALUES (1)')
+        try {
+          tx.exec('INSERT OR ROLLBACK INTO spoiled VALUES (1)')
+        } catch {}
       },
-      status: 503,
-      code: 'store_unavailable',
+      status: 500,
+      code: 'handler_failed',
     },
+  })
+
+  describe(`${name}: what a handler may and may not do with ctx.tx`, () => {
+    const db = fresh()
+    const m = misuseSetup(db)
+    conflictCases(name, db, m)
+    controlCases(name, db, m)
+    if (library === 'better-sqlite3') transactionFunctionCase(name, db, m)
+    interleavedCase(name, db, m)
   })
 
   describe(`${name}: the driver itself`, () => {
@@ -148,3 +161,339 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
     })
   })
 })
+
+const MISUSE_SECRET = 'whsec_sqlite_misuse'
+
+async function misuseDelivery(event: object) {
+  const signed = await signedDelivery({ secret: MISUSE_SECRET, event })
+  return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+}
+
+const codeOf = (error: unknown) => (error as { code?: unknown }).code
+
+/** Each statement that rolls back the whole transaction on a conflict, in the tables of {@link misuseTables}. */
+const CONFLICTS = [
+  { form: 'INSERT OR ROLLBACK', sql: "INSERT OR ROLLBACK INTO keys_or VALUES ('taken')" },
+  { form: 'a column ON CONFLICT ROLLBACK', sql: "INSERT INTO keys_oc VALUES ('taken')" },
+  { form: "a trigger's RAISE(ROLLBACK)", sql: "INSERT INTO keys_trig VALUES ('x', 1)" },
+] as const
+
+/** Texts that would end or split the transaction, as a handler might send them. */
+const CONTROL_TEXTS = [
+  'BEGIN',
+  'BEGIN IMMEDIATE',
+  'COMMIT',
+  'END',
+  'END TRANSACTION',
+  'ROLLBACK',
+  'commit; -- done',
+  'SELECT 1; ROLLBACK',
+  '/* undo */ Rollback Transaction',
+]
+
+const misuseTables = `
+  CREATE TABLE effects (event_id TEXT NOT NULL, what TEXT NOT NULL);
+  CREATE TABLE keys_or (id TEXT PRIMARY KEY);
+  CREATE TABLE keys_oc (id TEXT PRIMARY KEY ON CONFLICT ROLLBACK);
+  CREATE TABLE keys_trig (id TEXT, bad INTEGER);
+  CREATE TRIGGER keys_trig_refuses BEFORE INSERT ON keys_trig WHEN NEW.bad = 1
+    BEGIN SELECT RAISE(ROLLBACK, 'refused by the trigger'); END;
+  INSERT INTO keys_or VALUES ('taken');
+  INSERT INTO keys_oc VALUES ('taken');`
+
+type Db = SqliteDatabase & { close(): void }
+
+/** The misuse suite's database: its own file, with the tables above. */
+function misuseSetup(db: Db) {
+  db.exec(misuseTables)
+  let conversion = 90_000
+  return {
+    write: (tx: SqliteDatabase, eventId: string, what: string) =>
+      tx.prepare('INSERT INTO effects VALUES (?, ?)').run(eventId, what),
+    effectsOf: (eventId: string) =>
+      (
+        db.prepare('SELECT what FROM effects WHERE event_id = ? ORDER BY rowid').all(eventId) as {
+          what: string
+        }[]
+      ).map((row) => row.what),
+    event: () => buildConversionEvent({ conversion: { id: ++conversion } }),
+    inTransaction: () => {
+      const open = db as { isTransaction?: boolean; inTransaction?: boolean }
+      return Boolean(open.isTransaction ?? open.inTransaction)
+    },
+  }
+}
+
+/** Item 4 of issue 52: a whole-transaction rollback the handler catches. */
+function conflictCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
+  it.each(CONFLICTS)(
+    `${name}: a handler that catches $form and goes on is answered 500 handler_failed; its later statements are refused at once; after the retry its effects are there once`,
+    async ({ sql }) => {
+      let attempt = 0
+      const seen: unknown[] = []
+      const receiver = createReceiver({
+        secret: MISUSE_SECRET,
+        logger: false,
+        store: sqliteStore({ database: db }),
+        async onConversion(_conversion, event, ctx) {
+          attempt++
+          m.write(ctx.tx, event.id, 'before')
+          if (attempt === 1) {
+            try {
+              ctx.tx.prepare(sql).run()
+            } catch {}
+            // A handler that goes on after the error: nothing may autocommit.
+            try {
+              m.write(ctx.tx, event.id, 'after')
+            } catch (error) {
+              seen.push(codeOf(error), (error as Error).message)
+            }
+            return
+          }
+          m.write(ctx.tx, event.id, 'after')
+        },
+      })
+      const event = m.event()
+      const first = await receiver.receive(await misuseDelivery(event))
+      expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
+      expect(first.error?.message).toMatch(/OR ROLLBACK/)
+      expect(seen).toEqual(['ERR_AW_TX_GONE', expect.stringMatching(/throw/)])
+      expect(m.effectsOf(event.id)).toEqual([])
+      expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+      expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
+      expect(m.effectsOf(event.id)).toEqual(['before', 'after'])
+      expect(attempt).toBe(2)
+    },
+  )
+
+  it(`${name}: ctx.tx stays refused after a conflict rollback even when the handler begins a transaction on the outer handle; the store rolls that back`, async () => {
+    let attempt = 0
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      logger: false,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        attempt++
+        m.write(ctx.tx, event.id, 'before')
+        if (attempt > 1) return
+        try {
+          ctx.tx.exec(CONFLICTS[0].sql)
+        } catch {}
+        db.exec('BEGIN')
+        db.prepare('INSERT INTO effects VALUES (?, ?)').run(event.id, 'outer')
+        // Uncaught: the handler's failure, answered 500.
+        m.write(ctx.tx, event.id, 'after')
+      },
+    })
+    const event = m.event()
+    const first = await receiver.receive(await misuseDelivery(event))
+    expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
+    expect(codeOf(first.error?.cause)).toBe('ERR_AW_TX_GONE')
+    expect(m.inTransaction()).toBe(false)
+    expect(m.effectsOf(event.id)).toEqual([])
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+    expect(m.effectsOf(event.id)).toEqual(['before'])
+  })
+}
+
+/** What ctx.tx refuses before SQLite sees it, and the savepoints it lets through. */
+function controlCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
+  it(`${name}: refuses BEGIN, COMMIT, ROLLBACK and END through exec and prepare at once, naming what to do; the transaction goes on and commits`, async () => {
+    const refusals: { text: string; code: unknown; message: string }[] = []
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      logger: false,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        const tags = (
+          ctx.tx as { createTagStore?: () => { run(s: TemplateStringsArray): unknown } }
+        ).createTagStore
+        const ways = [
+          (text: string) => ctx.tx.exec(text),
+          (text: string) => ctx.tx.prepare(text).run(),
+          ...(tags === undefined ? [] : [() => tags.call(ctx.tx).run`COMMIT`]),
+        ]
+        m.write(ctx.tx, event.id, 'kept')
+        for (const text of CONTROL_TEXTS) {
+          for (const way of ways) {
+            try {
+              way(text)
+              refusals.push({ text, code: 'sent', message: '' })
+            } catch (error) {
+              refusals.push({ text, code: codeOf(error), message: (error as Error).message })
+            }
+          }
+        }
+        expect(m.inTransaction()).toBe(true)
+      },
+    })
+    const event = m.event()
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+    expect(refusals.length).toBeGreaterThanOrEqual(CONTROL_TEXTS.length * 2)
+    for (const refusal of refusals) {
+      expect(refusal).toEqual({
+        text: refusal.text,
+        code: 'ERR_AW_TX_CONTROL',
+        message: expect.stringMatching(/Let the store commit.*savepoint/),
+      })
+    }
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
+    expect(m.effectsOf(event.id)).toEqual(['kept'])
+  })
+
+  it(`${name}: savepoints are the handler's: released, rolled back to, or left open, the store's COMMIT keeps what they kept`, async () => {
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        const tx = ctx.tx
+        tx.exec('SAVEPOINT a')
+        m.write(tx, event.id, 'a')
+        tx.exec('RELEASE a')
+        tx.exec('SAVEPOINT b')
+        m.write(tx, event.id, 'b')
+        tx.prepare('ROLLBACK TO b').run()
+        tx.exec('RELEASE SAVEPOINT b')
+        tx.prepare('SAVEPOINT c').run()
+        m.write(tx, event.id, 'c')
+        // c is left open: the store's COMMIT commits it with the rest.
+      },
+    })
+    const event = m.event()
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+    expect(m.inTransaction()).toBe(false)
+    expect(m.effectsOf(event.id)).toEqual(['a', 'c'])
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
+  })
+}
+
+/** better-sqlite3's `db.transaction(fn)`: inside the delivery's transaction it runs on a savepoint. */
+function transactionFunctionCase(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
+  it(`${name}: db.transaction(fn) through ctx.tx nests in a savepoint: a throwing one undoes its part only`, async () => {
+    type Bs3 = SqliteDatabase & {
+      transaction(fn: () => void): (() => void) & { immediate(): void }
+    }
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        const tx = ctx.tx as unknown as Bs3
+        tx.transaction(() => m.write(tx, event.id, 'kept'))()
+        tx.transaction(() => m.write(tx, event.id, 'immediate')).immediate()
+        expect(() =>
+          tx.transaction(() => {
+            m.write(tx, event.id, 'undone')
+            throw new Error('part failed')
+          })(),
+        ).toThrow(/part failed/)
+      },
+    })
+    const event = m.event()
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+    expect(m.effectsOf(event.id)).toEqual(['kept', 'immediate'])
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
+  })
+}
+
+type Misuse = (tx: SqliteDatabase, eventId: string, hang: Promise<void>) => Promise<void> | void
+
+/** First attempts of the interleaved run: each writes its effect, then misbehaves (or not). */
+function misuses(m: ReturnType<typeof misuseSetup>): Record<string, Misuse> {
+  return {
+    'well-behaved': () => {},
+    'catches an OR ROLLBACK and goes on': (tx, eventId) => {
+      try {
+        tx.exec(CONFLICTS[0].sql)
+      } catch {}
+      try {
+        m.write(tx, eventId, 'effect')
+      } catch {}
+    },
+    'throws after a trigger RAISE(ROLLBACK)': (tx) => {
+      tx.exec(CONFLICTS[2].sql)
+    },
+    'sends COMMIT': (tx) => {
+      tx.exec('COMMIT')
+    },
+    'catches the refused ROLLBACK and goes on': (tx) => {
+      try {
+        tx.prepare('ROLLBACK').run()
+      } catch {}
+    },
+    'leaves a savepoint open': (tx) => {
+      tx.exec('SAVEPOINT left_open')
+    },
+    'never settles': async (_tx, _eventId, hang) => {
+      await hang
+    },
+  }
+}
+
+/** The issue's misuse suite on one connection: misbehaving handlers among well-behaved ones. */
+function interleavedCase(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
+  it(`${name}: misbehaving handlers interleaved with well-behaved ones: every event ends 2xx with its effect exactly once`, async () => {
+    let release!: () => void
+    const hang = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const kinds = Object.entries(misuses(m))
+    const attempts = new Map<string, number>()
+    const kindOf = new Map<string, Misuse>()
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      logger: false,
+      leaseMs: 800,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        const attempt = (attempts.get(event.id) ?? 0) + 1
+        attempts.set(event.id, attempt)
+        if (attempt > 1) {
+          m.write(ctx.tx, event.id, 'effect')
+          return
+        }
+        m.write(ctx.tx, event.id, 'effect')
+        await kindOf.get(event.id)?.(ctx.tx, event.id, hang)
+      },
+    })
+    const events = [...kinds, ...kinds].map(([kind, misuse]) => {
+      const event = m.event()
+      kindOf.set(event.id, misuse)
+      return { kind, event }
+    })
+    // Each event sent at once, then retried until a 2xx, as the service does.
+    const answers = await Promise.all(
+      events.map(async ({ kind, event }) => {
+        for (let tries = 1; tries <= 20; tries++) {
+          const answer = await receiver.receive(await misuseDelivery(event))
+          if (answer.status < 300) return { kind, outcome: answer.outcome, tries }
+        }
+        return { kind, outcome: 'never 2xx', tries: 20 }
+      }),
+    )
+    release()
+    for (const answer of answers) {
+      expect(answer, answer.kind).toEqual(expect.objectContaining({ outcome: expect.any(String) }))
+      expect(['processed', 'duplicate'], answer.kind).toContain(answer.outcome)
+    }
+    for (const { kind, event } of events) {
+      expect([kind, m.effectsOf(event.id)]).toEqual([kind, ['effect']])
+    }
+  }, 30_000)
+
+  it(`${name}: a handler that never settles: at its lease the transaction rolls back, the claim is forgotten and ctx.tx refuses`, async () => {
+    const store = sqliteStore({ database: db })
+    const begun = await store.begin({ eventId: `evt_hang_${randomUUID()}`, order: 1, leaseMs: 200 })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    const tx = begun.claim.tx as Db
+    m.write(tx, begun.claim.eventId, 'hung')
+    await vi.waitFor(() => expect(m.inTransaction()).toBe(false), { timeout: 5_000 })
+    expect(() => m.write(tx, begun.claim.eventId, 'late')).toThrow(/transaction is over/)
+    // Nothing of the claim is left in the store: its commit and release find nothing.
+    expect(await store.commit(begun.claim)).toBe(false)
+    await store.release(begun.claim)
+    expect(m.effectsOf(begun.claim.eventId)).toEqual([])
+    const next = await store.begin({ eventId: `evt_next_${randomUUID()}`, order: 1 })
+    expect(next.status).toBe('claimed')
+    if (next.status === 'claimed') expect(await store.commit(next.claim)).toBe(true)
+  })
+}
