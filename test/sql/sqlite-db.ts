@@ -17,13 +17,14 @@ const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
 export type SqliteLibrary = 'node:sqlite' | 'better-sqlite3'
 export const SQLITE_LIBRARIES: readonly SqliteLibrary[] = ['node:sqlite', 'better-sqlite3']
 
-/** Opens `file` with `library`, WAL mode, the app's own busy timeout at 5 s. */
+/** Opens `file` with `library`, WAL mode (or `journal`), the app's own busy timeout at 5 s. */
 export function openSqlite(
   library: SqliteLibrary,
   file: string,
+  journal: 'WAL' | 'DELETE' = 'WAL',
 ): SqliteDatabase & { close(): void } {
   const db = library === 'node:sqlite' ? new DatabaseSync(file) : new BetterSqlite3(file)
-  db.exec('PRAGMA journal_mode = WAL')
+  db.exec(`PRAGMA journal_mode = ${journal}`)
   db.exec('PRAGMA busy_timeout = 5000')
   return db as unknown as SqliteDatabase & { close(): void }
 }

@@ -5,13 +5,19 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createReceiver } from '@affiliate-webhooks/core'
+import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { type SqliteDatabase, sqliteSchema, sqliteStore } from '@affiliate-webhooks/sqlite'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { sqlStoreCases } from './sql-store-cases.js'
-import { createSqliteTestFile, openSqlite, SQLITE_LIBRARIES } from './sqlite-db.js'
+import {
+  createSqliteTestFile,
+  openSqlite,
+  SQLITE_LIBRARIES,
+  type SqliteLibrary,
+} from './sqlite-db.js'
 
 const prefixFor = (prefix: string | undefined) =>
   prefix === undefined
@@ -86,8 +92,10 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
     const m = misuseSetup(db)
     conflictCases(name, db, m)
     controlCases(name, db, m)
+    outerHandleCases(name, db, m)
     if (library === 'better-sqlite3') transactionFunctionCase(name, db, m)
     interleavedCase(name, db, m)
+    boundedCommitCase(name, library)
   })
 
   describe(`${name}: the driver itself`, () => {
@@ -255,13 +263,17 @@ function conflictCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) 
       })
       const event = m.event()
       const first = await receiver.receive(await misuseDelivery(event))
+      const keptByFirst = m.effectsOf(event.id)
+      // The service retries until a 2xx.
+      let retried = await receiver.receive(await misuseDelivery(event))
+      if (retried.status >= 300) retried = await receiver.receive(await misuseDelivery(event))
+      expect(m.effectsOf(event.id)).toEqual(['before', 'after'])
       expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
       expect(first.error?.message).toMatch(/OR ROLLBACK/)
       expect(seen).toEqual(['ERR_AW_TX_GONE', expect.stringMatching(/throw/)])
-      expect(m.effectsOf(event.id)).toEqual([])
-      expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+      expect(keptByFirst).toEqual([])
+      expect(retried.outcome).toBe('processed')
       expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
-      expect(m.effectsOf(event.id)).toEqual(['before', 'after'])
       expect(attempt).toBe(2)
     },
   )
@@ -294,6 +306,46 @@ function conflictCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) 
     expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
     expect(m.effectsOf(event.id)).toEqual(['before'])
   })
+}
+
+/** A COMMIT or ROLLBACK the handler sends on the outer handle, where ctx.tx cannot refuse it. */
+function outerHandleCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
+  it.each([
+    { end: 'ROLLBACK', retry: 'processed', effects: ['retry'] },
+    { end: 'COMMIT', retry: 'duplicate', effects: ['early'] },
+  ])(
+    `${name}: $end on the outer handle: ctx.tx refuses the next statement at once, the commit answers 500 handler_failed, and the retry is $retry`,
+    async ({ end, retry, effects }) => {
+      let attempt = 0
+      const seen: unknown[] = []
+      const receiver = createReceiver({
+        secret: MISUSE_SECRET,
+        logger: false,
+        store: sqliteStore({ database: db }),
+        async onConversion(_conversion, event, ctx) {
+          attempt++
+          if (attempt > 1) {
+            m.write(ctx.tx, event.id, 'retry')
+            return
+          }
+          m.write(ctx.tx, event.id, 'early')
+          db.exec(end)
+          try {
+            m.write(ctx.tx, event.id, 'late')
+          } catch (error) {
+            seen.push(codeOf(error))
+          }
+        },
+      })
+      const event = m.event()
+      const first = await receiver.receive(await misuseDelivery(event))
+      expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
+      expect(first.error?.message).toMatch(/outside ctx.tx/)
+      expect(seen).toEqual(['ERR_AW_TX_GONE'])
+      expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe(retry)
+      expect(m.effectsOf(event.id)).toEqual(effects)
+    },
+  )
 }
 
 /** What ctx.tx refuses before SQLite sees it, and the savepoints it lets through. */
@@ -496,4 +548,46 @@ function interleavedCase(name: string, db: Db, m: ReturnType<typeof misuseSetup>
     expect(next.status).toBe('claimed')
     if (next.status === 'claimed') expect(await store.commit(next.claim)).toBe(true)
   })
+}
+
+/** Item 3 of issue 52: the commit's wait on the database is bounded, and the event loop runs meanwhile. */
+function boundedCommitCase(name: string, library: SqliteLibrary) {
+  it(`${name}: a COMMIT kept busy by a reader (rollback journal) gives up after STORE_STATEMENT_TIMEOUT_MS without blocking the event loop; nothing is committed`, async () => {
+    const file = createSqliteTestFile()
+    const db = openSqlite(library, file.file, 'DELETE')
+    const reader = openSqlite(library, file.file, 'DELETE')
+    try {
+      const m = misuseSetup(db)
+      const store = sqliteStore({ database: db })
+      const begun = await store.begin({ eventId: `evt_busy_${randomUUID()}`, order: 1 })
+      if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+      m.write(begun.claim.tx as Db, begun.claim.eventId, 'effect')
+      // A read transaction's SHARED lock: the COMMIT cannot write the file while it lasts.
+      reader.exec('BEGIN')
+      reader.prepare('SELECT COUNT(*) AS n FROM effects').get()
+      let ticks = 0
+      const ticking = setInterval(() => ticks++, 50)
+      const started = performance.now()
+      const failed = await store.commit(begun.claim).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      )
+      const waited = performance.now() - started
+      clearInterval(ticking)
+      expect(failed?.message).toMatch(/COMMIT .* stayed busy for 5000 ms/)
+      expect(waited).toBeGreaterThanOrEqual(STORE_STATEMENT_TIMEOUT_MS - 50)
+      expect(waited).toBeLessThan(STORE_STATEMENT_TIMEOUT_MS + 4000)
+      expect(ticks).toBeGreaterThanOrEqual(10)
+      reader.exec('COMMIT')
+      expect(m.inTransaction()).toBe(false)
+      expect(m.effectsOf(begun.claim.eventId)).toEqual([])
+      const next = await store.begin({ eventId: `evt_after_${randomUUID()}`, order: 1 })
+      expect(next.status).toBe('claimed')
+      if (next.status === 'claimed') expect(await store.commit(next.claim)).toBe(true)
+    } finally {
+      reader.close()
+      db.close()
+      file.drop()
+    }
+  }, 20_000)
 }
