@@ -14,6 +14,7 @@ import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { createPostgresTestDatabase, type TestDatabase } from '../support/postgres-db.js'
+import { postgresMisuseCases } from './postgres-misuse-cases.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { sqlStoreCases } from './sql-store-cases.js'
 
@@ -67,6 +68,21 @@ sqlReceiverCases<postgres.TransactionSql>('postgresStore (postgres.js)', {
     status: 500,
     code: 'handler_failed',
   },
+})
+
+// Stores on small instances of their own: the pool's size is part of the case.
+const small: postgres.Sql[] = []
+afterAll(async () => {
+  await Promise.all(small.map((each) => each.end({ timeout: 1 })))
+})
+postgresMisuseCases<postgres.TransactionSql>('postgresStore (postgres.js)', {
+  store: (max) => {
+    const own = postgres(db.url, { max, onnotice: () => {} })
+    small.push(own)
+    return postgresStore({ sql: own, logger: false })
+  },
+  query: (tx, text, params = []) => tx.unsafe(text, params as never[]),
+  rows: async (text, params = []) => (await sql.unsafe(text, params as never[])) as never,
 })
 
 describe('postgresStore (postgres.js): the driver itself', () => {
@@ -253,10 +269,10 @@ describe('postgresStore (postgres.js): a handler that ends its own transaction',
       async onConversion(conversion, event, ctx) {
         calls.set(event.id, (calls.get(event.id) ?? 0) + 1)
         await ctx.tx.unsafe(`INSERT INTO ${table} VALUES ($1)`, [event.id])
-        if (conversion.id === 1) {
+        if (conversion.id === 91_001) {
           gates.cEntered.open()
           await gates.cGo.opened
-        } else if (conversion.id === 2) {
+        } else if (conversion.id === 91_002) {
           try {
             await ctx.tx.unsafe('ROLLBACK')
           } finally {
@@ -276,9 +292,9 @@ describe('postgresStore (postgres.js): a handler that ends its own transaction',
         rawBody: new TextEncoder().encode(signed.body),
       })
     }
-    const c = buildConversionEvent({ conversion: { id: 1 } })
-    const a = buildConversionEvent({ conversion: { id: 2 } })
-    const b = buildConversionEvent({ conversion: { id: 3 } })
+    const c = buildConversionEvent({ conversion: { id: 91_001 } })
+    const a = buildConversionEvent({ conversion: { id: 91_002 } })
+    const b = buildConversionEvent({ conversion: { id: 91_003 } })
     try {
       const cAnswer = send(c)
       await gates.cEntered.opened
