@@ -332,3 +332,83 @@ describe('postgresStore (postgres.js): a handler that ends its own transaction',
     }
   }, 30_000)
 })
+
+describe('postgresStore (postgres.js): every wait of commit and release is bounded', () => {
+  it("release and commit answer within the store's bound while a statement the handler left runs; the connection comes back once it ends", async () => {
+    const own = postgres(db.url, { max: 2, onnotice: () => {} })
+    try {
+      const store = postgresStore({ sql: own, logger: false })
+      await store.ready()
+      for (const settle of ['release', 'commit'] as const) {
+        const begun = await store.begin({
+          eventId: `evt_bound_${randomUUID()}`,
+          order: 1,
+          leaseMs: 30_000,
+        })
+        if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+        const tx = begun.claim.tx as postgres.TransactionSql
+        const [{ pid }] = (await tx`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }]
+        // A handler that returns without awaiting its statement.
+        const left = tx`SELECT pg_sleep(30)`.catch((error: Error) => error)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        // Ends the sleep at 12 s whatever happens, so a store that waits for it fails the test.
+        const cancel = () => sql`SELECT pg_cancel_backend(${pid})`
+        const fallback = setTimeout(cancel, 12_000)
+        const started = performance.now()
+        const settled =
+          settle === 'release'
+            ? await store.release(begun.claim).then(() => 'released')
+            : await store.commit(begun.claim).then(String, (error: Error) => error.message)
+        const waited = performance.now() - started
+        clearTimeout(fallback)
+        await cancel()
+        expect([settle, settled]).toEqual([
+          settle,
+          settle === 'release'
+            ? 'released'
+            : expect.stringMatching(/did not answer within 5000 ms/),
+        ])
+        // STORE_STATEMENT_TIMEOUT_MS (5 s), with room for a loaded machine; never the sleep.
+        expect(waited).toBeLessThan(9000)
+        expect(((await left) as { code?: string }).code).toBe('57014')
+      }
+      // Both connections came back once the sleeps ended: new claims get them.
+      const again = await Promise.all([
+        store.begin({ eventId: `evt_bound_${randomUUID()}`, order: 1 }),
+        store.begin({ eventId: `evt_bound_${randomUUID()}`, order: 1 }),
+      ])
+      for (const begun of again) {
+        if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+        expect(await store.commit(begun.claim)).toBe(true)
+      }
+    } finally {
+      await own.end({ timeout: 1 })
+    }
+  }, 40_000)
+
+  it('a handler that never settles: at the lease its transaction rolls back and its connection returns, with no commit or release', async () => {
+    const own = postgres(db.url, { max: 2, onnotice: () => {} })
+    try {
+      const store = postgresStore({ sql: own, logger: false, acquireTimeoutMs: 3000 })
+      const eventId = `evt_never_${randomUUID()}`
+      const claims = await Promise.all([
+        store.begin({ eventId, conversionId: 92_001, order: 1, leaseMs: 200 }),
+        store.begin({ eventId: `${eventId}_2`, order: 1, leaseMs: 200 }),
+      ])
+      expect(claims.map((each) => each.status)).toEqual(['claimed', 'claimed'])
+      // Both connections are held until the lease ends; then the retry gets one and commits.
+      const retry = await store.begin({ eventId, conversionId: 92_001, order: 1 })
+      if (retry.status !== 'claimed') throw new Error(`expected claimed, got ${retry.status}`)
+      expect(await store.commit(retry.claim)).toBe(true)
+      // A commit of the abandoned claim after its lease finds nothing: false at once.
+      const [first] = claims
+      if (first?.status === 'claimed') {
+        const started = performance.now()
+        expect(await store.commit(first.claim)).toBe(false)
+        expect(performance.now() - started).toBeLessThan(1000)
+      }
+    } finally {
+      await own.end({ timeout: 1 })
+    }
+  })
+})

@@ -277,8 +277,11 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
     } catch (error) {
       // Nothing committed (or, for a database that stopped answering, not
       // known): the ROLLBACK goes out behind the COMMIT, and the connection
-      // goes back once it is answered.
-      await finish(state.conn, 'ROLLBACK').catch(() => {})
+      // goes back once it is answered. Awaited when the server answered (it
+      // is quick, and the conversion's row is free before the answer), not
+      // when it did not: the answer is bounded by one statement's wait.
+      const rolledBack = finish(state.conn, 'ROLLBACK').catch(() => {})
+      if (isAborted(error) || isHandlerEnded(error) || isLeaseEnd(error)) await rolledBack
       if (isAborted(error))
         throw handlerLeftAborted(error, 'wrap a statement that may fail in ctx.tx.savepoint()')
       if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
