@@ -80,3 +80,45 @@ describe('redisStore lease expiry', () => {
     expect((await receiver.receive(await input(event, 3))).outcome).toBe('duplicate')
   })
 })
+
+describe('redisStore lease renewal', () => {
+  it('tries a renewal that failed again within the lease: a copy 1.1 s later gets 409, never a second run', async () => {
+    const base = redisStore({ client, prefix })
+    let renewals = 0
+    // The first renewal is lost on its way (a dropped round trip); the next ones go through.
+    const store: typeof base = {
+      ...base,
+      extend: async (claim, leaseMs) => {
+        renewals++
+        if (renewals === 1) throw new Error('Connection is closed.')
+        return (await base.extend?.(claim, leaseMs)) ?? false
+      },
+    }
+    let calls = 0
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    const receiver = createReceiver({
+      secret: SECRET,
+      store,
+      leaseMs: 600,
+      answerWithinMs: 100,
+      logger: false,
+      onConversion: async () => {
+        calls++
+        await finished
+      },
+    })
+    const event = buildConversionEvent({ conversion: { id: Math.floor(Math.random() * 1e9) } })
+    expect((await receiver.receive(await input(event, 1))).error?.code).toBe('handler_timeout')
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    const copy = await receiver.receive(await input(event, 2))
+    expect(copy).toMatchObject({ status: 409, error: { code: 'event_in_progress' } })
+    expect(calls).toBe(1)
+    expect(renewals).toBeGreaterThanOrEqual(3)
+    finish()
+    await until(async () => (await receiver.receive(await input(event, 3))).outcome === 'duplicate')
+    expect(calls).toBe(1)
+  })
+})

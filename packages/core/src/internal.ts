@@ -65,5 +65,11 @@ export {
   STREAK_RESET_EVERY_MS,
   takeOpenClaim,
 } from './store/store-kit.js'
+export {
+  refusedStatement,
+  type SqlDialect,
+  transactionControl,
+  transactionGone,
+} from './store/transaction-control.js'
 export { resolveLogger } from './telemetry/delivery-log.js'
 export { SERVICE_DISABLES_AFTER } from './telemetry/failure-streak.js'

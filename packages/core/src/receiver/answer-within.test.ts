@@ -167,6 +167,83 @@ describe('createReceiver({ answerWithinMs })', () => {
     gate.resolve()
   })
 
+  /** The memory store, whose renewals fail as `extend` says (called with the renewal's number). */
+  function flakyRenewals(extend: (n: number, go: () => boolean) => Promise<boolean>) {
+    const base = memoryStore()
+    let n = 0
+    const store: EventStore = {
+      begin: (i) => base.begin(i),
+      commit: (c) => base.commit(c),
+      release: (c) => base.release(c),
+      extend: (c, ms) => extend(++n, () => base.extend?.(c, ms) as boolean),
+    }
+    return { store, renewals: () => n }
+  }
+
+  /** A handler past its 600 ms lease; a copy at 1.1 s; the handler ends at 1.5 s. */
+  async function copyDuringLongHandler(store: EventStore, log = logger()) {
+    const gate = deferred()
+    const onConversion = vi.fn(() => gate.promise)
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      store,
+      onConversion,
+      answerWithinMs: 100,
+      leaseMs: 600,
+      logger: log,
+    })
+    const event = buildConversionEvent()
+    expect((await receiver.receive(await input(event))).error?.code).toBe('handler_timeout')
+    await new Promise((r) => setTimeout(r, 1_000))
+    const copy = await receiver.receive(await input(event))
+    setTimeout(gate.resolve, 400)
+    await vi.waitFor(async () => {
+      expect((await receiver.receive(await input(event))).outcome).toBe('duplicate')
+    })
+    return { copy, calls: onConversion.mock.calls.length, log }
+  }
+
+  it('tries a failed renewal again within the lease: a copy still gets 409, never a second run', async () => {
+    const { store, renewals } = flakyRenewals(async (n, go) => {
+      if (n === 1) throw new Error('the store did not answer')
+      return go()
+    })
+    const { copy, calls, log } = await copyDuringLongHandler(store)
+    expect(copy).toMatchObject({ status: 409, error: { code: 'event_in_progress' } })
+    expect(calls).toBe(1)
+    expect(renewals()).toBeGreaterThanOrEqual(3)
+    expect(log.lines.filter((line) => /lease could not be renewed/.test(line))).toEqual([])
+  })
+
+  it('tries a renewal that hangs again after a tenth of the lease', async () => {
+    const { store } = flakyRenewals((n, go) =>
+      n === 1 ? new Promise<boolean>(() => {}) : Promise.resolve(go()),
+    )
+    const { copy, calls } = await copyDuringLongHandler(store)
+    expect(copy.status).toBe(409)
+    expect(calls).toBe(1)
+  })
+
+  it('says once, as a warning, when the lease could not be kept; the copy then runs', async () => {
+    const { store, renewals } = flakyRenewals(async () => {
+      throw new Error('the store did not answer')
+    })
+    const { copy, calls, log } = await copyDuringLongHandler(store)
+    // The lease ran out with no renewal through: the copy is the service's retry, and
+    // runs (its handler waits on the same gate, so it too is answered handler_timeout).
+    expect(copy.error?.code).toBe('handler_timeout')
+    expect(calls).toBe(2)
+    const lost = log.lines.filter((line) => /lease could not be renewed/.test(line))
+    expect(lost).toHaveLength(1)
+    expect(lost[0]).toMatch(/^warn affiliate-webhooks: evt_\w+ \(conversion\.created\)/)
+    // Tried every tenth of the lease until it ran out, then no more.
+    const tried = renewals()
+    expect(tried).toBeGreaterThanOrEqual(4)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(renewals()).toBe(tried)
+  })
+
   it('has defaults inside the service’s 10 s, and refuses bounds that cannot hold', () => {
     const receiver = createReceiver({ secret: SECRET, onConversion: () => {}, logger: false })
     expect(receiver.bodyTimeoutMs).toBe(5_000)

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest'
+import {
+  refusedStatement,
+  statementHeads,
+  transactionControl,
+  transactionGone,
+} from './transaction-control.js'
+
+describe('transactionControl', () => {
+  it('refuses the statements that end or start a transaction, on every dialect', () => {
+    for (const dialect of ['postgres', 'mysql', 'sqlite'] as const) {
+      expect(transactionControl('COMMIT', dialect)).toBe('COMMIT')
+      expect(transactionControl('  commit work', dialect)).toBe('COMMIT WORK')
+      expect(transactionControl('rollback', dialect)).toBe('ROLLBACK')
+      expect(transactionControl('BEGIN', dialect)).toBe('BEGIN')
+      expect(transactionControl('start transaction read write', dialect)).toBe('START TRANSACTION')
+      expect(transactionControl('/* why */ -- so\n COMMIT;', dialect)).toBe('COMMIT')
+    }
+    expect(transactionControl('END', 'postgres')).toBe('END')
+    expect(transactionControl('abort', 'postgres')).toBe('ABORT')
+    expect(transactionControl("PREPARE TRANSACTION 'x'", 'postgres')).toBe('PREPARE TRANSACTION')
+    expect(transactionControl('BEGIN IMMEDIATE', 'sqlite')).toBe('BEGIN IMMEDIATE')
+    expect(transactionControl('end transaction', 'sqlite')).toBe('END TRANSACTION')
+  })
+
+  it('looks at every statement of a multi-statement text', () => {
+    expect(transactionControl('INSERT INTO t VALUES (1); COMMIT', 'postgres')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1;;  ROLLBACK;', 'sqlite')).toBe('ROLLBACK')
+    expect(transactionControl('INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)', 'mysql')).toBe(
+      undefined,
+    )
+  })
+
+  it('lets savepoints, rollbacks to them and ordinary statements through', () => {
+    for (const dialect of ['postgres', 'mysql', 'sqlite'] as const) {
+      expect(transactionControl('SAVEPOINT a', dialect)).toBeUndefined()
+      expect(transactionControl('ROLLBACK TO SAVEPOINT a', dialect)).toBeUndefined()
+      expect(transactionControl('rollback to a', dialect)).toBeUndefined()
+      expect(transactionControl('ROLLBACK WORK TO SAVEPOINT a', dialect)).toBeUndefined()
+      expect(transactionControl('RELEASE SAVEPOINT a', dialect)).toBeUndefined()
+      expect(transactionControl('INSERT INTO ledger VALUES (1)', dialect)).toBeUndefined()
+      expect(transactionControl('UPDATE commit SET x = 1', dialect)).toBeUndefined()
+      expect(transactionControl('SELECT begin, "end" FROM t', dialect)).toBeUndefined()
+    }
+  })
+
+  it('skips quoted text, quoted names, comments and dollar quotes', () => {
+    expect(transactionControl("INSERT INTO t VALUES ('a; COMMIT')", 'postgres')).toBeUndefined()
+    expect(transactionControl('INSERT INTO t VALUES ($$a; COMMIT$$)', 'postgres')).toBeUndefined()
+    expect(
+      transactionControl("DO $body$ BEGIN PERFORM 1; END $body$; SELECT ';'", 'postgres'),
+    ).toBeUndefined()
+    expect(transactionControl("INSERT INTO t VALUES ('it''s; COMMIT')", 'sqlite')).toBeUndefined()
+    expect(transactionControl("INSERT INTO t VALUES ('a\\'; COMMIT')", 'mysql')).toBeUndefined()
+    expect(transactionControl('SELECT 1 -- ; COMMIT', 'sqlite')).toBeUndefined()
+    expect(transactionControl('SELECT 1 # ; COMMIT', 'mysql')).toBeUndefined()
+    expect(transactionControl('SELECT `a;COMMIT` FROM t', 'mysql')).toBeUndefined()
+  })
+
+  it('refuses what MySQL commits implicitly, temporary tables aside', () => {
+    expect(transactionControl('CREATE TABLE IF NOT EXISTS x (id int)', 'mysql')).toBe(
+      'CREATE TABLE',
+    )
+    expect(transactionControl('lock tables t write', 'mysql')).toBe('LOCK TABLES')
+    expect(transactionControl('UNLOCK TABLES', 'mysql')).toBe('UNLOCK TABLES')
+    expect(transactionControl('TRUNCATE t', 'mysql')).toBe('TRUNCATE')
+    expect(transactionControl('SET autocommit = 1', 'mysql')).toBe('SET AUTOCOMMIT')
+    expect(transactionControl('set @@session.autocommit=1', 'mysql')).toBe('SET AUTOCOMMIT')
+    expect(transactionControl('/*!40101 LOCK TABLES t WRITE */', 'mysql')).toBe('LOCK TABLES')
+    expect(transactionControl('CREATE TEMPORARY TABLE x (id int)', 'mysql')).toBeUndefined()
+    expect(transactionControl('DROP TEMPORARY TABLE x', 'mysql')).toBeUndefined()
+    expect(transactionControl('SET @a = 1', 'mysql')).toBeUndefined()
+    expect(transactionControl('BEGIN NOT ATOMIC SELECT 1; END', 'mysql')).toBeUndefined()
+  })
+
+  it('lets transactional DDL through on PostgreSQL and SQLite', () => {
+    expect(transactionControl('CREATE TABLE x (id int)', 'postgres')).toBeUndefined()
+    expect(transactionControl('CREATE TABLE x (id int)', 'sqlite')).toBeUndefined()
+    expect(
+      transactionControl(
+        'CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE b SET n = CASE WHEN n > 0 THEN 1 ELSE 0 END; INSERT INTO c VALUES (1); END; SELECT 1',
+        'sqlite',
+      ),
+    ).toBeUndefined()
+  })
+
+  it('reads the head words of each statement', () => {
+    expect(statementHeads("insert into t values ('x'); commit and chain", 'postgres')).toEqual([
+      ['INSERT', 'INTO', 'T'],
+      ['COMMIT', 'AND', 'CHAIN'],
+    ])
+  })
+
+  it('answers a text seen before from its cache, the same way', () => {
+    const text = `INSERT INTO t VALUES (1); COMMIT -- ${Math.random()}`
+    expect(transactionControl(text, 'postgres')).toBe('COMMIT')
+    expect(transactionControl(text, 'postgres')).toBe('COMMIT')
+    const ok = `SELECT ${Math.random()}`
+    expect(transactionControl(ok, 'sqlite')).toBeUndefined()
+    expect(transactionControl(ok, 'sqlite')).toBeUndefined()
+  })
+})
+
+describe('the errors of ctx.tx', () => {
+  it('name the statement, the code and what to do instead', () => {
+    const refused = refusedStatement('mysqlStore', 'START TRANSACTION') as Error & { code: string }
+    expect(refused.code).toBe('ERR_AW_TX_CONTROL')
+    expect(refused.message).toMatch(/^mysqlStore: ctx\.tx refused START TRANSACTION/)
+    expect(refused.message).toMatch(/savepoint/)
+    const gone = transactionGone('sqliteStore', 'a conflict clause rolled it back') as Error & {
+      code: string
+    }
+    expect(gone.code).toBe('ERR_AW_TX_GONE')
+    expect(gone.message).toMatch(/a conflict clause rolled it back/)
+  })
+})
