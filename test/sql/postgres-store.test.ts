@@ -122,6 +122,7 @@ describe('postgresStore: what a handler may not do with ctx.tx', () => {
         'START TRANSACTION',
       ],
       ['END', () => tx.query('END'), 'END'],
+      ['ABORT', () => tx.query('abort'), 'ABORT'],
       ['a multi-statement text', () => tx.query('SELECT 1; COMMIT; SELECT 2'), 'COMMIT'],
       ['a pg.Query', () => viaSubmittable('ROLLBACK'), 'ROLLBACK'],
       ['PREPARE TRANSACTION', () => tx.query("PREPARE TRANSACTION 'x'"), 'PREPARE TRANSACTION'],

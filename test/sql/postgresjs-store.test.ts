@@ -143,6 +143,7 @@ describe('postgresStore (postgres.js): the driver itself', () => {
         ['unsafe begin', () => tx.unsafe('begin'), 'BEGIN'],
         ['START TRANSACTION', () => tx.unsafe('START TRANSACTION'), 'START TRANSACTION'],
         ['END', () => tx.unsafe('END'), 'END'],
+        ['ABORT', () => tx.unsafe('abort'), 'ABORT'],
         ['a multi-statement text', () => tx.unsafe('SELECT 1; COMMIT; SELECT 2'), 'COMMIT'],
         ['a fragment', () => tx`SELECT 1; ${tx.unsafe('ROLLBACK')}`, 'ROLLBACK'],
         ['PREPARE TRANSACTION', () => tx.unsafe("PREPARE TRANSACTION 'x'"), 'PREPARE TRANSACTION'],
@@ -163,6 +164,8 @@ describe('postgresStore (postgres.js): the driver itself', () => {
       // The driver's own ways to end or leave the transaction are refused too.
       expect(() => (tx as unknown as postgres.Sql).begin(async () => {})).toThrow(/refused/)
       expect(() => (tx as unknown as postgres.ReservedSql).release()).toThrow(/refused/)
+      expect(() => (tx as unknown as postgres.Sql).reserve()).toThrow(/refused/)
+      expect(() => tx.prepare('two_phase')).toThrow(/refused/)
       // Savepoints and DDL (transactional in PostgreSQL) are allowed.
       await tx.savepoint(
         (sp) => sp`CREATE TABLE refused_ddl_${sql.unsafe(eventId.slice(-8))} (id int)`,

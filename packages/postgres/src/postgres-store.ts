@@ -328,12 +328,11 @@ function checkPool(options: PostgresStoreOptions | undefined): Pool {
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
 /**
- * The same store on postgres.js: each delivery runs in `sql.begin(...)` and
- * `ctx.tx` is that transaction's `sql`, a tagged template
- * (`` await ctx.tx`INSERT INTO ledger ...` ``). The same tables, functions
- * and answers as with `pg`; three round trips of its own per delivery (BEGIN,
- * the claim, then the held check written together with COMMIT: postgres.js
- * sends BEGIN alone).
+ * The same store on postgres.js: each delivery runs on a connection the store
+ * reserves (`sql.reserve()`) and `ctx.tx` is its transaction as a tagged
+ * template (`` await ctx.tx`INSERT INTO ledger ...` ``), with `unsafe`, `file`
+ * and `savepoint`. The same tables, functions and answers as with `pg`; the
+ * store's BEGIN goes out pipelined with the claim, and the held check with COMMIT.
  */
 export function postgresStore(options: PostgresJsStoreOptions): PostgresJsEventStore
 export function postgresStore(
