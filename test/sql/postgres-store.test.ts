@@ -4,6 +4,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { createPostgresTestDatabase, type TestDatabase } from '../support/postgres-db.js'
+import { postgresMisuseCases } from './postgres-misuse-cases.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { sqlStoreCases } from './sql-store-cases.js'
 
@@ -58,17 +59,119 @@ sqlReceiverCases('postgresStore', {
   },
 })
 
-describe('postgresStore: a transaction the handler ended never commits', () => {
+const small: pg.Pool[] = []
+afterAll(async () => {
+  await Promise.all(small.map((each) => each.end()))
+})
+postgresMisuseCases<pg.PoolClient>('postgresStore', {
+  store: (max) => {
+    const pool = new pg.Pool({ connectionString: db.url, max })
+    small.push(pool)
+    return postgresStore({ pool, logger: false })
+  },
+  query: (tx, text, params) => tx.query(text, params),
+  rows: async (text, params) => (await db.pool.query(text, params)).rows,
+})
+
+/**
+ * Sends `text` in a pg.Query whose text is made as it is sent: what the guard
+ * cannot see (a library's submittable that builds its text late).
+ */
+const sendUnseen = (tx: pg.PoolClient, text: string) =>
+  new Promise<void>((resolve, reject) => {
+    const query = new pg.Query({ text: 'SELECT 1' }) as pg.Query & {
+      text: string
+      callback: (error: Error | null) => void
+    }
+    const submit = query.submit.bind(query)
+    query.submit = (connection) => {
+      query.text = text
+      query.callback = (error) => (error ? reject(error) : resolve())
+      return submit(connection)
+    }
+    tx.query(query)
+  })
+
+describe('postgresStore: what a handler may not do with ctx.tx', () => {
+  it('refuses at once, before it reaches the server, every statement that would end or split the transaction; the transaction goes on and commits', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS refused_ledger (event_id text PRIMARY KEY)')
+    const store = postgresStore({ pool: db.pool, logger: false })
+    const eventId = `evt_refused_${randomUUID().slice(0, 8)}`
+    const begun = await store.begin({ eventId, conversionId: 4300, order: 10 })
+    if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+    const tx = begun.claim.tx as pg.PoolClient
+    await tx.query('INSERT INTO refused_ledger VALUES ($1)', [eventId])
+    const viaCallback = (text: string) =>
+      new Promise((resolve, reject) => {
+        tx.query(text, (error: Error | null) => (error ? reject(error) : resolve(undefined)))
+      })
+    const viaSubmittable = (text: string) =>
+      new Promise((resolve, reject) => {
+        const query = new pg.Query(text)
+        query.on('error', reject)
+        query.on('end', resolve)
+        tx.query(query)
+      })
+    const attempts: [string, () => Promise<unknown>, string][] = [
+      ['COMMIT', () => tx.query('COMMIT'), 'COMMIT'],
+      ['ROLLBACK, as { text }', () => tx.query({ text: 'ROLLBACK' }), 'ROLLBACK'],
+      ['BEGIN, with a callback', () => viaCallback('BEGIN'), 'BEGIN'],
+      [
+        'START TRANSACTION',
+        () => tx.query('start transaction isolation level serializable'),
+        'START TRANSACTION',
+      ],
+      ['END', () => tx.query('END'), 'END'],
+      ['ABORT', () => tx.query('abort'), 'ABORT'],
+      ['a multi-statement text', () => tx.query('SELECT 1; COMMIT; SELECT 2'), 'COMMIT'],
+      ['a pg.Query', () => viaSubmittable('ROLLBACK'), 'ROLLBACK'],
+      ['PREPARE TRANSACTION', () => tx.query("PREPARE TRANSACTION 'x'"), 'PREPARE TRANSACTION'],
+    ]
+    for (const [what, run, statement] of attempts) {
+      const error = await run().then(
+        () => new Error(`${what}: not refused`),
+        (e: Error) => e,
+      )
+      expect([what, (error as { code?: string }).code]).toEqual([what, 'ERR_AW_TX_CONTROL'])
+      expect(error.message).toContain(`refused ${statement}`)
+      expect(error.message).toMatch(/Let the store commit.*savepoint/)
+    }
+    // The client is the store's to give back.
+    expect(() => tx.release()).toThrow(/refused ctx\.tx\.release/)
+    // Still a PoolClient for the user's tools; DDL (transactional here) and savepoints are allowed.
+    expect(tx).toBeInstanceOf(pg.Client)
+    expect(tx.escapeLiteral("it's")).toBe("'it''s'")
+    await tx.query('SAVEPOINT before_ddl')
+    await tx.query(`CREATE TABLE refused_ddl_${eventId.slice(-8)} (id int)`)
+    expect(await store.commit(begun.claim)).toBe(true)
+    expect(await store.peek({ eventId, conversionId: 4300, order: 10 })).toBe('duplicate')
+    const { rows } = await db.pool.query(
+      'SELECT count(*)::int AS n FROM refused_ledger WHERE event_id = $1',
+      [eventId],
+    )
+    expect(rows).toEqual([{ n: 1 }])
+    // Once settled, ctx.tx takes no more queries: the client may serve another delivery now.
+    await expect(tx.query('SELECT 1')).rejects.toThrow(/transaction is over/)
+  })
+
   for (const conversionId of [4200, undefined]) {
-    it(`${conversionId === undefined ? 'without' : 'with'} a conversion: ROLLBACK, or ROLLBACK and BEGIN, resolves false and marks nothing`, async () => {
+    it(`${conversionId === undefined ? 'without' : 'with'} a conversion: a ROLLBACK (and BEGIN) the guard cannot see is caught by the held check: handler_failed, nothing marked`, async () => {
       const store = postgresStore({ pool: db.pool, logger: false })
       const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
       for (const after of [undefined, 'BEGIN']) {
         const begun = await store.begin({ eventId, conversionId, order: 10 })
         if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
-        await begun.claim.tx?.query('ROLLBACK')
-        if (after !== undefined) await begun.claim.tx?.query(after)
-        expect(await store.commit(begun.claim)).toBe(false)
+        const tx = begun.claim.tx as pg.PoolClient
+        await sendUnseen(tx, 'ROLLBACK')
+        if (after !== undefined) await sendUnseen(tx, after)
+        const error = await store.commit(begun.claim).then(
+          () => undefined,
+          (e: Error) => e,
+        )
+        expect(error).toMatchObject({ code: 'handler_failed', status: 500 })
+        expect(error?.message).toMatch(
+          /ended before the store's commit by a statement the handler ran/,
+        )
         expect(await store.peek({ eventId, conversionId, order: 10 })).toBe('unsettled')
       }
       const retry = await store.begin({ eventId, conversionId, order: 10 })

@@ -1,7 +1,7 @@
 /**
  * The Drizzle recipe on postgres.js: `postgresStore({ sql })` runs each delivery
- * in `sql.begin(...)`, and `drizzle(ctx.tx)` writes in that transaction, so the
- * ledger row commits with the handled mark or not at all.
+ * in a transaction on a connection it reserves, and `drizzle(ctx.tx)` writes in
+ * that transaction, so the ledger row commits with the handled mark or not at all.
  *
  * DATABASE_URL names the database (default: the local server's `postgres`).
  */
@@ -23,8 +23,8 @@ await sendThree(
     store,
     logger: false,
     async onConversion(conversion, event, ctx) {
-      // Drizzle on the delivery's transaction (postgres.js's own `sql` inside sql.begin;
-      // the store gives it the instance's options, which Drizzle reads: hence the cast).
+      // Drizzle on the delivery's transaction (a transaction's tagged template; the
+      // store gives it the instance's options, which Drizzle reads: hence the cast).
       await drizzle(ctx.tx as unknown as postgres.Sql)
         .insert(ledger)
         .values({

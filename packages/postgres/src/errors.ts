@@ -1,3 +1,4 @@
+import { WebhookError } from '@affiliate-webhooks/core'
 import type { Pool } from 'pg'
 
 /** The code of the error a claim gets when the store ended its transaction at the end of its lease. */
@@ -33,6 +34,33 @@ export const isLockNotAvailable = (error: unknown): boolean => codeOf(error) ===
 
 /** True when a statement failed earlier in the transaction (one the handler caught): it can only roll back. */
 export const isAborted = (error: unknown): boolean => codeOf(error) === '25P02'
+
+/** True when the held check found the claim's transaction ended (and maybe another begun) under the store. */
+export const isHandlerEnded = (error: unknown): boolean => codeOf(error) === 'AWLST'
+
+/**
+ * The held check found the delivery's transaction ended before the store's
+ * commit: only the handler's statements ran on that connection meanwhile, so it
+ * is the handler's doing (answered 500 like a handler that threw), not the
+ * store's; nothing it wrote was kept.
+ */
+export function handlerEndedTransaction(store: string, cause: unknown): WebhookError {
+  return new WebhookError(
+    'handler_failed',
+    `${store}: the delivery's transaction was ended before the store's commit by a statement the handler ran on ctx.tx (a COMMIT or ROLLBACK the store could not see), so nothing it wrote was kept. Let the store commit (return from the handler) or roll back (throw); use a savepoint for a part that may fail.`,
+    { cause },
+  )
+}
+
+/** The error of any query on ctx.tx once the claim is settled (committed, released) or past its lease. */
+export function transactionOver(store: string): Error {
+  return Object.assign(
+    new Error(
+      `${store}: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more queries`,
+    ),
+    { code: 'ERR_AW_TX_OVER' },
+  )
+}
 
 interface ConnectionFacts {
   host: string

@@ -29,11 +29,14 @@ import type { Pool, PoolClient } from 'pg'
 import { bounded, pgSetupDriver, queryWithin } from './bounded.js'
 import {
   connectionFailure,
+  handlerEndedTransaction,
   isAborted,
+  isHandlerEnded,
   isLeaseEnd,
   isLockNotAvailable,
   leaseEnded,
 } from './errors.js'
+import { guardedClient } from './pg-guard.js'
 import {
   type PostgresJsEventStore,
   type PostgresJsStoreOptions,
@@ -64,6 +67,8 @@ export interface PostgresEventStore extends DatabaseEventStore<PoolClient> {}
 /** A claim's transaction: its client, its id, its lease, and whether the session ended. */
 interface Open {
   client: PoolClient
+  /** Settled by commit or release: ctx.tx refuses every query after it. */
+  closed: boolean
   /** The transaction's id (txid_current), checked before the store's COMMIT. */
   xact: string
   /** Why the session ended before commit or release: the server, or the lease. */
@@ -78,7 +83,10 @@ interface Open {
  * its locks. (The server's own bounds, the statement and idle timeouts set with
  * BEGIN, end a session whose process is too stuck to run this timer.)
  */
-function expire(state: Open, leaseMs: number): void {
+function expire(open: OpenTransactions, token: string, state: Open, leaseMs: number): void {
+  // The entry leaves the map: a handler that never settles leaves nothing behind,
+  // and a commit or release after this finds nothing to do (false, nothing committed).
+  if (open.get(token) === state) open.delete(token)
   if (state.ended !== undefined) return
   state.ended = leaseEnded(leaseMs)
   state.client.release(state.ended)
@@ -117,7 +125,14 @@ function beginStep(
   }: BeginInput): Promise<BeginResult<PoolClient>> => {
     await ready()
     const client = await acquire()
-    const state: Open = { client, xact: '', ended: undefined, onError: () => {}, timer: undefined }
+    const state: Open = {
+      client,
+      closed: false,
+      xact: '',
+      ended: undefined,
+      onError: () => {},
+      timer: undefined,
+    }
     // A checked-out client with no 'error' listener would crash the process when
     // the server ends its session (a lease that ran out, a restart). Such a client
     // is useless: it leaves the pool at once, and commit or release find it ended.
@@ -154,10 +169,11 @@ function beginStep(
     if (TRANSACTION_ID.test(verdict)) {
       const token = randomUUID()
       state.xact = verdict
-      state.timer = setTimeout(expire, leaseMs, state, leaseMs)
+      state.timer = setTimeout(expire, leaseMs, open, token, state, leaseMs)
       state.timer.unref()
       open.set(token, state)
-      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: client } }
+      const tx = guardedClient(client, () => state.closed || state.ended !== undefined)
+      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
     }
     client.off('error', state.onError)
     // A stale event was marked done inside the transaction: commit it. A
@@ -172,6 +188,7 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
     const state = takeOpenClaim(open, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
+    state.closed = true
     const { client } = state
     if (state.ended !== undefined) return transactionLost(state.ended)
     try {
@@ -187,6 +204,9 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
       client.release(error as Error)
       if (isAborted(error))
         throw handlerLeftAborted(error, 'wrap a statement that may fail in a SAVEPOINT')
+      // Only the handler's statements ran on this client since the claim: what
+      // ended the transaction under the held check is the handler's doing.
+      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
       return transactionLost(error)
     }
     client.off('error', state.onError)
@@ -210,6 +230,7 @@ function releaseStep(open: OpenTransactions) {
   return async (claim: Claim<PoolClient>): Promise<void> => {
     const state = takeOpenClaim(open, claim)
     if (state === undefined) return
+    state.closed = true
     const { client } = state
     if (state.ended !== undefined) return
     client.off('error', state.onError)
@@ -307,12 +328,11 @@ function checkPool(options: PostgresStoreOptions | undefined): Pool {
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresEventStore
 /**
- * The same store on postgres.js: each delivery runs in `sql.begin(...)` and
- * `ctx.tx` is that transaction's `sql`, a tagged template
- * (`` await ctx.tx`INSERT INTO ledger ...` ``). The same tables, functions
- * and answers as with `pg`; three round trips of its own per delivery (BEGIN,
- * the claim, then the held check written together with COMMIT: postgres.js
- * sends BEGIN alone).
+ * The same store on postgres.js: each delivery runs on a connection the store
+ * reserves (`sql.reserve()`) and `ctx.tx` is its transaction as a tagged
+ * template (`` await ctx.tx`INSERT INTO ledger ...` ``), with `unsafe`, `file`
+ * and `savepoint`. The same tables, functions and answers as with `pg`; the
+ * store's BEGIN goes out pipelined with the claim, and the held check with COMMIT.
  */
 export function postgresStore(options: PostgresJsStoreOptions): PostgresJsEventStore
 export function postgresStore(

@@ -22,8 +22,17 @@ import {
   STREAK_CODES_KEPT,
   takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
+import type postgres from 'postgres'
 import type { Sql, TransactionSql } from 'postgres'
-import { isAborted, isLeaseEnd, isLockNotAvailable, leaseEnded, unreachable } from './errors.js'
+import {
+  handlerEndedTransaction,
+  isAborted,
+  isHandlerEnded,
+  isLeaseEnd,
+  isLockNotAvailable,
+  unreachable,
+} from './errors.js'
+import { guardedTransaction } from './postgresjs-guard.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
 import {
@@ -42,7 +51,7 @@ import {
 /** A postgres.js instance, whatever its custom types. */
 // biome-ignore lint/suspicious/noExplicitAny: postgres.js types are generic in the app's custom types.
 export type PostgresJsSql = Sql<any>
-/** The transaction's own `sql` inside `sql.begin(...)`: a tagged template. */
+/** ctx.tx: the delivery's transaction as a tagged template, with `unsafe`, `savepoint` and `options`. */
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 export type PostgresJsTransaction = TransactionSql<any>
 
@@ -50,7 +59,8 @@ export type PostgresJsTransaction = TransactionSql<any>
 export interface PostgresJsStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
   /**
    * A postgres.js instance (`postgres(url)`), with `max` at least 2. Each delivery
-   * runs in `sql.begin(...)`; the store never ends it.
+   * runs on a connection the store reserves (`sql.reserve()`) for its transaction;
+   * the store never ends the instance.
    */
   sql: PostgresJsSql
 }
@@ -58,26 +68,18 @@ export interface PostgresJsStoreOptions extends PooledStoreOptions, PostgresSche
 /** The Postgres store on postgres.js: `ctx.tx` is the delivery's transaction `sql` (a tagged template). */
 export interface PostgresJsEventStore extends DatabaseEventStore<PostgresJsTransaction> {}
 
-/** A claim's transaction on postgres.js. */
+/** A claim's transaction on postgres.js: its reserved connection, its id, its lease. */
 interface OpenJs {
+  conn: ReservedSql
   xact: string
-  /** Why the transaction is over before the store's commit: its lease ran out. */
-  ended: Error | undefined
-  /** Settled by commit or release: ctx.tx refuses every query after it. */
-  closed: boolean
-  /** The handler left the transaction aborted (a statement failed and it went on). */
-  aborted: boolean
-  /** Tells the transaction's callback how to end. */
-  decide: (how: 'commit' | 'rollback') => void
-  /** sql.begin's promise: resolves once COMMIT ran, rejects on a rollback or a lost session. */
-  done: Promise<unknown>
-  /** The held check sent with the COMMIT: undefined when it passed, else its error (nothing committed). */
-  held: Promise<unknown>
+  /** Settled by commit or release, or past its lease: ctx.tx refuses every query after it. */
+  over: boolean
+  savepoints: number
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
-/** Thrown in the transaction's callback to make postgres.js roll back. */
-class RollBack extends Error {}
+// biome-ignore lint/suspicious/noExplicitAny: postgres.js types are generic in the app's custom types.
+type ReservedSql = postgres.ReservedSql<any>
 
 /** `promise`, or a rejection after `ms`: postgres.js has no per-query timeout. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -121,108 +123,80 @@ function setupDriver(sql: PostgresJsSql): SetupDriver {
 }
 
 /**
- * ctx.tx: the transaction's `sql` itself while the claim holds (with the
- * instance's `options`, which a transaction's `sql` lacks), and an error for
- * any query once it is over (lease, commit, release). postgres.js hands a
- * finished transaction's queries to the connection, whoever holds it by then:
- * without this a late query could join another delivery's transaction.
+ * A connection of the delivery's own, within `ms`. Reserved, not sql.begin:
+ * postgres.js 3.4.9 hands a sql.begin connection back to its pool as soon as
+ * the server reports it idle, so a transaction ended under the store (by the
+ * handler) would let another delivery's statements and the store's COMMIT
+ * meet on one connection. A reserved one is the store's until it releases it.
  */
-function guarded(
-  tx: PostgresJsTransaction,
-  state: OpenJs,
-  options: PostgresJsSql['options'],
-): PostgresJsTransaction {
-  const check = () => {
-    if (state.closed || state.ended !== undefined) {
-      throw new Error(
-        "postgresStore: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more queries",
-      )
-    }
-  }
-  return new Proxy(tx, {
-    apply(target, self, args) {
-      check()
-      return Reflect.apply(target, self, args)
-    },
-    get(target, key) {
-      // The instance's options (its parsers and serializers), which the transaction's
-      // queries use: what a query builder reads from a postgres.js client (drizzle(ctx.tx)).
-      if (key === 'options' && !Reflect.has(target, key)) return options
-      const value = Reflect.get(target, key)
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => {
-        check()
-        return Reflect.apply(value, target, args)
-      }
-    },
+function reserveWithin(sql: PostgresJsSql, ms: number): Promise<ReservedSql> {
+  return new Promise((resolve, reject) => {
+    let late = false
+    const timer = setTimeout(() => {
+      late = true
+      reject(new Error(`no database connection within ${ms} ms`))
+    }, ms)
+    sql.reserve().then(
+      (conn) => {
+        clearTimeout(timer)
+        if (late) conn.release()
+        else resolve(conn)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(error)
+      },
+    )
   })
+}
+
+/**
+ * Ends the connection's transaction with `text` (ROLLBACK, or COMMIT of a stale
+ * mark) and hands the connection back once the server has answered it: never
+ * before, so no statement of this claim can run on another delivery's turn.
+ * Waits at most the store's statement bound; a connection whose server does
+ * not answer stays out of the pool until it answers or the connection closes
+ * (postgres.js then opens a new one), never handed back half-way.
+ */
+function finish(conn: ReservedSql, text: string): Promise<void> {
+  // On a failure it is not released: a closed connection is postgres.js's
+  // again already, and a live one whose transaction may be open is kept out.
+  const ended = conn.unsafe(text).then(() => conn.release())
+  return within(ended, STORE_STATEMENT_TIMEOUT_MS)
 }
 
 type Timings = ReturnType<typeof resolveStoreTimings>
 
-interface Verdict {
-  verdict: string
-  tx: PostgresJsTransaction
-}
-
-/**
- * The delivery's sql.begin: the claim, then (claimed) the wait for the store's
- * decision and the held check before postgres.js sends COMMIT. A stale verdict
- * commits its mark; a duplicate rolls back.
- */
-function openTransaction(
-  sql: PostgresJsSql,
+/** BEGIN and the claim, pipelined on the reserved connection: its verdict. */
+async function claimOn(
+  conn: ReservedSql,
   names: SchemaNames,
   timings: Timings,
   input: BeginInput,
-  state: OpenJs,
-  tooLate: () => boolean,
-): Promise<Verdict> {
+): Promise<string> {
   const leaseMs = input.leaseMs ?? timings.leaseMs
+  // The claim may wait lockWaitMs for the conversion's row on purpose.
   const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
-  const decision = new Promise<'commit' | 'rollback'>((resolve) => {
-    state.decide = resolve
-  })
-  return new Promise<Verdict>((announce, reject) => {
-    state.done = sql.begin('isolation level read committed', async (tx) => {
-      // Past the acquire deadline the delivery was answered 503: claim nothing.
-      if (tooLate()) throw new RollBack()
-      const params = [
-        `${leaseMs}`,
-        input.eventId,
-        input.conversionId ?? null,
-        input.order,
-        `${timings.lockWaitMs}ms`,
-        timings.dedupeTtl,
-        timings.orderingTtl,
-        `${leaseMs + SERVER_IDLE_MARGIN_MS}`,
-      ]
-      // Prepared once per connection: the server parses and plans it once.
-      const rows = await within(
-        tx.unsafe(claimCallSql(names), params, { prepare: true }),
-        claimTimeoutMs,
-      )
-      const verdict = String((rows[0] as unknown as { verdict: string }).verdict)
-      announce({ verdict, tx })
-      if (verdict === 'stale') return
-      if (!TRANSACTION_ID.test(verdict) || (await decision) === 'rollback') throw new RollBack()
-      // The held check goes out with postgres.js's COMMIT, one round trip for
-      // both: if it fails, the transaction is aborted and the server answers
-      // that COMMIT by rolling back, so sql.begin resolves; the check's own
-      // answer says whether anything committed.
-      state.held = within(
-        tx.unsafe(heldLiteralSql(names, verdict), [], { prepare: false }),
-        STORE_STATEMENT_TIMEOUT_MS,
-      ).then(
-        () => undefined,
-        (error: unknown) => {
-          state.aborted = isAborted(error)
-          return error
-        },
-      )
-    })
-    state.done.catch(reject)
-  })
+  const params = [
+    `${leaseMs}`,
+    input.eventId,
+    input.conversionId ?? null,
+    input.order,
+    `${timings.lockWaitMs}ms`,
+    timings.dedupeTtl,
+    timings.orderingTtl,
+    `${leaseMs + SERVER_IDLE_MARGIN_MS}`,
+  ]
+  // Sent together (postgres.js pipelines a connection's queries); the claim is
+  // prepared once per connection: the server parses and plans it once.
+  const [, rows] = await within(
+    Promise.all([
+      conn.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED'),
+      conn.unsafe(claimCallSql(names), params as never[], { prepare: true }),
+    ]),
+    claimTimeoutMs,
+  )
+  return String((rows[0] as unknown as { verdict: string }).verdict)
 }
 
 function beginStep(
@@ -235,99 +209,86 @@ function beginStep(
 ) {
   return async (input: BeginInput): Promise<BeginResult<PostgresJsTransaction>> => {
     await ready()
-    const state: OpenJs = {
-      xact: '',
-      ended: undefined,
-      closed: false,
-      aborted: false,
-      decide: () => {},
-      done: Promise.resolve(),
-      held: Promise.resolve(),
-      timer: undefined,
-    }
-    let started = false
-    let late = false
-    const claimed = openTransaction(sql, names, timings, input, state, () => {
-      started = true
-      return late
-    })
-    // sql.begin waits for a free connection for ever: the store waits acquireTimeoutMs.
-    let deadline: ReturnType<typeof setTimeout> | undefined
-    const acquired = new Promise<never>((_, reject) => {
-      deadline = setTimeout(() => {
-        if (started) return
-        late = true
-        reject(new Error(`no database connection within ${acquireTimeoutMs} ms`))
-      }, acquireTimeoutMs)
-    })
-    state.done.catch(() => {})
-    let verdict: Verdict
+    const conn = await reserveWithin(sql, acquireTimeoutMs)
+    let verdict: string
     try {
-      verdict = await Promise.race([claimed, acquired])
+      verdict = await claimOn(conn, names, timings, input)
     } catch (error) {
+      await finish(conn, 'ROLLBACK').catch(() => {})
+      // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
       if (isLockNotAvailable(error)) return { status: 'in_progress' }
       throw error
-    } finally {
-      clearTimeout(deadline)
     }
-    if (TRANSACTION_ID.test(verdict.verdict)) {
-      const leaseMs = input.leaseMs ?? timings.leaseMs
-      const token = randomUUID()
-      state.xact = verdict.verdict
-      state.timer = setTimeout(expire, leaseMs, state, leaseMs)
-      state.timer.unref()
-      open.set(token, state)
-      const { eventId, conversionId, order } = input
-      const tx = guarded(verdict.tx, state, sql.options)
-      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
+    if (!TRANSACTION_ID.test(verdict)) {
+      // A stale event was marked done inside the transaction: commit it. A
+      // duplicate changed nothing, and the row its claim locked goes with the ROLLBACK.
+      await finish(conn, verdict === 'stale' ? 'COMMIT' : 'ROLLBACK')
+      return { status: verdict } as BeginResult<PostgresJsTransaction>
     }
-    // The stale mark commits; the duplicate's rollback is the expected end.
-    await state.done.catch((error: unknown) => {
-      if (!(error instanceof RollBack)) throw error
-    })
-    return { status: verdict.verdict } as BeginResult<PostgresJsTransaction>
+    const leaseMs = input.leaseMs ?? timings.leaseMs
+    const token = randomUUID()
+    const state: OpenJs = { conn, xact: verdict, over: false, savepoints: 0, timer: undefined }
+    state.timer = setTimeout(() => expire(open, token, state), leaseMs)
+    state.timer.unref()
+    open.set(token, state)
+    const guard = {
+      over: () => state.over,
+      get savepoints() {
+        return state.savepoints
+      },
+      set savepoints(n: number) {
+        state.savepoints = n
+      },
+    }
+    const tx = guardedTransaction(conn, guard, sql.options)
+    const { eventId, conversionId, order } = input
+    return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
   }
 }
 
 /**
- * The lease ran out while the handler still runs: the transaction rolls back
- * once the handler's statement in flight ends (its statement_timeout is the
- * lease too), and ctx.tx takes no more queries.
+ * The lease ran out while the handler still runs: its entry leaves the map
+ * (a handler that never settles leaves nothing behind), ctx.tx takes no more
+ * queries, and the ROLLBACK goes out behind the handler's statement in flight
+ * (its statement_timeout is the lease too). A commit or release after this
+ * finds nothing to do: false, nothing committed.
  */
-function expire(state: OpenJs, leaseMs: number): void {
-  if (state.ended !== undefined) return
-  state.ended = leaseEnded(leaseMs)
-  state.decide('rollback')
+function expire(open: Map<string, OpenJs>, token: string, state: OpenJs): void {
+  if (open.get(token) !== state) return
+  open.delete(token)
+  state.over = true
+  finish(state.conn, 'ROLLBACK').catch(() => {})
 }
 
-function commitStep(open: Map<string, OpenJs>, afterCommit: () => void) {
+function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: () => void) {
   return async (claim: Claim<PostgresJsTransaction>): Promise<boolean> => {
     const state = takeOpenClaim(open, claim)
+    // Settled already, or past its lease (rolled back then): nothing commits.
     if (state === undefined) return false
-    if (state.ended !== undefined) {
-      state.closed = true
-      await state.done.catch(() => {})
-      return false
-    }
-    state.decide('commit')
-    // Both answers, in the order they come: sql.begin's (COMMIT ran, or it
-    // rolled back on a failure the handler left behind) and the held check's.
-    // Each is undefined when it went well, else the error. A database that
-    // stops answering is an error (the delivery is answered 503), not a hang.
-    const beginFailure = await within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS).then(
-      () => undefined,
-      (error: unknown) => error ?? new Error('sql.begin failed'),
-    )
-    const heldFailure = await state.held
-    state.closed = true
-    if (beginFailure !== undefined || heldFailure !== undefined) {
-      const error = beginFailure ?? heldFailure
-      if (state.aborted)
-        throw handlerLeftAborted(error, 'wrap a statement that may fail in tx.savepoint()')
-      // The held check failed: the transaction was not the claim's, and nothing committed.
-      if (state.ended !== undefined || isLeaseEnd(heldFailure ?? error)) return false
+    state.over = true
+    try {
+      // The held check and COMMIT in one simple query: if the check fails, the
+      // server skips the COMMIT. It stops a COMMIT of a transaction the handler
+      // ended (and maybe began anew) by a statement the guard could not see.
+      await within(
+        state.conn.unsafe(`${heldLiteralSql(names, state.xact)}; COMMIT`),
+        STORE_STATEMENT_TIMEOUT_MS,
+      )
+    } catch (error) {
+      // Nothing committed (or, for a database that stopped answering, not
+      // known): the ROLLBACK goes out behind the COMMIT, and the connection
+      // goes back once it is answered. Awaited when the server answered (it
+      // is quick, and the conversion's row is free before the answer), not
+      // when it did not: the answer is bounded by one statement's wait.
+      const rolledBack = finish(state.conn, 'ROLLBACK').catch(() => {})
+      if (isAborted(error) || isHandlerEnded(error) || isLeaseEnd(error)) await rolledBack
+      if (isAborted(error))
+        throw handlerLeftAborted(error, 'wrap a statement that may fail in ctx.tx.savepoint()')
+      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
+      if (isLeaseEnd(error)) return false
       throw error
     }
+    state.conn.release()
     afterCommit()
     return true
   }
@@ -337,9 +298,8 @@ function releaseStep(open: Map<string, OpenJs>) {
   return async (claim: Claim<PostgresJsTransaction>): Promise<void> => {
     const state = takeOpenClaim(open, claim)
     if (state === undefined) return
-    state.closed = true
-    state.decide('rollback')
-    await state.done.catch(() => {})
+    state.over = true
+    await finish(state.conn, 'ROLLBACK').catch(() => {})
   }
 }
 
@@ -425,7 +385,7 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
   return {
     ready,
     begin: beginStep(sql, names, timings, acquireTimeoutMs, ready, open),
-    commit: commitStep(open, afterCommit),
+    commit: commitStep(open, names, afterCommit),
     release: releaseStep(open),
     ...rest,
   }
