@@ -7,7 +7,12 @@ import { randomUUID } from 'node:crypto'
 import { createReceiver } from '@affiliate-webhooks/core'
 import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { type SqliteDatabase, sqliteSchema, sqliteStore } from '@affiliate-webhooks/sqlite'
+import {
+  type SqliteDatabase,
+  type SqliteStatement,
+  sqliteSchema,
+  sqliteStore,
+} from '@affiliate-webhooks/sqlite'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import { sqlReceiverCases } from './sql-receiver-cases.js'
@@ -197,6 +202,10 @@ const CONTROL_TEXTS = [
   'commit; -- done',
   'SELECT 1; ROLLBACK',
   '/* undo */ Rollback Transaction',
+  'VACUUM',
+  "DETACH DATABASE 'other'",
+  // Refused as well, though SQLite reads it as a savepoint's: write ROLLBACK TO x.
+  'ROLLBACK TRANSACTION TO x',
 ]
 
 const misuseTables = `
@@ -277,6 +286,21 @@ function conflictCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) 
       expect(attempt).toBe(2)
     },
   )
+
+  it(`${name}: a failed statement with the default conflict handling (ABORT), caught, undoes only itself: the rest commits`, async () => {
+    const receiver = createReceiver({
+      secret: MISUSE_SECRET,
+      store: sqliteStore({ database: db }),
+      async onConversion(_conversion, event, ctx) {
+        m.write(ctx.tx, event.id, 'before')
+        expect(() => ctx.tx.prepare("INSERT INTO keys_or VALUES ('taken')").run()).toThrow(/UNIQUE/)
+        m.write(ctx.tx, event.id, 'after')
+      },
+    })
+    const event = m.event()
+    expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
+    expect(m.effectsOf(event.id)).toEqual(['before', 'after'])
+  })
 
   it(`${name}: ctx.tx stays refused after a conflict rollback even when the handler begins a transaction on the outer handle; the store rolls that back`, async () => {
     let attempt = 0
@@ -376,6 +400,11 @@ function controlCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
             }
           }
         }
+        try {
+          ;(ctx.tx as Db).close()
+        } catch (error) {
+          refusals.push({ text: 'close()', code: codeOf(error), message: (error as Error).message })
+        }
         expect(m.inTransaction()).toBe(true)
       },
     })
@@ -393,12 +422,13 @@ function controlCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
     expect(m.effectsOf(event.id)).toEqual(['kept'])
   })
 
-  it(`${name}: savepoints are the handler's: released, rolled back to, or left open, the store's COMMIT keeps what they kept`, async () => {
+  it(`${name}: savepoints are the handler's (released, rolled back to, or left open) and DDL is part of the transaction: the store's COMMIT keeps what they kept`, async () => {
     const receiver = createReceiver({
       secret: MISUSE_SECRET,
       store: sqliteStore({ database: db }),
       async onConversion(_conversion, event, ctx) {
         const tx = ctx.tx
+        tx.exec('CREATE TABLE IF NOT EXISTS handler_ddl (id INTEGER)')
         tx.exec('SAVEPOINT a')
         m.write(tx, event.id, 'a')
         tx.exec('RELEASE a')
@@ -415,21 +445,31 @@ function controlCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
     expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
     expect(m.inTransaction()).toBe(false)
     expect(m.effectsOf(event.id)).toEqual(['a', 'c'])
+    // DDL is transactional in SQLite: committed with the rest.
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'handler_ddl'").get()).toEqual({
+      name: 'handler_ddl',
+    })
     expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
   })
 }
 
 /** better-sqlite3's `db.transaction(fn)`: inside the delivery's transaction it runs on a savepoint. */
 function transactionFunctionCase(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
-  it(`${name}: db.transaction(fn) through ctx.tx nests in a savepoint: a throwing one undoes its part only`, async () => {
+  it(`${name}: db.transaction(fn) through ctx.tx nests in a savepoint: a throwing one undoes its part only; pluck() chains stay guarded`, async () => {
     type Bs3 = SqliteDatabase & {
       transaction(fn: () => void): (() => void) & { immediate(): void }
     }
+    let plucked: SqliteStatement | undefined
     const receiver = createReceiver({
       secret: MISUSE_SECRET,
       store: sqliteStore({ database: db }),
       async onConversion(_conversion, event, ctx) {
         const tx = ctx.tx as unknown as Bs3
+        const counting = tx.prepare('SELECT COUNT(*) FROM effects') as SqliteStatement & {
+          pluck(): SqliteStatement
+        }
+        plucked = counting.pluck()
+        expect(typeof plucked.get()).toBe('number')
         tx.transaction(() => m.write(tx, event.id, 'kept'))()
         tx.transaction(() => m.write(tx, event.id, 'immediate')).immediate()
         expect(() =>
@@ -443,6 +483,8 @@ function transactionFunctionCase(name: string, db: Db, m: ReturnType<typeof misu
     const event = m.event()
     expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('processed')
     expect(m.effectsOf(event.id)).toEqual(['kept', 'immediate'])
+    // pluck() returns the statement itself: the guarded one, refused once the delivery is over.
+    expect(() => plucked?.get()).toThrow(/transaction is over/)
     expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe('duplicate')
   })
 }
