@@ -104,7 +104,7 @@ function goneCause(thrown: unknown): Error {
   if (thrown instanceof Error) {
     return Object.assign(
       new Error(
-        `a statement rolled back the whole transaction (${thrown.message}): an OR ROLLBACK or ON CONFLICT ROLLBACK conflict clause, or a trigger's RAISE(ROLLBACK), ends it; use ABORT or FAIL, or a savepoint, for a statement that may fail`,
+        `a statement's failure rolled back the whole transaction (${thrown.message}): SQLite does that for an OR ROLLBACK or ON CONFLICT ROLLBACK conflict clause and a trigger's RAISE(ROLLBACK); use ABORT or FAIL, or a savepoint, for a statement that may fail`,
       ),
       { cause: thrown },
     )
@@ -120,27 +120,15 @@ function refuseControl(sql: unknown): void {
   if (statement !== undefined) throw refusedStatement(STORE, statement)
 }
 
-/** What a call returns that runs statements later: guarded the same way. */
-type Kind = 'database' | 'statement' | 'tags'
-const RESULT_KIND: Record<string, Kind | 'transaction'> = {
-  prepare: 'statement',
-  createTagStore: 'tags',
-  transaction: 'transaction',
-}
+type Run = <T>(call: () => T) => T
 
 /**
- * ctx.tx: the database itself while the claim holds, and an error for any use
- * once it is over (lease, commit, release): the connection goes on to the next
- * delivery, and a late statement would otherwise land in its transaction.
- * Statements prepared through it (and node:sqlite tag stores, better-sqlite3
- * transaction functions) are guarded the same way. Three more refusals, for a
- * handler's mistakes: a text that would end or split the transaction (BEGIN,
- * COMMIT, ROLLBACK, END...: savepoints are fine) is refused before SQLite sees
- * it; and once the transaction is gone under the claim (a conflict clause
- * rolled it back), every statement is refused, so nothing autocommits on its
- * own, even if a transaction is begun again outside ctx.tx.
+ * Runs each call of ctx.tx after checking the claim still holds its
+ * transaction, and checks again after it: a statement that ended the
+ * transaction makes the next fail at once, whatever runs in between on the
+ * outer handle (a BEGIN there would make the connection look fine again).
  */
-export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): D {
+function runner(database: SqliteDatabase, watch: TxWatch): Run {
   const db = database as { isTransaction?: boolean; inTransaction?: boolean }
   // Property reads on the hot path: which one, decided once.
   const live: () => boolean =
@@ -158,9 +146,7 @@ export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): 
     }
     if (watch.gone !== undefined) throw transactionGone(STORE, watch.gone.message)
   }
-  // Checked after each statement too: one that ended the transaction makes the
-  // next fail at once, whatever runs in between on the outer handle.
-  const run = <T>(call: () => T): T => {
+  return (call) => {
     before()
     let thrown: unknown
     try {
@@ -172,18 +158,50 @@ export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): 
       if (!watch.over && watch.gone === undefined && !live()) watch.gone = goneCause(thrown)
     }
   }
-  const transactionFunction = (fn: (...args: unknown[]) => unknown, self: unknown) => {
-    const wrapped = (...args: unknown[]) => run(() => Reflect.apply(fn, undefined, args))
-    const variants = fn as unknown as Record<string, (...args: unknown[]) => unknown>
-    for (const variant of ['default', 'deferred', 'immediate', 'exclusive']) {
-      const each = variants[variant]
-      Object.defineProperty(wrapped, variant, {
-        value: (...args: unknown[]) => run(() => Reflect.apply(each as never, undefined, args)),
-      })
-    }
-    Object.defineProperty(wrapped, 'database', { value: self })
-    return wrapped
+}
+
+/**
+ * better-sqlite3's `db.transaction(fn)` result, each of its variants run the
+ * same way. (Its properties cannot be proxied: they are read-only and
+ * non-configurable, so a Proxy must return them unchanged.)
+ */
+function transactionFunction(fn: (...args: unknown[]) => unknown, self: unknown, run: Run) {
+  const guard =
+    (each: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) =>
+      run(() => Reflect.apply(each, undefined, args))
+  const wrapped = guard(fn)
+  const variants = fn as unknown as Record<string, (...args: unknown[]) => unknown>
+  for (const variant of ['default', 'deferred', 'immediate', 'exclusive']) {
+    const each = variants[variant]
+    if (typeof each === 'function') Object.defineProperty(wrapped, variant, { value: guard(each) })
   }
+  Object.defineProperty(wrapped, 'database', { value: self })
+  return wrapped
+}
+
+/** What a call returns that runs statements later: guarded the same way. */
+type Kind = 'database' | 'statement' | 'tags'
+const RESULT_KIND: Record<string, Kind | 'transaction'> = {
+  prepare: 'statement',
+  createTagStore: 'tags',
+  transaction: 'transaction',
+}
+
+/**
+ * ctx.tx: the database itself while the claim holds, and an error for any use
+ * once it is over (lease, commit, release): the connection goes on to the next
+ * delivery, and a late statement would otherwise land in its transaction.
+ * Statements prepared through it (and node:sqlite tag stores, better-sqlite3
+ * transaction functions) are guarded the same way. Two more refusals, for a
+ * handler's mistakes: a text that would end the transaction (BEGIN, COMMIT,
+ * ROLLBACK, END...: savepoints are fine) and close() are refused before SQLite
+ * sees them; and once the transaction is gone under the claim (a conflict
+ * clause rolled it back), every statement is refused, so nothing autocommits
+ * on its own, even if a transaction is begun again outside ctx.tx.
+ */
+export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): D {
+  const run = runner(database, watch)
   const wrap = <T extends object>(target: T, kind: Kind): T => {
     const proxy: T = new Proxy(target, {
       get(object, key) {
@@ -202,7 +220,7 @@ export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): 
           if (next === undefined || result === null) return result
           if (next === 'transaction') {
             return typeof result === 'function'
-              ? transactionFunction(result as (...args: unknown[]) => unknown, proxy)
+              ? transactionFunction(result as (...args: unknown[]) => unknown, proxy, run)
               : result
           }
           return typeof result === 'object' ? wrap(result, next) : result
