@@ -103,76 +103,7 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s', (library) => {
     boundedCommitCase(name, library)
   })
 
-  describe(`${name}: the driver itself`, () => {
-    it('writes through ctx.tx in the library idiom, with the mark; a redelivery is a duplicate', async () => {
-      database.exec(
-        'CREATE TABLE IF NOT EXISTS idiom_ledger (event_id TEXT PRIMARY KEY, commission TEXT)',
-      )
-      const secret = 'whsec_sqlite'
-      const receiver = createReceiver({
-        secret,
-        store: sqliteStore({ database }),
-        async onConversion(conversion, event, ctx) {
-          ctx.tx
-            .prepare('INSERT INTO idiom_ledger VALUES (?, ?)')
-            .run(event.id, conversion.commission)
-        },
-      })
-      const event = buildConversionEvent({ conversion: { id: 6161, commission: '2.50' } })
-      const signed = await signedDelivery({ secret, event })
-      const input = { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
-      expect((await receiver.receive(input)).outcome).toBe('processed')
-      expect((await receiver.receive(input)).outcome).toBe('duplicate')
-      expect(
-        database.prepare('SELECT commission FROM idiom_ledger WHERE event_id = ?').all(event.id),
-      ).toEqual([expect.objectContaining({ commission: '2.50' })])
-    })
-
-    it('refuses ctx.tx and statements prepared through it once the claim is settled', async () => {
-      const store = sqliteStore({ database })
-      const begun = await store.begin({ eventId: `evt_late_${randomUUID()}`, order: 1 })
-      if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
-      const tx = begun.claim.tx as SqliteDatabase
-      const statement = tx.prepare('SELECT 1 AS one')
-      expect(statement.get()).toEqual(expect.objectContaining({ one: 1 }))
-      expect(await store.commit(begun.claim)).toBe(true)
-      expect(() => tx.prepare('SELECT 1')).toThrow(/transaction is over/)
-      expect(() => statement.get()).toThrow(/transaction is over/)
-    })
-
-    it('sets synchronous FULL, and prints a DDL that makes the same tables', async () => {
-      const store = sqliteStore({ database, tablePrefix: 'aw_ddl_' })
-      await store.ready()
-      expect(database.prepare('PRAGMA synchronous').get()).toEqual(
-        expect.objectContaining({ synchronous: 2 }),
-      )
-      const other = createSqliteTestFile()
-      const fresh = openSqlite(library, other.file)
-      try {
-        fresh.exec(sqliteSchema({ tablePrefix: 'aw_ddl_' }))
-        fresh.exec(sqliteSchema({ tablePrefix: 'aw_ddl_' }))
-        const tables = (db: SqliteDatabase) =>
-          db
-            .prepare("SELECT name, sql FROM sqlite_master WHERE name LIKE 'aw_ddl_%' ORDER BY name")
-            .all()
-        expect(tables(fresh)).toEqual(tables(database))
-      } finally {
-        fresh.close()
-        other.drop()
-      }
-    })
-
-    it('refuses something that is not a SQLite connection, and a closed one', () => {
-      expect(() => sqliteStore({ database: {} as SqliteDatabase })).toThrow(
-        /DatabaseSync or a better-sqlite3 Database/,
-      )
-      const other = createSqliteTestFile()
-      const closed = openSqlite(library, other.file)
-      closed.close()
-      expect(() => sqliteStore({ database: closed })).toThrow(/closed/)
-      other.drop()
-    })
-  })
+  driverCases(name, library, database)
 })
 
 const MISUSE_SECRET = 'whsec_sqlite_misuse'
@@ -632,4 +563,78 @@ function boundedCommitCase(name: string, library: SqliteLibrary) {
       file.drop()
     }
   }, 20_000)
+}
+
+/** What only this store on this library does: the idiom, late use of ctx.tx, the synchronous level, the option checks. */
+function driverCases(name: string, library: SqliteLibrary, database: Db) {
+  describe(`${name}: the driver itself`, () => {
+    it('writes through ctx.tx in the library idiom, with the mark; a redelivery is a duplicate', async () => {
+      database.exec(
+        'CREATE TABLE IF NOT EXISTS idiom_ledger (event_id TEXT PRIMARY KEY, commission TEXT)',
+      )
+      const secret = 'whsec_sqlite'
+      const receiver = createReceiver({
+        secret,
+        store: sqliteStore({ database }),
+        async onConversion(conversion, event, ctx) {
+          ctx.tx
+            .prepare('INSERT INTO idiom_ledger VALUES (?, ?)')
+            .run(event.id, conversion.commission)
+        },
+      })
+      const event = buildConversionEvent({ conversion: { id: 6161, commission: '2.50' } })
+      const signed = await signedDelivery({ secret, event })
+      const input = { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+      expect((await receiver.receive(input)).outcome).toBe('processed')
+      expect((await receiver.receive(input)).outcome).toBe('duplicate')
+      expect(
+        database.prepare('SELECT commission FROM idiom_ledger WHERE event_id = ?').all(event.id),
+      ).toEqual([expect.objectContaining({ commission: '2.50' })])
+    })
+
+    it('refuses ctx.tx and statements prepared through it once the claim is settled', async () => {
+      const store = sqliteStore({ database })
+      const begun = await store.begin({ eventId: `evt_late_${randomUUID()}`, order: 1 })
+      if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+      const tx = begun.claim.tx as SqliteDatabase
+      const statement = tx.prepare('SELECT 1 AS one')
+      expect(statement.get()).toEqual(expect.objectContaining({ one: 1 }))
+      expect(await store.commit(begun.claim)).toBe(true)
+      expect(() => tx.prepare('SELECT 1')).toThrow(/transaction is over/)
+      expect(() => statement.get()).toThrow(/transaction is over/)
+    })
+
+    it('sets synchronous FULL, and prints a DDL that makes the same tables', async () => {
+      const store = sqliteStore({ database, tablePrefix: 'aw_ddl_' })
+      await store.ready()
+      expect(database.prepare('PRAGMA synchronous').get()).toEqual(
+        expect.objectContaining({ synchronous: 2 }),
+      )
+      const other = createSqliteTestFile()
+      const fresh = openSqlite(library, other.file)
+      try {
+        fresh.exec(sqliteSchema({ tablePrefix: 'aw_ddl_' }))
+        fresh.exec(sqliteSchema({ tablePrefix: 'aw_ddl_' }))
+        const tables = (db: SqliteDatabase) =>
+          db
+            .prepare("SELECT name, sql FROM sqlite_master WHERE name LIKE 'aw_ddl_%' ORDER BY name")
+            .all()
+        expect(tables(fresh)).toEqual(tables(database))
+      } finally {
+        fresh.close()
+        other.drop()
+      }
+    })
+
+    it('refuses something that is not a SQLite connection, and a closed one', () => {
+      expect(() => sqliteStore({ database: {} as SqliteDatabase })).toThrow(
+        /DatabaseSync or a better-sqlite3 Database/,
+      )
+      const other = createSqliteTestFile()
+      const closed = openSqlite(library, other.file)
+      closed.close()
+      expect(() => sqliteStore({ database: closed })).toThrow(/closed/)
+      other.drop()
+    })
+  })
 }
