@@ -135,8 +135,6 @@ const CONTROL_TEXTS = [
   '/* undo */ Rollback Transaction',
   'VACUUM',
   "DETACH DATABASE 'other'",
-  // Refused as well, though SQLite reads it as a savepoint's: write ROLLBACK TO x.
-  'ROLLBACK TRANSACTION TO x',
 ]
 
 const misuseTables = `

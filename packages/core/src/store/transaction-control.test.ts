@@ -37,6 +37,7 @@ describe('transactionControl', () => {
       expect(transactionControl('ROLLBACK TO SAVEPOINT a', dialect)).toBeUndefined()
       expect(transactionControl('rollback to a', dialect)).toBeUndefined()
       expect(transactionControl('ROLLBACK WORK TO SAVEPOINT a', dialect)).toBeUndefined()
+      expect(transactionControl('ROLLBACK TRANSACTION TO a', dialect)).toBeUndefined()
       expect(transactionControl('RELEASE SAVEPOINT a', dialect)).toBeUndefined()
       expect(transactionControl('INSERT INTO ledger VALUES (1)', dialect)).toBeUndefined()
       expect(transactionControl('UPDATE commit SET x = 1', dialect)).toBeUndefined()

@@ -76,7 +76,10 @@ const QUALIFIERS = new Set([
 function harmless(words: readonly string[], dialect: SqlDialect): boolean {
   const [first, second, third] = words
   // ROLLBACK TO [SAVEPOINT] x undoes part of the transaction and keeps it open.
-  if (first === 'ROLLBACK' && (second === 'TO' || (second === 'WORK' && third === 'TO'))) {
+  if (
+    first === 'ROLLBACK' &&
+    (second === 'TO' || ((second === 'WORK' || second === 'TRANSACTION') && third === 'TO'))
+  ) {
     return true
   }
   // MySQL and MariaDB: temporary tables do not commit implicitly.
