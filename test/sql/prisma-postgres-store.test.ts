@@ -125,14 +125,16 @@ describe('prismaStore (PostgreSQL): the client itself', () => {
     expect(rows[0]).toEqual({ n: 1 })
   })
 
-  it('a transaction the handler rolled back itself never commits, and marks nothing', async () => {
+  it('refuses a ROLLBACK on ctx.tx before it is sent: the claim keeps its transaction and commits', async () => {
     const store = prismaStore({ prisma })
     const eventId = `evt_ended_${randomUUID().slice(0, 8)}`
     const begun = await store.begin({ eventId, conversionId: 4200, order: 10 })
     if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
-    await (begun.claim.tx as Tx).$executeRawUnsafe('ROLLBACK')
-    expect(await store.commit(begun.claim)).toBe(false)
-    expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('unsettled')
+    await expect((begun.claim.tx as Tx).$executeRawUnsafe('ROLLBACK')).rejects.toMatchObject({
+      code: 'ERR_AW_TX_CONTROL',
+    })
+    expect(await store.commit(begun.claim)).toBe(true)
+    expect(await store.peek({ eventId, conversionId: 4200, order: 10 })).toBe('duplicate')
   })
 
   it('fails begin within acquireTimeoutMs (maxWait), not a hang, when every connection holds a claim', async () => {

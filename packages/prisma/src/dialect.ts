@@ -1,4 +1,5 @@
 import type { BeginInput, FailureStreak, PeekInput, PeekResult } from '@affiliate-webhooks/core'
+import type { SqlDialect } from '@affiliate-webhooks/core/internal'
 import type { PrismaRawQueries, PrismaTransactionOptions } from './prisma-client.js'
 
 /** The claim's answer inside the delivery's transaction. */
@@ -12,6 +13,8 @@ export type ClaimVerdict =
  * errors. The interactive transaction around them is the store's, the same for both.
  */
 export interface Dialect {
+  /** How ctx.tx reads the handler's statements: what ends or splits a transaction here. */
+  sql: SqlDialect
   /** `prismaStore: cannot use ...`: the database that failed, never its secret. */
   failure(cause: unknown): Error
   /** Creates or checks the tables, once; learns what the transactions need. */
@@ -31,8 +34,20 @@ export interface Dialect {
   beforeRollback(tx: PrismaRawQueries): Promise<void>
   /** The handler caught a failed statement and went on: the transaction can only roll back. */
   isAborted(error: unknown): boolean
-  /** The transaction was over before the store's commit (its lease, or the handler ended it). */
+  /** The transaction was over before the store's commit: the server ended it past the lease. */
   isLeaseEnd(error: unknown): boolean
+  /**
+   * The check before the store's commit found the claim's transaction ended
+   * while the session lived: only the handler's statements ran on it, so the
+   * handler ended it (a way the guard could not see). Answered 500.
+   */
+  isHandlerEnded(error: unknown): boolean
+  /**
+   * Why the transaction is gone after this error of a handler's statement (the
+   * database rolled it back whole, and what follows would run on its own);
+   * undefined when the transaction is still there.
+   */
+  goneReason(error: unknown): string | undefined
   peek(input: PeekInput): Promise<PeekResult>
   record(code: string | null): Promise<FailureStreak>
   prune(limit: number): Promise<number>

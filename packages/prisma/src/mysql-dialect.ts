@@ -20,8 +20,10 @@ import {
 } from '@affiliate-webhooks/mysql/internal'
 import type { ClaimVerdict, Dialect } from './dialect.js'
 import {
+  databaseError,
   type PrismaClientLike,
   type PrismaRawQueries,
+  prismaCode,
   withDatabaseCode,
   within,
 } from './prisma-client.js'
@@ -36,6 +38,26 @@ export interface MysqlParts {
 
 /** The code of the error when the claim's row is no longer in its transaction. */
 const NOT_HELD = 'not_held'
+
+/**
+ * Why InnoDB ended the transaction under the handler after this error, or
+ * undefined: a deadlock rolls the whole transaction back (savepoints, the
+ * claim's row and lock with it), and so does a lock wait timeout when the
+ * server runs with innodb_rollback_on_timeout. The session is then in
+ * autocommit (Prisma's BEGIN left it on), so a statement after it would
+ * commit on its own: the guard refuses them all.
+ */
+export function innodbGone(error: unknown, rollbackOnTimeout: boolean): string | undefined {
+  const { code } = databaseError(error)
+  // P2034: a model query's deadlock or write conflict, as Prisma names it.
+  if (code === '1213' || prismaCode(error) === 'P2034') {
+    return 'a deadlock (1213): InnoDB rolled the whole transaction back'
+  }
+  if (code === '1205' && rollbackOnTimeout) {
+    return 'a lock wait timeout (1205) with innodb_rollback_on_timeout on: InnoDB rolled the whole transaction back'
+  }
+  return undefined
+}
 
 /**
  * The first row of a CALL's first result set, as an array of its columns; none
@@ -82,6 +104,8 @@ function failure(cause: unknown): Error {
 export function mysqlDialect(parts: MysqlParts): Dialect {
   const { prisma, names, timings } = parts
   const run = runOn(prisma)
+  // Whether a lock wait timeout rolls back the whole transaction (read at setup).
+  let rollbackOnTimeout = false
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
   const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
   // The setup and a prune round need one session (a named lock, a session bound).
@@ -91,8 +115,13 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
       timeout: 30_000,
     })
   return {
+    sql: 'mysql',
     failure,
-    ready: () => onOneSession((tx) => ensureSchema(runOn(tx), names)),
+    async ready() {
+      await onOneSession((tx) => ensureSchema(runOn(tx), names))
+      const rows = await run<{ on: unknown }>('SELECT @@innodb_rollback_on_timeout AS `on`')
+      rollbackOnTimeout = Number(rows[0]?.on) === 1
+    },
     transactionOptions: () => ({}),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
@@ -127,7 +156,12 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
     },
     // MySQL has no aborted state: a failed statement leaves the transaction usable.
     isAborted: () => false,
-    isLeaseEnd: (error) => (error as { code?: unknown } | undefined)?.code === NOT_HELD,
+    // A session the server ended past the lease fails the commit's CALL (503); Prisma's
+    // own timeout comes after the store's lease timer, which settles first (not committed).
+    isLeaseEnd: () => false,
+    // The claim's savepoint is gone while the session lived: the handler ended the transaction.
+    isHandlerEnded: (error) => (error as { code?: unknown } | undefined)?.code === NOT_HELD,
+    goneReason: (error) => innodbGone(error, rollbackOnTimeout),
     async peek({ eventId, conversionId, order }: PeekInput) {
       const key = eventKey(eventId)
       const rows = await run<PeekRow>(peekSql(names), [key, key, conversionId ?? null])

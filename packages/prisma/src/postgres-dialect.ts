@@ -84,6 +84,7 @@ export function postgresDialect(parts: PostgresParts): Dialect {
   // trip per delivery) only when the database's default is another level.
   let isolation: 'ReadCommitted' | undefined
   return {
+    sql: 'postgres',
     failure,
     async ready() {
       await ensureSchema(setupDriver(parts), names)
@@ -123,6 +124,11 @@ export function postgresDialect(parts: PostgresParts): Dialect {
     async beforeRollback() {},
     isAborted: (error) => isAborted(databaseError(error)),
     isLeaseEnd: (error) => isLeaseEnd(databaseError(error)),
+    // AWLST: the held check found another transaction than the claim's (the handler ended it).
+    isHandlerEnded: (error) => databaseError(error).code === 'AWLST',
+    // PostgreSQL keeps a failed transaction open and aborted: it refuses what follows itself
+    // (25P02), and a ROLLBACK TO SAVEPOINT brings it back, so nothing is refused here.
+    goneReason: () => undefined,
     async peek({ eventId, conversionId, order }: PeekInput) {
       const rows = await run<PeekRow>(peekSql(names), [eventId, conversionId ?? null])
       return peekVerdict(rows[0] as PeekRow, eventId, order)

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import type { BeginInput, BeginResult, Claim, EventStore, Logger } from '@affiliate-webhooks/core'
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  type Logger,
+  WebhookError,
+} from '@affiliate-webhooks/core'
 import {
   atMostEvery,
   checkAcquireTimeout,
@@ -28,6 +35,7 @@ import {
   withDatabaseCode,
   within,
 } from './prisma-client.js'
+import { guardTransaction, type TxWatch } from './prisma-guard.js'
 
 /** Options of {@link prismaStore}. */
 export interface PrismaStoreOptions<P extends PrismaClientLike = PrismaClientLike>
@@ -53,6 +61,8 @@ interface Open {
   ended: Error | undefined
   /** The handler left the transaction aborted (a statement failed and it went on). */
   aborted: boolean
+  /** What ctx.tx saw: the transaction gone under the handler (a MySQL deadlock). */
+  watch: TxWatch
   /** Tells the transaction's callback how to end. */
   decide: (how: 'commit' | 'rollback') => void
   /** `$transaction`'s promise: resolves once Prisma committed, rejects on a rollback or a lost session. */
@@ -137,8 +147,14 @@ function openTransaction(m: Machine, input: BeginInput, state: Open): Promise<An
   })
 }
 
-/** The lease ran out while the handler still runs: the transaction rolls back, the retry may run. */
-function expire(state: Open, leaseMs: number): void {
+/**
+ * The lease ran out while the handler still runs: the transaction rolls back,
+ * the retry may run. The entry leaves the map: a handler that never settles
+ * leaves nothing behind, and a commit or release after this finds nothing to
+ * do (not committed).
+ */
+function expire(open: Map<string, Open>, token: string, state: Open, leaseMs: number): void {
+  if (open.get(token) === state) open.delete(token)
   if (state.ended !== undefined) return
   state.ended = leaseEnded(leaseMs)
   state.decide('rollback')
@@ -150,6 +166,7 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
     const state: Open = {
       ended: undefined,
       aborted: false,
+      watch: { gone: undefined },
       decide: () => {},
       done: Promise.resolve(),
       timer: undefined,
@@ -166,11 +183,17 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
     if (verdict.status === 'claimed') {
       const leaseMs = input.leaseMs ?? m.leaseMs
       const token = randomUUID()
-      state.timer = setTimeout(expire, leaseMs, state, leaseMs)
+      state.timer = setTimeout(expire, leaseMs, open, token, state, leaseMs)
       state.timer.unref()
       open.set(token, state)
       const { eventId, conversionId, order } = input
-      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: announced.tx } }
+      const tx = guardTransaction(
+        announced.tx as object,
+        m.dialect.sql,
+        state.watch,
+        m.dialect.goneReason,
+      )
+      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
     }
     // The stale mark commits; a duplicate's or in_progress's rollback is the expected end.
     try {
@@ -182,28 +205,49 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
   }
 }
 
+/**
+ * The transaction's end, waited for at most the time of the store's last
+ * statements and Prisma's COMMIT or ROLLBACK: a database that stops answering
+ * never holds the answer (the server's own bounds end the session).
+ */
+const settled = (state: Open) =>
+  within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+
+/** The handler's failure (500 handler_failed): it went on after its transaction was gone. */
+function handlerEnded(why: string, cause: unknown): WebhookError {
+  return new WebhookError('handler_failed', why, { cause })
+}
+
+const ENDED_UNSEEN =
+  "prismaStore: the delivery's transaction was ended before the store's commit by a statement the handler ran on ctx.tx (one the store could not see), so nothing it wrote was kept. Let the store commit (return from the handler) or roll back (throw); use a savepoint for a part that may fail."
+
 function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void) {
   return async (claim: Claim<unknown>): Promise<boolean> => {
     const state = takeOpenClaim(open, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
     if (state.ended !== undefined) {
-      await state.done.catch(() => {})
+      await settled(state)
       return false
     }
-    state.decide('commit')
-    try {
-      // The check, then Prisma's COMMIT: a database that stops answering is a 503, not a hang.
-      await within(state.done, 2 * STORE_STATEMENT_TIMEOUT_MS)
-    } catch (error) {
-      if (state.aborted) throw handlerLeftAborted(error, '')
-      // Past Prisma's timeout (the lease) the transaction was rolled back, or
-      // the handler ended it: not committed, and the retry may run.
-      if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
-      throw m.fail(error)
+    const { gone } = state.watch
+    state.decide(gone === undefined ? 'commit' : 'rollback')
+    // The check, then Prisma's COMMIT: a database that stops answering is a 503, not a hang.
+    const error = await settled(state)
+    if (gone !== undefined) throw handlerEnded(gone.message, gone)
+    if (error === undefined) {
+      afterCommit()
+      return true
     }
-    afterCommit()
-    return true
+    if (state.aborted) throw handlerLeftAborted(error, '')
+    if (m.dialect.isHandlerEnded(error)) throw handlerEnded(ENDED_UNSEEN, error)
+    // Past Prisma's timeout (the lease) the transaction was rolled back: not
+    // committed, and the retry may run.
+    if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
+    throw m.fail(error)
   }
 }
 
@@ -212,7 +256,7 @@ function releaseStep(open: Map<string, Open>) {
     const state = takeOpenClaim(open, claim)
     if (state === undefined) return
     state.decide('rollback')
-    await state.done.catch(() => {})
+    await settled(state)
   }
 }
 
