@@ -139,12 +139,10 @@ sqlReceiverCases('mysqlStore', {
     `CREATE TABLE ${table} (event_id VARCHAR(255) PRIMARY KEY, conversion_id BIGINT, commission DECIMAL(12,2)) ENGINE=InnoDB`,
   insertSql: (table) => `INSERT INTO ${table} VALUES (?, ?, ?)`,
   spoil: {
-    title: 'ended the transaction itself (ROLLBACK)',
-    run: async (tx) => {
-      await tx.query('ROLLBACK')
-    },
-    status: 503,
-    code: 'store_unavailable',
+    title: 'ended the transaction itself past the guard (ROLLBACK on the underlying connection)',
+    run: (tx) => pastTheGuard(tx, 'ROLLBACK'),
+    status: 500,
+    code: 'handler_failed',
   },
 })
 
@@ -257,6 +255,19 @@ describe('mysqlStore with a receiver: locks and stuck processes', () => {
   })
 })
 
+/**
+ * A statement sent on the connection under ctx.tx (mysql2's callback
+ * connection), which the guard does not see: what a library holding it could do.
+ */
+function pastTheGuard(tx: unknown, sql: string): Promise<void> {
+  const { connection } = tx as {
+    connection: { query(sql: string, cb: (e: unknown) => void): void }
+  }
+  return new Promise((resolve, reject) => {
+    connection.query(sql, (error) => (error ? reject(error) : resolve()))
+  })
+}
+
 describe('mysqlStore sentinels: a transaction ended under the handler never commits', () => {
   // Both kinds of the claim's sentinel: the new watermark (an event with a
   // conversion) and the events row (an event without one).
@@ -265,15 +276,15 @@ describe('mysqlStore sentinels: a transaction ended under the handler never comm
     { title: 'without a conversion', conversionId: undefined },
   ]
   for (const { title, conversionId } of cases) {
-    it(`${title}: ROLLBACK, or ROLLBACK and a new transaction, resolves false and marks nothing`, async () => {
+    it(`${title}: ROLLBACK, or ROLLBACK and a new transaction, past the guard, is the handler's failure and marks nothing`, async () => {
       const store = mysqlStore({ pool: db.pool, logger: false })
       const eventId = `evt_sentinel_${randomUUID().slice(0, 8)}`
       const order = Date.now()
       for (const after of ['ROLLBACK', 'START TRANSACTION']) {
         const claim = claimedOf(await store.begin({ eventId, conversionId, order }))
-        await claim.tx?.query('ROLLBACK')
-        if (after !== 'ROLLBACK') await claim.tx?.query(after)
-        expect(await store.commit(claim)).toBe(false)
+        await pastTheGuard(claim.tx, 'ROLLBACK')
+        if (after !== 'ROLLBACK') await pastTheGuard(claim.tx, after)
+        await expect(store.commit(claim)).rejects.toMatchObject({ code: 'handler_failed' })
         expect(await store.peek({ eventId, conversionId, order })).toBe('unsettled')
       }
       const retry = claimedOf(await store.begin({ eventId, conversionId, order }))
@@ -282,7 +293,7 @@ describe('mysqlStore sentinels: a transaction ended under the handler never comm
     })
   }
 
-  it("a deadlock that rolled back the handler's transaction (the handler caught it) resolves false and marks nothing", async () => {
+  it("a deadlock that rolled back the handler's transaction (the handler caught it) is the handler's failure: later statements refused, nothing marked, nothing written after it kept", async () => {
     const store = mysqlStore({ pool: db.pool, logger: false })
     const table = `aw_deadlock_${randomUUID().slice(0, 6)}`
     await db.pool.query(`CREATE TABLE ${table} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB`)
@@ -305,9 +316,19 @@ describe('mysqlStore sentinels: a transaction ended under the handler never comm
       await other.query(`UPDATE ${table} SET v = 2 WHERE id = 2`)
       expect(await caught).toBe(1213)
       await other.query('COMMIT')
-      expect(await store.commit(claim)).toBe(false)
+      // The handler retries its statement, as MySQL's docs advise: refused at once.
+      await expect(tx.query(`UPDATE ${table} SET v = 3 WHERE id = 2`)).rejects.toMatchObject({
+        code: 'ERR_AW_TX_GONE',
+      })
+      // A write that goes around the guard runs with autocommit off: the commit's check rolls it back.
+      await pastTheGuard(tx, `INSERT INTO ${table} VALUES (99, 9)`)
+      await expect(store.commit(claim)).rejects.toMatchObject({ code: 'handler_failed' })
       expect(await store.peek(input)).toBe('unsettled')
       expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE v = 2`)).toBe(1)
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE id = 99`)).toBe(0)
+      // The connection went back to the pool with autocommit on again.
+      const [rows] = await db.pool.query('SELECT @@SESSION.autocommit AS a')
+      expect((rows as { a: number }[])[0]?.a).toBe(1)
     } finally {
       other.release()
       await db.pool.query(`DROP TABLE ${table}`)
@@ -322,8 +343,8 @@ describe('mysqlStore sentinels: a transaction ended under the handler never comm
     await new Promise((resolve) => setTimeout(resolve, 120))
     // The watermark 7 is still in the table but expired: order 7 is new again.
     const claim = claimedOf(await store.begin({ eventId: 'evt_expired_b', conversionId, order: 7 }))
-    await claim.tx?.query('ROLLBACK')
-    expect(await store.commit(claim)).toBe(false)
+    await pastTheGuard(claim.tx, 'ROLLBACK')
+    await expect(store.commit(claim)).rejects.toMatchObject({ code: 'handler_failed' })
   })
 })
 
@@ -346,7 +367,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2r2\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2r3\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(
@@ -668,5 +689,40 @@ describe('mysqlStore when its server goes away (a private MariaDB)', () => {
       await store.commit(claimedOf(await store.begin({ eventId: 'evt_frozen', order: 1 }))),
     ).toBe(true)
     await pool.end()
+  })
+})
+
+describe('mysqlStore ctx.tx guard', () => {
+  it('refuses what would commit the claim or hand its connection away, through every way mysql2 sends, before it reaches the server', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const input = {
+      eventId: `evt_guard_${randomUUID().slice(0, 8)}`,
+      conversionId: 880_010,
+      order: Date.now(),
+    }
+    const claim = claimedOf(await store.begin(input))
+    const tx = claim.tx as unknown as mysql.PoolConnection
+    const refused = { code: 'ERR_AW_TX_CONTROL' }
+    await expect(tx.query('START TRANSACTION')).rejects.toMatchObject(refused)
+    await expect(tx.query({ sql: 'LOCK TABLES aw_conversions WRITE' })).rejects.toMatchObject(
+      refused,
+    )
+    await expect(
+      tx.execute('CREATE TABLE IF NOT EXISTS aw_guard_x (id INT)'),
+    ).rejects.toMatchObject(refused)
+    await expect(tx.prepare('SET autocommit = 1')).rejects.toMatchObject(refused)
+    await expect(tx.beginTransaction()).rejects.toMatchObject(refused)
+    await expect(tx.commit()).rejects.toMatchObject(refused)
+    await expect(tx.rollback()).rejects.toMatchObject(refused)
+    expect(() => tx.release()).toThrow(/ctx\.tx refused ctx\.tx\.release\(\)/)
+    // What may go does, prepared statements included, and the claim still commits.
+    const prepared = await tx.prepare('SELECT ? AS n')
+    expect((await prepared.execute([7]))[0]).toEqual([{ n: 7 }])
+    await tx.query('CREATE TEMPORARY TABLE aw_guard_tmp (id INT)')
+    expect(await store.commit(claim)).toBe(true)
+    expect((await store.begin(input)).status).toBe('duplicate')
+    // Settled: nothing more goes through ctx.tx, prepared statements neither.
+    await expect(tx.query('SELECT 1')).rejects.toMatchObject({ code: 'ERR_AW_TX_OVER' })
+    await expect(prepared.execute([1])).rejects.toMatchObject({ code: 'ERR_AW_TX_OVER' })
   })
 })

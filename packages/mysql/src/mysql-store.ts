@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import type {
-  BeginInput,
-  BeginResult,
-  Claim,
-  EventStore,
-  Logger,
-  PeekInput,
-  PeekResult,
+import {
+  type BeginInput,
+  type BeginResult,
+  type Claim,
+  type EventStore,
+  type Logger,
+  type PeekInput,
+  type PeekResult,
+  WebhookError,
 } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
@@ -14,6 +15,7 @@ import {
   checkoutWithin,
   type DatabaseEventStore,
   gatedStreak,
+  handlerLeftAborted,
   NO_STREAK,
   type PooledStoreOptions,
   PRUNE_BATCH,
@@ -25,6 +27,7 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
+import { type GuardState, guardedConnection } from './guard.js'
 import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
@@ -59,6 +62,8 @@ interface Open {
   timer: ReturnType<typeof setTimeout> | undefined
   /** The lease ran out and the store ended the session. */
   expired: boolean
+  /** What ctx.tx's guard knows: settled or not, and a deadlock it saw. */
+  guard: GuardState
   /** The connection failed while the handler ran. */
   ended: Error | undefined
   onError: (error: Error) => void
@@ -119,11 +124,18 @@ async function withConnection<T>(
   return result
 }
 
-/** Ends a claim whose lease ran out: the server rolls back, and frees its row, as the connection closes. */
+/**
+ * Ends a claim whose lease ran out: the server rolls back, and frees its row,
+ * as the connection closes. The claim leaves the map: a handler that never
+ * settles leaves nothing behind, and its late commit or release finds nothing.
+ */
 function expire(parts: Parts, token: string): void {
   const state = parts.open.get(token)
   if (state === undefined || state.expired) return
   state.expired = true
+  state.guard.over = true
+  parts.open.delete(token)
+  state.connection.connection.off('error', state.onError)
   state.connection.destroy()
 }
 
@@ -146,7 +158,7 @@ function beginStep(parts: Parts) {
     let verdict: string | undefined
     try {
       const [results] = await connection.query({
-        sql: `CALL ${parts.names.claim}(?, ?, ?, ?, ?, ?, ?)`,
+        sql: `CALL ${parts.names.claim}(?, ?, ?, ?, ?, ?, ?, ?)`,
         values: [
           eventKey(eventId),
           conversionId ?? null,
@@ -155,6 +167,8 @@ function beginStep(parts: Parts) {
           waitSeconds,
           parts.timings.dedupeTtl,
           parts.timings.orderingTtl,
+          // Autocommit off while the handler runs (see the claim procedure).
+          1,
         ],
         timeout: claimTimeoutMs,
       })
@@ -177,6 +191,7 @@ function beginStep(parts: Parts) {
       leaseMs,
       timer: undefined,
       expired: false,
+      guard: { over: false, gone: undefined },
       ended: undefined,
       onError: () => {},
     }
@@ -188,14 +203,18 @@ function beginStep(parts: Parts) {
     state.timer = setTimeout(() => expire(parts, token), leaseMs)
     state.timer.unref()
     parts.open.set(token, state)
-    return { status: 'claimed', claim: { eventId, conversionId, order, token, tx: connection } }
+    const tx = guardedConnection(connection, state.guard)
+    return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
   }
 }
 
 /** Takes a claim's bookkeeping out of the map: it is being settled now. */
 function settle(parts: Parts, claim: Claim<PoolConnection>): Open | undefined {
   const state = takeOpenClaim(parts.open, claim)
-  state?.connection.connection.off('error', state.onError)
+  if (state === undefined) return undefined
+  state.guard.over = true
+  clearTimeout(state.timer)
+  state.connection.connection.off('error', state.onError)
   return state
 }
 
@@ -219,10 +238,30 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       throw parts.fail(error)
     }
     connection.release()
-    if (refused !== undefined) return false
+    if (refused !== undefined) throw endedUnderHandler(state.guard.gone)
     afterCommit()
     return true
   }
+}
+
+/**
+ * The claim's savepoint was gone at commit: the transaction ended under the
+ * handler (a deadlock it caught and went on after, or a statement that ends or
+ * commits it, sent some way ctx.tx could not see). Only the handler's
+ * statements ran on that connection, so it is the handler's failure (500), not
+ * the store's; the commit rolled back whatever came after the end.
+ */
+function endedUnderHandler(deadlock: Error | undefined): WebhookError {
+  if (deadlock !== undefined) {
+    return handlerLeftAborted(
+      deadlock,
+      'retry the whole handler (throw): InnoDB rolled back every statement of the delivery, the claim with them',
+    )
+  }
+  return new WebhookError(
+    'handler_failed',
+    "mysqlStore: the delivery's transaction was ended before the store's commit by a statement the handler ran on this connection that ctx.tx could not see (a COMMIT, ROLLBACK, START TRANSACTION or DDL, maybe inside a procedure), so the store committed nothing more. Let the store commit (return from the handler) or roll back (throw); run DDL at setup.",
+  )
 }
 
 function releaseStep(parts: Parts) {

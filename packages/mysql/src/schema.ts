@@ -59,9 +59,10 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     )
   }
   const name = (suffix: string) => `\`${prefix}${suffix}\``
-  // Procedures carry the layout version, and a revision when a pair's contract
-  // changed (claim and commit: the savepoint): a newer store creates its own
-  // beside the older ones, and each process only ever calls its own.
+  // Procedures carry the layout version, and a revision when their contract
+  // changed (r2, claim and commit: the savepoint; r3 and release r2: autocommit
+  // off while the handler runs): a newer store creates its own beside the
+  // older ones, and each process only ever calls its own.
   const procedure = (suffix: string, revision = 1) =>
     name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision === 1 ? '' : `r${revision}`}`)
   return {
@@ -70,10 +71,10 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    claim: procedure('claim', 2),
+    claim: procedure('claim', 3),
     settle: procedure('settle'),
-    commit: procedure('commit', 2),
-    release: procedure('release'),
+    commit: procedure('commit', 3),
+    release: procedure('release', 2),
     recordAnswer: procedure('record_answer'),
     savepoint: name('claim'),
   }
@@ -172,12 +173,18 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
 
 /**
  * Claimed: the session's wait_timeout becomes the lease (the server ends a
- * session idle past it, rolling back), the claim's savepoint marks the
- * transaction, and the procedure returns with it open.
+ * session idle past it, rolling back), autocommit goes off when asked
+ * (`p_autocommit_off`: so a statement after InnoDB rolled the transaction back
+ * under the handler, a deadlock, opens a new transaction that the commit's
+ * check rolls back, instead of committing on its own), the claim's savepoint
+ * marks the transaction, and the procedure returns with it open. Turning
+ * autocommit off inside a transaction commits nothing; commit and release
+ * restore it.
  */
 const claimedSql = (n: SchemaNames, indent = '    ') =>
   [
     'SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;',
+    'SET @aw_autocommit = @@SESSION.autocommit, SESSION autocommit = IF(p_autocommit_off, 0, @@SESSION.autocommit);',
     `SAVEPOINT ${n.savepoint};`,
     'LEAVE body;',
   ].join(`\n${indent}`)
@@ -250,7 +257,8 @@ function claimSql(n: SchemaNames): string {
       WHERE event_id = p_event AND (expires_at IS NULL OR expires_at <= v_now)`
   return `CREATE PROCEDURE IF NOT EXISTS ${n.claim}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
-  IN p_lease_s INT, IN p_wait_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT)
+  IN p_lease_s INT, IN p_wait_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT,
+  IN p_autocommit_off TINYINT)
 body: BEGIN
   DECLARE v_now BIGINT DEFAULT ${NOW_MS};
   DECLARE v_until BIGINT;
@@ -365,7 +373,7 @@ END`
  * read here cost the delivery more than the rest of the commit.)
  */
 function commitSql(n: SchemaNames): string {
-  const restore = 'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout)'
+  const restore = RESTORE_SESSION
   // 1305: "SAVEPOINT ... does not exist" (the same number as a missing
   // procedure, and the body calls none).
   return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}()
@@ -382,12 +390,19 @@ BEGIN
 END`
 }
 
+/**
+ * What the claim changed in the session, put back for the pool (after the
+ * transaction ended: turning autocommit on would commit an open one).
+ */
+const RESTORE_SESSION =
+  'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout), SESSION autocommit = COALESCE(@aw_autocommit, @@SESSION.autocommit)'
+
 /** release(): roll back (the claim's row and lock go with it), restore the session for the pool. */
 function releaseSql(n: SchemaNames): string {
   return `CREATE PROCEDURE IF NOT EXISTS ${n.release}()
 BEGIN
   ROLLBACK;
-  SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout);
+  ${RESTORE_SESSION};
 END`
 }
 

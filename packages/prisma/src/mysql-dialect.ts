@@ -126,7 +126,7 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
       const rows = await tx.$queryRawUnsafe(
-        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?)`,
+        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?)`,
         eventKey(input.eventId),
         input.conversionId ?? null,
         input.order,
@@ -135,6 +135,10 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
         waitSeconds,
         timings.dedupeTtl,
         timings.orderingTtl,
+        // Autocommit stays as Prisma's session has it: Prisma ends its own
+        // transactions (a timeout's ROLLBACK) and hands the connection back
+        // without the store's commit or release to turn it on again.
+        0,
       )
       const row = firstCallRow(rows)
       if (row === undefined) return { status: 'claimed', held: '' }

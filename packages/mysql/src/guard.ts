@@ -1,0 +1,132 @@
+/**
+ * ctx.tx on mysql2: the delivery's PoolConnection behind a guard. MySQL
+ * commits implicitly before DDL, `LOCK TABLES`, `START TRANSACTION` and more:
+ * such a statement would commit the claim's mark and free the conversion's
+ * row while the handler still runs, so a copy is answered `duplicate` and a
+ * newer event of the conversion is claimed meanwhile. The guard refuses it
+ * before it reaches the server. InnoDB rolls back the whole transaction on a
+ * deadlock (1213): once ctx.tx has seen one, every later statement fails at
+ * once, so a handler that catches it and retries writes nothing more.
+ * Still a PoolConnection (instanceof, `escape`, `format`) for the user's tools.
+ */
+import {
+  refusedStatement,
+  transactionControl,
+  transactionGone,
+} from '@affiliate-webhooks/core/internal'
+import type { PoolConnection } from 'mysql2/promise'
+
+const STORE = 'mysqlStore'
+
+/** What the guard knows of the claim's transaction. */
+export interface GuardState {
+  /** Committed, released, or past its lease: ctx.tx takes nothing more. */
+  over: boolean
+  /** Why the server ended the transaction under the handler (a deadlock it saw), if it did. */
+  gone: Error | undefined
+}
+
+/** InnoDB's deadlock: the whole transaction was rolled back, not just the statement. */
+export const ER_LOCK_DEADLOCK = 1213
+
+const errnoOf = (error: unknown) => (error as { errno?: unknown } | null)?.errno
+
+/** The error of any statement once the claim is settled or past its lease. */
+function transactionOver(): Error {
+  return Object.assign(
+    new Error(
+      `${STORE}: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more statements`,
+    ),
+    { code: 'ERR_AW_TX_OVER' },
+  )
+}
+
+/** The text of a query's first argument: a string, or `{ sql }`. */
+function textOf(options: unknown): string | undefined {
+  if (typeof options === 'string') return options
+  const sql = (options as { sql?: unknown } | null)?.sql
+  return typeof sql === 'string' ? sql : undefined
+}
+
+/** Why nothing may be sent now, or why this text may not: undefined when it may go. */
+function refusal(state: GuardState, text: string | undefined): Error | undefined {
+  if (state.over) return transactionOver()
+  if (state.gone !== undefined) {
+    return transactionGone(STORE, `InnoDB rolled it back: ${state.gone.message}`)
+  }
+  const statement = text === undefined ? undefined : transactionControl(text, 'mysql')
+  return statement === undefined ? undefined : refusedStatement(STORE, statement)
+}
+
+/** Runs a statement, noting a deadlock: after it the transaction is gone. */
+function watched<T>(state: GuardState, run: () => Promise<T>): Promise<T> {
+  return run().catch((error: unknown) => {
+    if (errnoOf(error) === ER_LOCK_DEADLOCK && state.gone === undefined) {
+      state.gone = error as Error
+    }
+    throw error
+  })
+}
+
+/** Methods that would end the claim's transaction or hand its connection to someone else, by what they return. */
+const REFUSED_ASYNC: Record<string, string> = {
+  beginTransaction: 'beginTransaction() (START TRANSACTION commits the claim first)',
+  commit: 'commit()',
+  rollback: 'rollback()',
+  changeUser: 'changeUser() (it ends the session)',
+  end: 'end()',
+}
+const REFUSED_SYNC: Record<string, string> = {
+  release: "release() (the store's connection goes back to the pool when it commits or rolls back)",
+  destroy: 'destroy()',
+}
+
+/** A statement prepared through ctx.tx: executed only while the claim holds. */
+function guardedPrepared<P extends object>(prepared: P, state: GuardState): P {
+  return new Proxy(prepared, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (key !== 'execute' || typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        const refused = refusal(state, undefined)
+        if (refused !== undefined) return Promise.reject(refused)
+        return watched(state, () => Reflect.apply(value, target, args) as Promise<unknown>)
+      }
+    },
+  })
+}
+
+/** ctx.tx: `connection` whose statements are checked first, and whose transaction is the store's alone. */
+export function guardedConnection(connection: PoolConnection, state: GuardState): PoolConnection {
+  const send =
+    (method: 'query' | 'execute') =>
+    (...args: unknown[]) => {
+      const refused = refusal(state, textOf(args[0]))
+      if (refused !== undefined) return Promise.reject(refused)
+      return watched(state, () => Reflect.apply(connection[method], connection, args))
+    }
+  const guarded: Record<string, unknown> = {
+    query: send('query'),
+    execute: send('execute'),
+    prepare: async (...args: unknown[]) => {
+      const refused = refusal(state, textOf(args[0]))
+      if (refused !== undefined) throw refused
+      const prepared = await Reflect.apply(connection.prepare, connection, args)
+      return guardedPrepared(prepared as object, state)
+    },
+  }
+  for (const [method, what] of Object.entries(REFUSED_ASYNC)) {
+    guarded[method] = () => Promise.reject(refusedStatement(STORE, `ctx.tx.${what}`))
+  }
+  for (const [method, what] of Object.entries(REFUSED_SYNC)) {
+    guarded[method] = () => {
+      throw refusedStatement(STORE, `ctx.tx.${what}`)
+    }
+  }
+  return new Proxy(connection, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && Object.hasOwn(guarded, key)) return guarded[key]
+      return Reflect.get(target, key, receiver)
+    },
+  })
+}
