@@ -66,6 +66,9 @@ interface Side {
   close(): Promise<void>
 }
 
+/** How long to wait for another session to be seen waiting: generous, for a loaded machine. */
+const WAIT = { timeout: 10_000, interval: 20 }
+
 const toDollars = (sql: string) => {
   let n = 0
   return sql.replace(/\?/g, () => `$${++n}`)
@@ -94,7 +97,7 @@ async function postgresSide(): Promise<Side> {
           "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
         )
         expect(rows).toHaveLength(1)
-      }),
+      }, WAIT),
     async lockThenWait(a, b) {
       const other = await db.pool.connect()
       // Its own detector waits long: the delivery's (1 s) finds the cycle and is the victim.
@@ -149,11 +152,14 @@ async function mariadbSide(): Promise<Side> {
       Number(((await db.pool.query(sql, params))[0] as { n: number }[])[0]?.n),
     someoneWaits: () =>
       vi.waitFor(async () => {
+        // The server is shared: only this database's sessions count.
         const [rows] = await db.pool.query(
-          "SELECT 1 FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+          `SELECT 1 FROM information_schema.innodb_trx t
+            JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+            WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()`,
         )
         expect(rows).toHaveLength(1)
-      }),
+      }, WAIT),
     async lockThenWait(a, b) {
       const other = await db.pool.getConnection()
       await other.query('START TRANSACTION')

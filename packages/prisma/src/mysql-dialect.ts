@@ -137,7 +137,8 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
         timings.orderingTtl,
         // Autocommit stays as Prisma's session has it: Prisma ends its own
         // transactions (a timeout's ROLLBACK) and hands the connection back
-        // without the store's commit or release to turn it on again.
+        // without the store's commit or release to turn it on again. After a
+        // deadlock, ctx.tx's guard refuses what would autocommit (innodbGone).
         0,
       )
       const row = firstCallRow(rows)
