@@ -70,6 +70,7 @@ export {
   type SqlDialect,
   transactionControl,
   transactionGone,
+  transactionOver,
 } from './store/transaction-control.js'
 export { resolveLogger } from './telemetry/delivery-log.js'
 export { SERVICE_DISABLES_AFTER } from './telemetry/failure-streak.js'

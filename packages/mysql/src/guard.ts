@@ -13,6 +13,7 @@ import {
   refusedStatement,
   transactionControl,
   transactionGone,
+  transactionOver,
 } from '@affiliate-webhooks/core/internal'
 import type { PoolConnection } from 'mysql2/promise'
 
@@ -31,16 +32,6 @@ export const ER_LOCK_DEADLOCK = 1213
 
 const errnoOf = (error: unknown) => (error as { errno?: unknown } | null)?.errno
 
-/** The error of any statement once the claim is settled or past its lease. */
-function transactionOver(): Error {
-  return Object.assign(
-    new Error(
-      `${STORE}: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more statements`,
-    ),
-    { code: 'ERR_AW_TX_OVER' },
-  )
-}
-
 /** The text of a query's first argument: a string, or `{ sql }`. */
 function textOf(options: unknown): string | undefined {
   if (typeof options === 'string') return options
@@ -50,7 +41,7 @@ function textOf(options: unknown): string | undefined {
 
 /** Why nothing may be sent now, or why this text may not: undefined when it may go. */
 function refusal(state: GuardState, text: string | undefined): Error | undefined {
-  if (state.over) return transactionOver()
+  if (state.over) return transactionOver(STORE)
   if (state.gone !== undefined) {
     return transactionGone(STORE, `InnoDB rolled it back: ${state.gone.message}`)
   }

@@ -52,16 +52,6 @@ export function handlerEndedTransaction(store: string, cause: unknown): WebhookE
   )
 }
 
-/** The error of any query on ctx.tx once the claim is settled (committed, released) or past its lease. */
-export function transactionOver(store: string): Error {
-  return Object.assign(
-    new Error(
-      `${store}: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more queries`,
-    ),
-    { code: 'ERR_AW_TX_OVER' },
-  )
-}
-
 interface ConnectionFacts {
   host: string
   port: string

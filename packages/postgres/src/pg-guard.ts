@@ -4,9 +4,12 @@
  * delivery's transaction, and any query once the claim is over. Still a
  * PoolClient (instanceof, events, escapeLiteral...) for the user's tools.
  */
-import { refusedStatement, transactionControl } from '@affiliate-webhooks/core/internal'
+import {
+  refusedStatement,
+  transactionControl,
+  transactionOver,
+} from '@affiliate-webhooks/core/internal'
 import type { PoolClient } from 'pg'
-import { transactionOver } from './errors.js'
 
 const STORE = 'postgresStore'
 

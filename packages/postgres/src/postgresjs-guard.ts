@@ -4,9 +4,12 @@
  * delivery's transaction, and any query once the claim is over.
  */
 import { readFile } from 'node:fs'
-import { refusedStatement, transactionControl } from '@affiliate-webhooks/core/internal'
+import {
+  refusedStatement,
+  transactionControl,
+  transactionOver,
+} from '@affiliate-webhooks/core/internal'
 import type { ReservedSql, Sql, TransactionSql } from 'postgres'
-import { transactionOver } from './errors.js'
 
 const STORE = 'postgresStore'
 

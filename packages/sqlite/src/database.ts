@@ -8,6 +8,7 @@ import {
   refusedStatement,
   transactionControl,
   transactionGone,
+  transactionOver,
 } from '@affiliate-webhooks/core/internal'
 
 /** A prepared statement, as both libraries have it. */
@@ -135,9 +136,7 @@ function runner(database: SqliteDatabase, watch: TxWatch): Run {
     'isTransaction' in db ? () => db.isTransaction === true : () => db.inTransaction === true
   const before = () => {
     if (watch.over) {
-      throw new Error(
-        "sqliteStore: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more statements",
-      )
+      throw transactionOver('sqliteStore')
     }
     if (watch.gone === undefined && !live()) {
       watch.gone = new Error(

@@ -255,3 +255,15 @@ export function transactionGone(store: string, why: string): Error {
     `${store}: the delivery's transaction is gone (${why}): ctx.tx takes no more statements, and nothing the handler wrote is kept. Let the error propagate (throw) so the service's retry runs the handler again.`,
   )
 }
+
+/**
+ * The error every statement on ctx.tx gets once the claim is settled
+ * (committed, released) or past its lease (`code` `ERR_AW_TX_OVER`): the
+ * connection may serve another delivery by then.
+ */
+export function transactionOver(store: string): Error {
+  return txError(
+    'ERR_AW_TX_OVER',
+    `${store}: this delivery's transaction is over (committed, rolled back, or past its lease): ctx.tx takes no more statements`,
+  )
+}
