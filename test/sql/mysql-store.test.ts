@@ -726,3 +726,57 @@ describe('mysqlStore ctx.tx guard', () => {
     await expect(prepared.execute([1])).rejects.toMatchObject({ code: 'ERR_AW_TX_OVER' })
   })
 })
+
+describe('mysqlStore commit and release while a statement of the handler still runs', () => {
+  // A handler that returns (or throws) without awaiting a statement it sent on
+  // ctx.tx: here one waiting for a row lock another session holds. mysql2 sends
+  // the store's CALL after it, and its own timeout only starts then.
+  it('give up within the store statement bound, answer the handler 500, keep nothing and free the event at once', async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const table = `aw_inflight_${randomUUID().slice(0, 6)}`
+    await db.pool.query(`CREATE TABLE ${table} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB`)
+    await db.pool.query(`INSERT INTO ${table} VALUES (1, 0), (2, 0)`)
+    const other = await db.pool.getConnection()
+    try {
+      await other.query('START TRANSACTION')
+      await other.query(`UPDATE ${table} SET v = 9 WHERE id IN (1, 2)`)
+      const inputs = [1, 2].map((id) => ({
+        eventId: `evt_inflight_${id}_${randomUUID().slice(0, 8)}`,
+        conversionId: 880_020 + id,
+        order: Date.now(),
+      }))
+      const claims = await Promise.all(
+        inputs.map(async (input) => claimedOf(await store.begin(input))),
+      )
+      claims.forEach((claim, i) => {
+        const tx = claim.tx as unknown as mysql.PoolConnection
+        // Not awaited: still waiting for the lock when the store settles.
+        tx.query(`UPDATE ${table} SET v = 1 WHERE id = ${i + 1}`).catch(() => {})
+      })
+      const started = performance.now()
+      const [committed, released] = await Promise.allSettled([
+        store.commit(claims[0] as Claim<mysql.PoolConnection>),
+        store.release(claims[1] as Claim<mysql.PoolConnection>),
+      ])
+      // The store's bound is 5 s; the lock wait would be 50 s (innodb_lock_wait_timeout).
+      expect(performance.now() - started).toBeLessThan(15_000)
+      expect(committed).toMatchObject({
+        status: 'rejected',
+        reason: { code: 'handler_failed', message: expect.stringMatching(/await/) },
+      })
+      expect(released.status).toBe('fulfilled')
+      // Both sessions are gone, their locks with them: the events are free again
+      // (within lockWaitMs, 2 s: else in_progress).
+      for (const input of inputs) {
+        expect(await store.peek(input)).toBe('unsettled')
+        const retry = claimedOf(await store.begin(input))
+        expect(await store.commit(retry)).toBe(true)
+      }
+      await other.query('COMMIT')
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE v = 1`)).toBe(0)
+    } finally {
+      other.release()
+      await db.pool.query(`DROP TABLE ${table}`)
+    }
+  }, 40_000)
+})

@@ -25,6 +25,8 @@ export interface GuardState {
   over: boolean
   /** Why the server ended the transaction under the handler (a deadlock it saw), if it did. */
   gone: Error | undefined
+  /** The handler's statements sent and not yet answered: the store's CALL would queue behind them. */
+  running: number
 }
 
 /** InnoDB's deadlock: the whole transaction was rolled back, not just the statement. */
@@ -49,14 +51,19 @@ function refusal(state: GuardState, text: string | undefined): Error | undefined
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
 }
 
-/** Runs a statement, noting a deadlock: after it the transaction is gone. */
-function watched<T>(state: GuardState, run: () => Promise<T>): Promise<T> {
-  return run().catch((error: unknown) => {
+/** Runs a statement, noting a deadlock (after it the transaction is gone) and counting it while it runs. */
+async function watched<T>(state: GuardState, run: () => Promise<T>): Promise<T> {
+  state.running++
+  try {
+    return await run()
+  } catch (error) {
     if (errnoOf(error) === ER_LOCK_DEADLOCK && state.gone === undefined) {
       state.gone = error as Error
     }
     throw error
-  })
+  } finally {
+    state.running--
+  }
 }
 
 /** Methods that would end the claim's transaction or hand its connection to someone else, by what they return. */

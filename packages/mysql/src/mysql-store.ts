@@ -22,6 +22,7 @@ import {
   PRUNE_EVERY_MS,
   pruneRound,
   resolveStoreTimings,
+  STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
   takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
@@ -52,7 +53,7 @@ export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOption
 export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
 
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
-const STATEMENT_TIMEOUT_MS = 5000
+const STATEMENT_TIMEOUT_MS = STORE_STATEMENT_TIMEOUT_MS
 
 /** A claim's transaction: its connection, its lease, and whether it is over. */
 interface Open {
@@ -136,7 +137,52 @@ function expire(parts: Parts, token: string): void {
   state.guard.over = true
   parts.open.delete(token)
   state.connection.connection.off('error', state.onError)
+  drop(parts, state, state.guard.running > 0)
+}
+
+/**
+ * Drops a claim's connection: the server rolls back, and frees its locks, once
+ * it sees the socket closed. A statement still running there (a lock wait, a
+ * long query) keeps the server from looking until it ends, so then the
+ * session is also ended by a KILL from another connection (same user: no
+ * privilege needed), not awaited: the answer does not wait on it.
+ */
+function drop(parts: Parts, state: Open, busy: boolean): void {
+  const { threadId } = state.connection
   state.connection.destroy()
+  if (!busy || typeof threadId !== 'number') return
+  withConnection(parts, (connection) =>
+    connection.query({ sql: `KILL CONNECTION ${threadId}`, timeout: STATEMENT_TIMEOUT_MS }),
+  ).catch(() => {
+    // Gone already (1094), or the server is unreachable: it ends the session itself.
+  })
+}
+
+/** The store's CALL on a claim's connection got no answer within its bound. */
+class SettleTimeout extends Error {}
+
+/**
+ * Runs the store's own CALL on a claim's connection, waiting at most
+ * STATEMENT_TIMEOUT_MS from now. mysql2 sends it only after the statements the
+ * handler left running (not awaited) there, and starts its own timeout then:
+ * without this bound commit and release would wait as long as those do.
+ */
+async function settleWithin<T>(run: () => Promise<T>): Promise<T> {
+  const pending = run()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SettleTimeout(`no answer within ${STATEMENT_TIMEOUT_MS} ms`)),
+      STATEMENT_TIMEOUT_MS,
+    )
+  })
+  try {
+    return await Promise.race([pending, late])
+  } finally {
+    clearTimeout(timer)
+    // Rejected once the connection is dropped: nobody waits for it any more.
+    pending.catch(() => {})
+  }
 }
 
 function beginStep(parts: Parts) {
@@ -191,7 +237,7 @@ function beginStep(parts: Parts) {
       leaseMs,
       timer: undefined,
       expired: false,
-      guard: { over: false, gone: undefined },
+      guard: { over: false, gone: undefined, running: 0 },
       ended: undefined,
       onError: () => {},
     }
@@ -226,15 +272,20 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     const { connection } = state
     const leaseOver = () => Date.now() - state.claimedAt >= state.leaseMs
     if (state.expired) return false
+    // Statements the handler sent and did not await: the CALL queues behind them.
+    const leftRunning = state.guard.running > 0
     let refused: { committed: number } | undefined
     try {
       if (state.ended !== undefined) throw state.ended
-      refused = await call<{ committed: number }>(connection, `CALL ${parts.names.commit}()`)
+      refused = await settleWithin(() =>
+        call<{ committed: number }>(connection, `CALL ${parts.names.commit}()`),
+      )
     } catch (error) {
-      connection.destroy()
+      drop(parts, state, error instanceof SettleTimeout)
       // The server ended the session when the lease ran out: the transaction,
       // the handler's writes with it, rolled back, and the retry may run.
       if (isConnectionLost(error) && leaseOver()) return false
+      if (error instanceof SettleTimeout && leftRunning) throw leftStatementRunning()
       throw parts.fail(error)
     }
     connection.release()
@@ -242,6 +293,19 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     afterCommit()
     return true
   }
+}
+
+/**
+ * The handler returned while a statement it sent on ctx.tx still ran, and the
+ * store's commit, sent after it, got no answer within its bound: the
+ * connection was dropped, so the server rolled the delivery back. The
+ * handler's failure (500), not the store's.
+ */
+function leftStatementRunning(): WebhookError {
+  return new WebhookError(
+    'handler_failed',
+    `mysqlStore: the handler returned while a statement it sent on ctx.tx was still running (not awaited), and the store's commit, queued behind it, got no answer within ${STATEMENT_TIMEOUT_MS} ms: the connection was dropped and the delivery rolled back. Await every statement on ctx.tx before returning.`,
+  )
 }
 
 /**
@@ -274,15 +338,16 @@ function releaseStep(parts: Parts) {
       return
     }
     try {
-      await connection.query({
-        sql: `CALL ${parts.names.release}()`,
-        timeout: STATEMENT_TIMEOUT_MS,
-      })
+      // Bounded from now: a statement the handler left running (a handler
+      // that threw before awaiting all it sent) holds the connection.
+      await settleWithin(() =>
+        connection.query({ sql: `CALL ${parts.names.release}()`, timeout: STATEMENT_TIMEOUT_MS }),
+      )
       connection.release()
-    } catch {
+    } catch (error) {
       // A connection whose rollback failed is given to no one else: the server
       // rolls back and drops its locks when it closes.
-      connection.destroy()
+      drop(parts, state, error instanceof SettleTimeout)
     }
   }
 }
