@@ -780,3 +780,66 @@ describe('mysqlStore commit and release while a statement of the handler still r
     }
   }, 40_000)
 })
+
+// innodb_rollback_on_timeout is a startup option: a MariaDB of its own runs with it.
+describe('mysqlStore on a server that rolls back on a lock wait timeout (a private MariaDB)', () => {
+  let server: PrivateMariadb
+  let pool: Pool
+  beforeAll(async () => {
+    server = await startPrivateMariadb(['--innodb-rollback-on-timeout=ON'])
+    pool = mysql.createPool({ uri: server.url, connectionLimit: 10 })
+  })
+  afterAll(async () => {
+    await pool?.end()
+    await server?.dispose()
+  })
+
+  it('refuses every statement after a caught 1205 (the whole transaction was rolled back), answers 500 and keeps nothing; the retry applies it once', async () => {
+    await pool.query('CREATE TABLE hot (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB')
+    await pool.query('CREATE TABLE ledger (event_id VARCHAR(64), step VARCHAR(16)) ENGINE=InnoDB')
+    await pool.query('INSERT INTO hot VALUES (1, 0)')
+    const other = await pool.getConnection()
+    await other.query('START TRANSACTION')
+    await other.query('UPDATE hot SET v = 9 WHERE id = 1')
+    let attempt = 0
+    let timedOut: unknown
+    let retried: unknown
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: false,
+      store: mysqlStore({ pool, logger: false }),
+      async onConversion(_conversion, event, ctx) {
+        attempt++
+        const step = (name: string) =>
+          ctx.tx.query('INSERT INTO ledger VALUES (?, ?)', [event.id, `${attempt}:${name}`])
+        await step('before')
+        if (attempt === 1) {
+          await ctx.tx.query('SET SESSION innodb_lock_wait_timeout = 1')
+          timedOut = await ctx.tx.query('UPDATE hot SET v = 1 WHERE id = 1').then(
+            () => undefined,
+            (error: { errno?: number }) => error.errno,
+          )
+          // The common pattern: catch it, do the work again, go on.
+          retried = await step('retry').catch((error: { code?: string }) => error.code)
+        }
+        await step('after').catch(() => {})
+      },
+    })
+    const event = buildConversionEvent()
+    const first = await receiver.receive(await delivery(event))
+    expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
+    expect([timedOut, retried]).toEqual([1205, 'ERR_AW_TX_GONE'])
+    const steps = async () => {
+      const [rows] = await pool.query('SELECT step FROM ledger WHERE event_id = ? ORDER BY step', [
+        event.id,
+      ])
+      return (rows as { step: string }[]).map((row) => row.step)
+    }
+    expect(await steps()).toEqual([])
+    await other.query('COMMIT')
+    other.release()
+    expect((await receiver.receive(await delivery(event))).outcome).toBe('processed')
+    expect((await receiver.receive(await delivery(event))).outcome).toBe('duplicate')
+    expect(await steps()).toEqual(['2:after', '2:before'])
+  })
+})

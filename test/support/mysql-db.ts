@@ -176,9 +176,10 @@ async function waitUntilUp(port: number, child: ChildProcess, log: string): Prom
 /**
  * A MariaDB server of its own (mariadbd from the machine's packages) on a spare
  * loopback port, with a database `aw`. stop() and kill() keep its data for
- * restart(); dispose() at the end removes it.
+ * restart(); dispose() at the end removes it. `args`: more server options
+ * (a startup-only setting a test needs).
  */
-export async function startPrivateMariadb(): Promise<PrivateMariadb> {
+export async function startPrivateMariadb(args: string[] = []): Promise<PrivateMariadb> {
   const home = await mkdtemp(join(tmpdir(), 'aw-mariadb-'))
   const datadir = join(home, 'data')
   await cp(await templateDatadir(), datadir, { recursive: true })
@@ -201,6 +202,7 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
         '--skip-log-bin',
         '--innodb-buffer-pool-size=32M',
         '--max-connections=200',
+        ...args,
       ],
       { stdio: 'ignore' },
     )

@@ -5,8 +5,9 @@
  * row while the handler still runs, so a copy is answered `duplicate` and a
  * newer event of the conversion is claimed meanwhile. The guard refuses it
  * before it reaches the server. InnoDB rolls back the whole transaction on a
- * deadlock (1213): once ctx.tx has seen one, every later statement fails at
- * once, so a handler that catches it and retries writes nothing more.
+ * deadlock (1213), and on a lock wait timeout (1205) when the server runs with
+ * innodb_rollback_on_timeout: once ctx.tx has seen one, every later statement
+ * fails at once, so a handler that catches it and retries writes nothing more.
  * Still a PoolConnection (instanceof, `escape`, `format`) for the user's tools.
  */
 import {
@@ -23,16 +24,26 @@ const STORE = 'mysqlStore'
 export interface GuardState {
   /** Committed, released, or past its lease: ctx.tx takes nothing more. */
   over: boolean
-  /** Why the server ended the transaction under the handler (a deadlock it saw), if it did. */
+  /** Why the server ended the transaction under the handler (a deadlock, or a rolled back lock wait, it saw), if it did. */
   gone: Error | undefined
   /** The handler's statements sent and not yet answered: the store's CALL would queue behind them. */
   running: number
+  /** The server rolls back the whole transaction on a lock wait timeout too (innodb_rollback_on_timeout). */
+  rollbackOnTimeout: boolean
 }
 
 /** InnoDB's deadlock: the whole transaction was rolled back, not just the statement. */
 export const ER_LOCK_DEADLOCK = 1213
+/** A lock wait timeout: the statement rolled back, or the whole transaction under innodb_rollback_on_timeout. */
+export const ER_LOCK_WAIT_TIMEOUT = 1205
 
 const errnoOf = (error: unknown) => (error as { errno?: unknown } | null)?.errno
+
+/** Whether `error` on ctx.tx means InnoDB rolled back the whole transaction. */
+function endsTransaction(state: GuardState, error: unknown): boolean {
+  const errno = errnoOf(error)
+  return errno === ER_LOCK_DEADLOCK || (errno === ER_LOCK_WAIT_TIMEOUT && state.rollbackOnTimeout)
+}
 
 /** The text of a query's first argument: a string, or `{ sql }`. */
 function textOf(options: unknown): string | undefined {
@@ -51,13 +62,13 @@ function refusal(state: GuardState, text: string | undefined): Error | undefined
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
 }
 
-/** Runs a statement, noting a deadlock (after it the transaction is gone) and counting it while it runs. */
+/** Runs a statement, noting an error that rolled the transaction back (after it the transaction is gone) and counting it while it runs. */
 async function watched<T>(state: GuardState, run: () => Promise<T>): Promise<T> {
   state.running++
   try {
     return await run()
   } catch (error) {
-    if (errnoOf(error) === ER_LOCK_DEADLOCK && state.gone === undefined) {
+    if (endsTransaction(state, error) && state.gone === undefined) {
       state.gone = error as Error
     }
     throw error

@@ -79,6 +79,17 @@ interface Parts {
   ready: () => Promise<void>
   fail: (error: unknown) => Error
   open: Map<string, Open>
+  /** What ready() learnt of the server. */
+  server: ServerTraits
+}
+
+/** What the store reads of the server once, at ready(). */
+interface ServerTraits {
+  /**
+   * innodb_rollback_on_timeout (a startup option): a lock wait timeout (1205)
+   * then rolls back the whole transaction, as a deadlock does, not only the statement.
+   */
+  rollbackOnTimeout: boolean
 }
 
 /**
@@ -237,7 +248,12 @@ function beginStep(parts: Parts) {
       leaseMs,
       timer: undefined,
       expired: false,
-      guard: { over: false, gone: undefined, running: 0 },
+      guard: {
+        over: false,
+        gone: undefined,
+        running: 0,
+        rollbackOnTimeout: parts.server.rollbackOnTimeout,
+      },
       ended: undefined,
       onError: () => {},
     }
@@ -310,15 +326,16 @@ function leftStatementRunning(): WebhookError {
 
 /**
  * The claim's savepoint was gone at commit: the transaction ended under the
- * handler (a deadlock it caught and went on after, or a statement that ends or
+ * handler (a deadlock, or a lock wait timeout under innodb_rollback_on_timeout,
+ * it caught and went on after, or a statement that ends or
  * commits it, sent some way ctx.tx could not see). Only the handler's
  * statements ran on that connection, so it is the handler's failure (500), not
  * the store's; the commit rolled back whatever came after the end.
  */
-function endedUnderHandler(deadlock: Error | undefined): WebhookError {
-  if (deadlock !== undefined) {
+function endedUnderHandler(rolledBack: Error | undefined): WebhookError {
+  if (rolledBack !== undefined) {
     return handlerLeftAborted(
-      deadlock,
+      rolledBack,
       'retry the whole handler (throw): InnoDB rolled back every statement of the delivery, the claim with them',
     )
   }
@@ -447,11 +464,12 @@ function failer(pool: Pool, logger: Logger | undefined) {
   }
 }
 
-/** ready(): the schema once per process; tried again on the next call after a failure. */
+/** ready(): the schema once per process, and what the store must know of the server; tried again on the next call after a failure. */
 function readyStep(
   names: SchemaNames,
   acquire: () => Promise<PoolConnection>,
   fail: Parts['fail'],
+  server: ServerTraits,
 ) {
   let setup: Promise<void> | undefined
   return () => {
@@ -463,6 +481,7 @@ function readyStep(
             (await connection.query(sql, values))[0] as Row[],
           names,
         )
+        server.rollbackOnTimeout = await rollsBackOnTimeout(connection)
       } catch (error) {
         connection.destroy()
         throw fail(error)
@@ -474,6 +493,15 @@ function readyStep(
     })
     return setup
   }
+}
+
+/** Whether the server rolls back the whole transaction on a lock wait timeout (off unless started so). */
+async function rollsBackOnTimeout(connection: PoolConnection): Promise<boolean> {
+  const [rows] = await connection.query({
+    sql: 'SELECT @@GLOBAL.innodb_rollback_on_timeout AS r',
+    timeout: STATEMENT_TIMEOUT_MS,
+  })
+  return Number((rows as { r: unknown }[])[0]?.r) === 1
 }
 
 /**
@@ -522,7 +550,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ).catch((error: unknown) => {
       throw fail(error)
     })
-  const ready = readyStep(names, acquire, fail)
+  const server: ServerTraits = { rollbackOnTimeout: false }
+  const ready = readyStep(names, acquire, fail, server)
   const parts: Parts = {
     pool,
     names,
@@ -531,6 +560,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ready,
     fail,
     open: new Map(),
+    server,
   }
   const prune = pruneStep(parts)
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
