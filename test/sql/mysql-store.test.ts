@@ -843,3 +843,106 @@ describe('mysqlStore on a server that rolls back on a lock wait timeout (a priva
     expect(await steps()).toEqual(['2:after', '2:before'])
   })
 })
+
+/** Ways a handler could start, split or end a transaction on ctx.tx with mysql2: each commits the claim first. */
+const TRANSACTION_STARTS: { title: string; run: (tx: mysql.PoolConnection) => Promise<unknown> }[] =
+  [
+    { title: 'START TRANSACTION', run: (tx) => tx.query('START TRANSACTION') },
+    { title: 'BEGIN (execute)', run: (tx) => tx.execute('BEGIN') },
+    { title: 'beginTransaction()', run: (tx) => tx.beginTransaction() },
+    { title: 'SET autocommit = 1', run: (tx) => tx.query({ sql: 'SET autocommit = 1' }) },
+    { title: 'LOCK TABLES', run: (tx) => tx.query('LOCK TABLES aw_conversions READ') },
+    { title: 'changeUser()', run: (tx) => tx.changeUser({ user: 'root' }) },
+  ]
+
+describe('mysqlStore: a handler that starts a transaction on ctx.tx (issue 52, item 3, as reported)', () => {
+  const table = `ledger_${randomUUID().slice(0, 8)}`
+  beforeAll(async () => {
+    await db.pool.query(
+      `CREATE TABLE ${table} (event_id VARCHAR(255), attempt INT, step VARCHAR(16)) ENGINE=InnoDB`,
+    )
+  })
+  const stepsOf = async (eventId: string) => {
+    const [rows] = await db.pool.query(
+      `SELECT attempt, step FROM ${table} WHERE event_id = ? ORDER BY attempt, step`,
+      [eventId],
+    )
+    return (rows as { attempt: number; step: string }[]).map((r) => `${r.attempt}:${r.step}`)
+  }
+  const send = async (event: object, attempt: number) => {
+    const signed = await signedDelivery({ secret: SECRET, event, attempt })
+    return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+  }
+
+  for (const { title, run } of TRANSACTION_STARTS) {
+    it(`${title}: refused at once; while the handler still runs a newer event of its conversion and a copy get 409, nothing of it is committed early; thrown, it is 500 and the retry applies it once`, async () => {
+      let release!: () => void
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let entered!: (error: unknown) => void
+      const inside = new Promise<unknown>((resolve) => {
+        entered = resolve
+      })
+      const conversion = { id: 6_000_000 + Math.floor(Math.random() * 1e6) }
+      const older = buildConversionEvent({ createdAt: 1_000, conversion })
+      const newer = buildConversionEvent({
+        type: 'conversion.updated',
+        createdAt: 2_000,
+        conversion,
+      })
+      const thrown = buildConversionEvent()
+      const attempts = new Map<string, number>()
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: mysqlStore({ pool: db.pool, logger: false, lockWaitMs: 300 }),
+        async onConversion(_conversion, event, ctx) {
+          const attempt = (attempts.get(event.id) ?? 0) + 1
+          attempts.set(event.id, attempt)
+          const step = (name: string) =>
+            ctx.tx.query(`INSERT INTO ${table} VALUES (?, ?, ?)`, [event.id, attempt, name])
+          await step('before')
+          const tx = ctx.tx as unknown as mysql.PoolConnection
+          if (event.id === thrown.id && attempt === 1) await run(tx)
+          if (event.id === older.id) {
+            entered(
+              await run(tx).then(
+                () => undefined,
+                (error: unknown) => error,
+              ),
+            )
+            await held
+          }
+          await step('after')
+        },
+      })
+      const running = receiver.receive(await send(older, 1))
+      try {
+        const started = performance.now()
+        const error = (await inside) as (Error & { code?: string }) | undefined
+        expect(performance.now() - started).toBeLessThan(1000)
+        expect(error?.code, error?.message).toBe('ERR_AW_TX_CONTROL')
+        expect(error?.message).toMatch(/Let the store commit/)
+        const blocked = await receiver.receive(await send(newer, 1))
+        expect([blocked.status, blocked.error?.code]).toEqual([409, 'event_in_progress'])
+        const copy = await receiver.receive(await send(older, 2))
+        expect([copy.status, copy.error?.code]).toEqual([409, 'event_in_progress'])
+        expect(await stepsOf(older.id)).toEqual([])
+      } finally {
+        release()
+      }
+      expect((await running).outcome).toBe('processed')
+      expect((await receiver.receive(await send(newer, 2))).outcome).toBe('processed')
+      expect(await stepsOf(older.id)).toEqual(['1:after', '1:before'])
+      expect(await stepsOf(newer.id)).toEqual(['1:after', '1:before'])
+      // Let go by the handler: its failure, nothing of it kept, the retry applies it once.
+      const failed = await receiver.receive(await send(thrown, 1))
+      expect([failed.status, failed.error?.code]).toEqual([500, 'handler_failed'])
+      expect(await stepsOf(thrown.id)).toEqual([])
+      expect((await receiver.receive(await send(thrown, 2))).outcome).toBe('processed')
+      expect((await receiver.receive(await send(thrown, 3))).outcome).toBe('duplicate')
+      expect(await stepsOf(thrown.id)).toEqual(['2:after', '2:before'])
+    })
+  }
+})
