@@ -9,7 +9,7 @@ import {
   mysqlStore,
 } from '@affiliate-webhooks/mysql'
 import mysql, { type Pool } from 'mysql2/promise'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { storeContract } from '../stores/store-contract.js'
 import {
   createMysqlTestDatabase,
@@ -772,6 +772,40 @@ describe('mysqlStore commit and release while a statement of the handler still r
         const retry = claimedOf(await store.begin(input))
         expect(await store.commit(retry)).toBe(true)
       }
+      await other.query('COMMIT')
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE v = 1`)).toBe(0)
+    } finally {
+      other.release()
+      await db.pool.query(`DROP TABLE ${table}`)
+    }
+  }, 40_000)
+
+  it("end at the lease's end too, when the handler never settles: the session is ended, the event free again", async () => {
+    const store = mysqlStore({ pool: db.pool, logger: false })
+    const table = `aw_inflight_${randomUUID().slice(0, 6)}`
+    await db.pool.query(`CREATE TABLE ${table} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB`)
+    await db.pool.query(`INSERT INTO ${table} VALUES (1, 0)`)
+    const other = await db.pool.getConnection()
+    try {
+      await other.query('START TRANSACTION')
+      await other.query(`UPDATE ${table} SET v = 9 WHERE id = 1`)
+      const input = {
+        eventId: `evt_inflight_lease_${randomUUID().slice(0, 8)}`,
+        conversionId: 880_023,
+        order: Date.now(),
+      }
+      const claim = claimedOf(await store.begin({ ...input, leaseMs: 800 }))
+      const tx = claim.tx as unknown as mysql.PoolConnection
+      // Waits for the lock, 50 s; the handler never settles.
+      tx.query(`UPDATE ${table} SET v = 1 WHERE id = 1`).catch(() => {})
+      await vi.waitFor(
+        async () => {
+          const retry = await store.begin(input)
+          expect(retry.status).toBe('claimed')
+          if (retry.status === 'claimed') expect(await store.commit(retry.claim)).toBe(true)
+        },
+        { timeout: 10_000, interval: 200 },
+      )
       await other.query('COMMIT')
       expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE v = 1`)).toBe(0)
     } finally {
