@@ -715,6 +715,9 @@ describe('mysqlStore ctx.tx guard', () => {
     await expect(tx.commit()).rejects.toMatchObject(refused)
     await expect(tx.rollback()).rejects.toMatchObject(refused)
     expect(() => tx.release()).toThrow(/ctx\.tx refused ctx\.tx\.release\(\)/)
+    await expect(tx.end()).rejects.toMatchObject(refused)
+    await expect(tx.changeUser({ user: 'root' })).rejects.toMatchObject(refused)
+    expect(() => tx.destroy()).toThrow(/ctx\.tx refused ctx\.tx\.destroy\(\)/)
     // What may go does, prepared statements included, and the claim still commits.
     const prepared = await tx.prepare('SELECT ? AS n')
     expect((await prepared.execute([7]))[0]).toEqual([{ n: 7 }])
