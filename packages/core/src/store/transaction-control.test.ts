@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   refusedStatement,
-  statementHeads,
+  statementWords,
   transactionControl,
   transactionGone,
 } from './transaction-control.js'
@@ -71,7 +71,24 @@ describe('transactionControl', () => {
     expect(transactionControl('CREATE TEMPORARY TABLE x (id int)', 'mysql')).toBeUndefined()
     expect(transactionControl('DROP TEMPORARY TABLE x', 'mysql')).toBeUndefined()
     expect(transactionControl('SET @a = 1', 'mysql')).toBeUndefined()
-    expect(transactionControl('BEGIN NOT ATOMIC SELECT 1; END', 'mysql')).toBeUndefined()
+    expect(transactionControl('CREATE OR REPLACE TEMPORARY TABLE x (id int)', 'mysql')).toBe(
+      undefined,
+    )
+    expect(transactionControl('SET SESSION autocommit = ON', 'mysql')).toBe('SET AUTOCOMMIT')
+    expect(transactionControl('set names utf8mb4, autocommit=1', 'mysql')).toBe('SET AUTOCOMMIT')
+    expect(transactionControl('SET STATEMENT max_statement_time=1 FOR COMMIT', 'mysql')).toBe(
+      'SET STATEMENT ... FOR COMMIT',
+    )
+    expect(
+      transactionControl('SET STATEMENT max_statement_time=1 FOR SELECT 1', 'mysql'),
+    ).toBeUndefined()
+    expect(transactionControl("PREPARE s FROM 'COMMIT'", 'mysql')).toBe('PREPARE')
+    expect(transactionControl('EXECUTE s', 'mysql')).toBe('EXECUTE')
+    expect(transactionControl('BEGIN NOT ATOMIC COMMIT; END', 'mysql')).toBe('BEGIN')
+    expect(transactionControl("SET @note = 'autocommit'", 'mysql')).toBeUndefined()
+    expect(transactionControl('SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'mysql')).toBe(
+      undefined,
+    )
   })
 
   it('lets transactional DDL through on PostgreSQL and SQLite', () => {
@@ -85,9 +102,11 @@ describe('transactionControl', () => {
     ).toBeUndefined()
   })
 
-  it('reads the head words of each statement', () => {
-    expect(statementHeads("insert into t values ('x'); commit and chain", 'postgres')).toEqual([
-      ['INSERT', 'INTO', 'T'],
+  it('reads the words of each statement, quotes and comments left out', () => {
+    expect(
+      statementWords("insert into t values ('x') -- y\n; commit and chain", 'postgres'),
+    ).toEqual([
+      ['INSERT', 'INTO', 'T', 'VALUES'],
       ['COMMIT', 'AND', 'CHAIN'],
     ])
   })

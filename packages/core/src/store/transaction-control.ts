@@ -83,11 +83,13 @@ function harmless(words: readonly string[], dialect: SqlDialect): boolean {
     return true
   }
   // MySQL and MariaDB: temporary tables do not commit implicitly.
-  if (dialect === 'mysql' && (first === 'CREATE' || first === 'DROP') && second === 'TEMPORARY') {
+  if (
+    dialect === 'mysql' &&
+    (first === 'CREATE' || first === 'DROP') &&
+    (second === 'TEMPORARY' || (second === 'OR' && third === 'REPLACE' && words[3] === 'TEMPORARY'))
+  ) {
     return true
   }
-  // MariaDB's compound statement (BEGIN NOT ATOMIC ... END) is not a transaction.
-  if (dialect === 'mysql' && first === 'BEGIN' && second === 'NOT') return true
   return false
 }
 
@@ -100,14 +102,29 @@ function refusedHead(words: readonly string[], dialect: SqlDialect): string | un
   if (ENDS_ANYWHERE.has(first) || ENDS_ON[dialect].has(first)) {
     return second !== undefined && QUALIFIERS.has(second) ? two : first
   }
-  // SET autocommit = 1 commits (MySQL); SET TRANSACTION is harmless after the first statement.
-  if (
-    dialect === 'mysql' &&
-    first === 'SET' &&
-    /^(@@(SESSION\.)?)?AUTOCOMMIT$/.test(second ?? '')
-  ) {
-    return 'SET AUTOCOMMIT'
+  return dialect === 'mysql' ? refusedOnMysql(words) : undefined
+}
+
+/** An assignment to autocommit, in any of MySQL's spellings (`@@session.autocommit`, ...). */
+const AUTOCOMMIT = /(^|[.@])AUTOCOMMIT$/
+
+/**
+ * MySQL's statements that commit, or may, beyond their first words: `SET
+ * autocommit` among other assignments (turning it on commits), `SET STATEMENT
+ * ... FOR` another statement, and SQL-level `PREPARE`/`EXECUTE` (the
+ * statement prepared is a string this reader cannot see). MariaDB's compound
+ * `BEGIN NOT ATOMIC ... END` is refused as `BEGIN`. (SET TRANSACTION only sets
+ * the next transaction's characteristics: harmless.)
+ */
+function refusedOnMysql(words: readonly string[]): string | undefined {
+  const [first, second] = words
+  if (first === 'SET' && second === 'STATEMENT') {
+    const inner = words.indexOf('FOR')
+    const found = inner === -1 ? undefined : refusedHead(words.slice(inner + 1), 'mysql')
+    return found === undefined ? undefined : `SET STATEMENT ... FOR ${found}`
   }
+  if (first === 'SET' && words.some((word) => AUTOCOMMIT.test(word))) return 'SET AUTOCOMMIT'
+  if (first === 'PREPARE' || first === 'EXECUTE') return first
   return undefined
 }
 
@@ -159,24 +176,24 @@ function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
 const opensTrigger = (words: readonly string[]) =>
   words[0] === 'CREATE' && (words[1] === 'TRIGGER' || words[2] === 'TRIGGER')
 
-/** The first words of each statement of `sql`, upper-cased: what decides what it does to the transaction. */
-export function statementHeads(sql: string, dialect: SqlDialect): string[][] {
-  const heads: string[][] = []
+/**
+ * The words of each statement of `sql`, upper-cased, outside quotes and
+ * comments (at most 64 a statement): its first words decide what it does to
+ * the transaction, a few statements need more.
+ */
+export function statementWords(sql: string, dialect: SqlDialect): string[][] {
+  const statements: string[][] = []
   let words: string[] = []
-  let body = false
   // Inside a trigger's BEGIN ... END, semicolons end its inner statements, not it.
   let nesting = 0
   const endStatement = () => {
-    if (words.length > 0) heads.push(words)
+    if (words.length > 0) statements.push(words)
     words = []
-    body = false
   }
   let i = 0
   while (i < sql.length) {
     const past = skipOpaque(sql, i, dialect)
     if (past !== i) {
-      // Quoted text ends the head; a comment does not.
-      if (sql[i] !== '-' && sql[i] !== '/' && sql[i] !== '#') body = words.length > 0 || body
       i = past
       continue
     }
@@ -185,19 +202,17 @@ export function statementHeads(sql: string, dialect: SqlDialect): string[][] {
       const word = (
         /^[A-Za-z_@][A-Za-z0-9_@.$]*/.exec(sql.slice(i, i + 64))?.[0] ?? c
       ).toUpperCase()
-      if (!body && words.length < 3) words.push(word)
-      else body = true
+      if (words.length < 64) words.push(word)
       if (opensTrigger(words) && (word === 'BEGIN' || word === 'CASE')) nesting++
       else if (nesting > 0 && word === 'END') nesting--
       i += word.length
       continue
     }
     if (c === ';' && nesting === 0) endStatement()
-    else if (!/[\s!*/]/.test(c) && words.length > 0) body = true
     i++
   }
   endStatement()
-  return heads
+  return statements
 }
 
 /** A text seen before: handlers send the same statements again and again. */
@@ -218,7 +233,7 @@ export function transactionControl(sql: string, dialect: SqlDialect): string | u
   const known = seen.get(sql)
   if (known !== undefined) return known ?? undefined
   let found: string | undefined
-  for (const words of statementHeads(sql, dialect)) {
+  for (const words of statementWords(sql, dialect)) {
     found = refusedHead(words, dialect)
     if (found !== undefined) break
   }
