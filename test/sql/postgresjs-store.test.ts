@@ -415,3 +415,53 @@ describe('postgresStore (postgres.js): every wait of commit and release is bound
     }
   })
 })
+
+describe('postgresStore (postgres.js): a session that ends under a claim', () => {
+  it('sends nothing more on it: ctx.tx refuses (ERR_AW_TX_GONE), commit fails as the store (503), release sends nothing, and the process lives on', async () => {
+    const own = postgres(db.url, { max: 2, onnotice: () => {} })
+    try {
+      const store = postgresStore({ sql: own })
+      for (const end of ['commit', 'release'] as const) {
+        const eventId = `evt_closed_${end}_${randomUUID().slice(0, 8)}`
+        const begun = await store.begin({ eventId, conversionId: 93_001, order: Date.now() })
+        if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
+        const tx = begun.claim.tx as postgres.TransactionSql
+        const [{ pid }] = (await tx`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }]
+        await sql`SELECT pg_terminate_backend(${pid})`
+        // Gone on the server; the driver learns it from its socket, with nothing
+        // to await from outside: a short pause for that, then nothing may be sent.
+        await expect
+          .poll(
+            async () =>
+              (await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`)[0]?.n,
+          )
+          .toBe(0)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        const next = async () => {
+          await tx`SELECT 1`
+        }
+        await expect(next()).rejects.toMatchObject({ code: 'ERR_AW_TX_GONE' })
+        if (end === 'commit') {
+          const failed = await store.commit(begun.claim).then(
+            () => undefined,
+            (error: Error & { code?: string }) => error,
+          )
+          expect(failed?.message).toMatch(/connection closed while the handler ran/)
+          expect(failed?.code).not.toBe('handler_failed')
+        } else {
+          await store.release(begun.claim)
+        }
+        expect(await store.peek({ eventId, conversionId: 93_001, order: 1 })).toBe('unsettled')
+      }
+      // The instance still serves deliveries: a new claim commits.
+      const again = await store.begin({
+        eventId: `evt_closed_after_${randomUUID().slice(0, 8)}`,
+        order: 1,
+      })
+      if (again.status !== 'claimed') throw new Error(`expected claimed, got ${again.status}`)
+      expect(await store.commit(again.claim)).toBe(true)
+    } finally {
+      await own.end({ timeout: 1 })
+    }
+  })
+})

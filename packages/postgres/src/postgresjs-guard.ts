@@ -7,6 +7,7 @@ import { readFile } from 'node:fs'
 import {
   refusedStatement,
   transactionControl,
+  transactionGone,
   transactionOver,
 } from '@affiliate-webhooks/core/internal'
 import type { ReservedSql, Sql, TransactionSql } from 'postgres'
@@ -24,6 +25,8 @@ type Transaction = TransactionSql<any>
 export interface GuardState {
   /** Settled by commit or release, or past its lease: ctx.tx refuses every query. */
   over: () => boolean
+  /** Why the reserved connection closed under the claim, if it did: ctx.tx refuses every query. */
+  closed: () => Error | undefined
   /** Savepoints named so far (s0, s1, ...), as postgres.js names them. */
   savepoints: number
 }
@@ -60,9 +63,15 @@ function textOf(query: QueryLike): string {
   return text
 }
 
+/** The connection under the claim closed: the server rolled its transaction back. */
+const connectionClosed = (cause: Error) =>
+  transactionGone(STORE, `the connection to the database closed: ${cause.message}`)
+
 /** Why a query may not go out now, or undefined. */
 function refusal(state: GuardState, query: QueryLike): Error | undefined {
   if (state.over()) return transactionOver(STORE)
+  const closed = state.closed()
+  if (closed !== undefined) return connectionClosed(closed)
   const statement = transactionControl(textOf(query), 'postgres')
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
 }
@@ -148,6 +157,8 @@ export function guardedTransaction(
 ): Transaction {
   const check = () => {
     if (state.over()) throw transactionOver(STORE)
+    const closed = state.closed()
+    if (closed !== undefined) throw connectionClosed(closed)
   }
   const extra: Record<string, unknown> = {
     options,

@@ -150,6 +150,36 @@ function reserveWithin(sql: PostgresJsSql, ms: number): Promise<ReservedSql> {
   })
 }
 
+/** What the store knows of a reserved connection: whether the server or the network closed it. */
+interface Watched {
+  closed: Error | undefined
+}
+
+/**
+ * Reserved connections whose closing the store watches. postgres.js 3.4.9 does
+ * not detach a reserved `sql` whose connection closed: a query sent on it then
+ * throws out of the driver (a socket that is null) and ends the process, or
+ * runs on the reconnected session in autocommit. So nothing is sent on a
+ * closed one: ctx.tx refuses, the commit answers 503, the release sends nothing.
+ */
+const watched = new WeakMap<ReservedSql, Watched>()
+
+/** The query option that learns the reserved connection from its first query, and watches it close. */
+function watchClose(conn: ReservedSql) {
+  const state: Watched = { closed: undefined }
+  watched.set(conn, state)
+  return {
+    onexecute(connection: { onclose: ((error?: Error) => void) | null }) {
+      connection.onclose = (error) => {
+        state.closed = error ?? new Error('the connection to the database closed')
+      }
+    },
+  }
+}
+
+/** Why nothing may be sent on `conn` any more: its connection closed. */
+const closedOf = (conn: ReservedSql) => watched.get(conn)?.closed
+
 /**
  * Ends the connection's transaction with `text` (ROLLBACK, or COMMIT of a stale
  * mark) and hands the connection back once the server has answered it: never
@@ -159,6 +189,9 @@ function reserveWithin(sql: PostgresJsSql, ms: number): Promise<ReservedSql> {
  * (postgres.js then opens a new one), never handed back half-way.
  */
 function finish(conn: ReservedSql, text: string): Promise<void> {
+  // Closed: the server rolled back as it closed, and postgres.js has the
+  // connection again; releasing it would hand a dead one to the pool.
+  if (closedOf(conn) !== undefined) return Promise.resolve()
   // On a failure it is not released: a closed connection is postgres.js's
   // again already, and a live one whose transaction may be open is kept out.
   const ended = conn.unsafe(text).then(() => conn.release())
@@ -191,7 +224,7 @@ async function claimOn(
   // prepared once per connection: the server parses and plans it once.
   const [, rows] = await within(
     Promise.all([
-      conn.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED'),
+      conn.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED', [], watchClose(conn) as never),
       conn.unsafe(claimCallSql(names), params as never[], { prepare: true }),
     ]),
     claimTimeoutMs,
@@ -233,6 +266,7 @@ function beginStep(
     open.set(token, state)
     const guard = {
       over: () => state.over,
+      closed: () => closedOf(conn),
       get savepoints() {
         return state.savepoints
       },
@@ -266,6 +300,16 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
     // Settled already, or past its lease (rolled back then): nothing commits.
     if (state === undefined) return false
     state.over = true
+    const closed = closedOf(state.conn)
+    if (closed !== undefined) {
+      // The server rolled the transaction back as the session ended: the store's outage, not the handler's.
+      throw Object.assign(
+        new Error(
+          `postgresStore: the connection closed while the handler ran (${closed.message}): nothing was committed`,
+        ),
+        { cause: closed },
+      )
+    }
     try {
       // The held check and COMMIT in one simple query: if the check fails, the
       // server skips the COMMIT. It stops a COMMIT of a transaction the handler
