@@ -217,7 +217,7 @@ function beginStep(
         dedupeTtl,
       ])) as [string, number?]
       if (status === 'claimed') {
-        return { status: 'claimed', claim: { eventId, conversionId, order, token } }
+        return { status: 'claimed', claim: { eventId, conversionId, order, token, leaseMs } }
       }
       if (status !== 'locked') return { status } as BeginResult
       // Only contended events pay for this wait.

@@ -216,6 +216,37 @@ describe('createReceiver({ answerWithinMs })', () => {
     expect(log.lines.filter((line) => /lease could not be renewed/.test(line))).toEqual([])
   })
 
+  it("keeps the store's own lease when the receiver names none: a store with leaseMs 600 and one failed renewal still answers a copy 409", async () => {
+    const base = memoryStore({ leaseMs: 600 })
+    let renewals = 0
+    const store: EventStore = {
+      begin: (i) => base.begin(i),
+      commit: (c) => base.commit(c),
+      release: (c) => base.release(c),
+      extend: async (c, ms) => {
+        renewals++
+        if (renewals === 1) throw new Error('the store did not answer')
+        return base.extend?.(c, ms) as boolean
+      },
+    }
+    const gate = deferred()
+    const onConversion = vi.fn(() => gate.promise)
+    const receiver = createReceiver({
+      secret: SECRET,
+      now,
+      store,
+      onConversion,
+      answerWithinMs: 100,
+      logger: false,
+    })
+    const event = buildConversionEvent()
+    expect((await receiver.receive(await input(event))).error?.code).toBe('handler_timeout')
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect((await receiver.receive(await input(event))).status).toBe(409)
+    expect(onConversion).toHaveBeenCalledTimes(1)
+    gate.resolve()
+  })
+
   it('tries a renewal that hangs again after a tenth of the lease', async () => {
     const { store } = flakyRenewals((n, go) =>
       n === 1 ? new Promise<boolean>(() => {}) : Promise.resolve(go()),

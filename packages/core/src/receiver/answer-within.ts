@@ -97,7 +97,9 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** Bounds a running handler's answer by the receiver's `answerWithinMs`. */
 export function createAnswerBound(setup: Setup, fail: Fail) {
   const { store, answerWithinMs, logger } = setup
-  const leaseMs = setup.leaseMs ?? STORE_DEFAULTS.leaseMs
+  // The lease the store took (its own default when the receiver names none), else the receiver's.
+  const leaseOf = (claim: Claim<unknown>) =>
+    claim.leaseMs ?? setup.leaseMs ?? STORE_DEFAULTS.leaseMs
 
   /** The late end of a handler already answered for: only a failure is worth a line. */
   const lateEnd = (result: ReceiveResult, event: AnyWebhookEvent, ranMs: number) => {
@@ -135,7 +137,7 @@ export function createAnswerBound(setup: Setup, fail: Fail) {
       const timer = setTimeout(
         () => {
           const ranMs = Date.now() - handlerStarted
-          stopRenewing = keepLease(store, claim, leaseMs, startedAt, () =>
+          stopRenewing = keepLease(store, claim, leaseOf(claim), startedAt, () =>
             leaseLost(event, Date.now() - handlerStarted),
           )
           resolve(

@@ -144,6 +144,11 @@ export interface Claim<Tx = undefined> {
   order: number
   token: string
   /**
+   * The lease the store took, ms, when it keeps one (memory, Redis): what a
+   * renewal keeps alive, and how often a failed one is tried again.
+   */
+  leaseMs?: number | undefined
+  /**
    * Optional capability: a transaction open in the store's database, handed to
    * the handler as `ctx.tx`. The store commits the handled mark in it (commit)
    * or rolls it back (release). Stores that keep their state apart from the

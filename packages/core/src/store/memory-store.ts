@@ -172,6 +172,7 @@ function attempt(
     conversionId,
     order,
     token: holds.nextToken(),
+    leaseMs,
     expiresAt: at + leaseMs,
   }
   holds.leases.set(eventId, hold)

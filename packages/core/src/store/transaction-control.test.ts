@@ -56,6 +56,10 @@ describe('transactionControl', () => {
     expect(transactionControl('SELECT 1 -- ; COMMIT', 'sqlite')).toBeUndefined()
     expect(transactionControl('SELECT 1 # ; COMMIT', 'mysql')).toBeUndefined()
     expect(transactionControl('SELECT `a;COMMIT` FROM t', 'mysql')).toBeUndefined()
+    expect(transactionControl("SELECT E'it\\'s'; COMMIT", 'postgres')).toBe('COMMIT')
+    expect(transactionControl("SELECT E'a\\'; COMMIT'", 'postgres')).toBeUndefined()
+    expect(transactionControl('SELECT [a;COMMIT] FROM t', 'sqlite')).toBeUndefined()
+    expect(transactionControl("SELECT [it's]; COMMIT", 'sqlite')).toBe('COMMIT')
   })
 
   it('refuses what MySQL commits implicitly, temporary tables aside', () => {
@@ -68,6 +72,9 @@ describe('transactionControl', () => {
     expect(transactionControl('SET autocommit = 1', 'mysql')).toBe('SET AUTOCOMMIT')
     expect(transactionControl('set @@session.autocommit=1', 'mysql')).toBe('SET AUTOCOMMIT')
     expect(transactionControl('/*!40101 LOCK TABLES t WRITE */', 'mysql')).toBe('LOCK TABLES')
+    expect(transactionControl('/*M! COMMIT */', 'mysql')).toBe('COMMIT')
+    expect(transactionControl('/*M!100000 CREATE TABLE x (a int) */', 'mysql')).toBe('CREATE TABLE')
+    expect(transactionControl('SELECT 1 /*!50000 , 2 */', 'mysql')).toBeUndefined()
     expect(transactionControl('CREATE TEMPORARY TABLE x (id int)', 'mysql')).toBeUndefined()
     expect(transactionControl('DROP TEMPORARY TABLE x', 'mysql')).toBeUndefined()
     expect(transactionControl('SET @a = 1', 'mysql')).toBeUndefined()

@@ -142,6 +142,12 @@ function skipQuoted(sql: string, at: number, quote: string, backslash: boolean):
   return i
 }
 
+/** PostgreSQL's E'...' string, where a backslash escapes the quote. */
+const escapeString = (sql: string, at: number, dialect: SqlDialect) =>
+  dialect === 'postgres' &&
+  (sql[at - 1] === 'E' || sql[at - 1] === 'e') &&
+  !/[A-Za-z0-9_$]/.test(sql[at - 2] ?? '')
+
 /** Index past the comment, quoted text or dollar quote starting at `at`, or `at` if none starts there. */
 function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
   const c = sql[at]
@@ -155,14 +161,21 @@ function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
     return end === -1 ? sql.length : end + 1
   }
   if (c === '/' && next === '*') {
-    // MySQL runs the inside of /*! ... */ and MariaDB of /*M! ... */: not a comment to them.
-    if (dialect === 'mysql' && (sql[at + 2] === '!' || sql.startsWith('M!', at + 2))) return at
+    // MySQL runs the inside of /*! ... */ and MariaDB of /*M! ... */ (a version
+    // may follow the mark): skip the mark alone, and read the inside.
+    const mark = dialect === 'mysql' ? /^\/\*M?!\d*/.exec(sql.slice(at, at + 12))?.[0] : undefined
+    if (mark !== undefined) return at + mark.length
     const end = sql.indexOf('*/', at + 2)
     return end === -1 ? sql.length : end + 2
   }
-  if (c === "'") return skipQuoted(sql, at, "'", dialect === 'mysql')
+  if (c === "'")
+    return skipQuoted(sql, at, "'", dialect === 'mysql' || escapeString(sql, at, dialect))
   if (c === '"') return skipQuoted(sql, at, '"', dialect === 'mysql')
   if (c === '`' && dialect !== 'postgres') return skipQuoted(sql, at, '`', false)
+  if (c === '[' && dialect === 'sqlite') {
+    const end = sql.indexOf(']', at + 1)
+    return end === -1 ? sql.length : end + 1
+  }
   if (c === '$' && dialect === 'postgres') {
     const tag = /^\$[A-Za-z_]?[A-Za-z0-9_]*\$/.exec(sql.slice(at, at + 64))?.[0]
     if (tag === undefined) return at
