@@ -118,6 +118,14 @@ describe('transactionControl', () => {
     ])
   })
 
+  it('reads only the first words of a long text with one statement (a bulk INSERT)', () => {
+    const rows = Array.from({ length: 50_000 }, (_, i) => `(${i}, 'row ${i}')`).join(', ')
+    const bulk = `INSERT INTO ledger (id, note) VALUES ${rows}`
+    expect(transactionControl(bulk, 'postgres')).toBeUndefined()
+    expect(transactionControl(`COMMIT ${rows}`, 'sqlite')).toBe('COMMIT')
+    expect(transactionControl(`${bulk}; COMMIT`, 'postgres')).toBe('COMMIT')
+  })
+
   it('answers a text seen before from its cache, the same way', () => {
     const text = `INSERT INTO t VALUES (1); COMMIT -- ${Math.random()}`
     expect(transactionControl(text, 'postgres')).toBe('COMMIT')
