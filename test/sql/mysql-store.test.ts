@@ -21,6 +21,18 @@ import {
 import { sqlReceiverCases } from './sql-receiver-cases.js'
 import { sqlStoreCases } from './sql-store-cases.js'
 
+// Texts marked /* unseen */ pass the statement reader: how these tests send
+// what a guard cannot see (a procedure that commits, say) and check that the
+// commit still catches it.
+vi.mock('@affiliate-webhooks/core/internal', async (importOriginal) => {
+  const real = await importOriginal<typeof import('@affiliate-webhooks/core/internal')>()
+  return {
+    ...real,
+    transactionControl: (text: string, dialect: 'postgres' | 'mysql' | 'sqlite') =>
+      text.includes('/* unseen */') ? undefined : real.transactionControl(text, dialect),
+  }
+})
+
 let db: MysqlTestDatabase
 beforeAll(async () => {
   // Cases leave claims open (each holds a connection until its lease runs out).
@@ -256,15 +268,16 @@ describe('mysqlStore with a receiver: locks and stuck processes', () => {
 })
 
 /**
- * A statement sent on the connection under ctx.tx (mysql2's callback
- * connection), which the guard does not see: what a library holding it could do.
+ * A statement the guard does not see (marked for the mocked reader above),
+ * sent on the callback connection under ctx.tx, which the guard checks by text
+ * only: after a deadlock too, so the autocommit-off path is what is tested.
  */
 function pastTheGuard(tx: unknown, sql: string): Promise<void> {
   const { connection } = tx as {
     connection: { query(sql: string, cb: (e: unknown) => void): void }
   }
   return new Promise((resolve, reject) => {
-    connection.query(sql, (error) => (error ? reject(error) : resolve()))
+    connection.query(`/* unseen */ ${sql}`, (error) => (error ? reject(error) : resolve()))
   })
 }
 
@@ -715,6 +728,20 @@ describe('mysqlStore ctx.tx guard', () => {
     await expect(tx.commit()).rejects.toMatchObject(refused)
     await expect(tx.rollback()).rejects.toMatchObject(refused)
     expect(() => tx.release()).toThrow(/ctx\.tx refused ctx\.tx\.release\(\)/)
+    // The callback connection under it: the same refusals, to the callback.
+    const raw = tx.connection as unknown as {
+      query(sql: string, cb: (error: unknown) => void): void
+      beginTransaction(cb: (error: unknown) => void): void
+      promise(): unknown
+    }
+    const viaCallback = (send: (cb: (error: unknown) => void) => void) =>
+      new Promise((resolve) => send(resolve))
+    expect(
+      await viaCallback((cb) => raw.query('CREATE TABLE IF NOT EXISTS aw_guard_y (id INT)', cb)),
+    ).toMatchObject(refused)
+    expect(await viaCallback((cb) => raw.beginTransaction(cb))).toMatchObject(refused)
+    expect(() => raw.promise()).toThrow(/use ctx\.tx itself/)
+    expect(await viaCallback((cb) => raw.query('SELECT 1', cb))).toBeNull()
     await expect(tx.end()).rejects.toMatchObject(refused)
     await expect(tx.changeUser({ user: 'root' })).rejects.toMatchObject(refused)
     expect(() => tx.destroy()).toThrow(/ctx\.tx refused ctx\.tx\.destroy\(\)/)

@@ -105,6 +105,51 @@ function guardedPrepared<P extends object>(prepared: P, state: GuardState): P {
   })
 }
 
+/**
+ * `ctx.tx.connection`: mysql2's callback connection under the promise one,
+ * with the same refusals in callback form (the error to the callback, or
+ * thrown without one), and no `promise()` (an unguarded wrapper). A statement
+ * that MySQL commits implicitly would otherwise free the conversion's row
+ * while the handler still runs.
+ */
+function guardedCallbacks<C extends object>(raw: C, state: GuardState): C {
+  const refuse = (args: unknown[], error: Error) => {
+    const callback = args.findLast((arg) => typeof arg === 'function') as
+      | ((error: Error) => void)
+      | undefined
+    if (callback === undefined) throw error
+    process.nextTick(callback, error)
+    return undefined
+  }
+  const checked =
+    (method: string) =>
+    (...args: unknown[]) => {
+      const text = textOf(args[0])
+      const statement = text === undefined ? undefined : transactionControl(text, 'mysql')
+      if (state.over) return refuse(args, transactionOver(STORE))
+      if (statement !== undefined) return refuse(args, refusedStatement(STORE, statement))
+      return Reflect.apply(Reflect.get(raw, method) as (...a: unknown[]) => unknown, raw, args)
+    }
+  const guarded: Record<string, unknown> = {
+    query: checked('query'),
+    execute: checked('execute'),
+    prepare: checked('prepare'),
+  }
+  for (const [method, what] of Object.entries({ ...REFUSED_ASYNC, ...REFUSED_SYNC })) {
+    guarded[method] = (...args: unknown[]) =>
+      refuse(args, refusedStatement(STORE, `ctx.tx.connection.${what}`))
+  }
+  guarded.promise = () => {
+    throw refusedStatement(STORE, 'ctx.tx.connection.promise() (use ctx.tx itself)')
+  }
+  return new Proxy(raw, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && Object.hasOwn(guarded, key)) return guarded[key]
+      return Reflect.get(target, key, receiver)
+    },
+  })
+}
+
 /** ctx.tx: `connection` whose statements are checked first, and whose transaction is the store's alone. */
 export function guardedConnection(connection: PoolConnection, state: GuardState): PoolConnection {
   const send =
@@ -132,6 +177,7 @@ export function guardedConnection(connection: PoolConnection, state: GuardState)
       throw refusedStatement(STORE, `ctx.tx.${what}`)
     }
   }
+  guarded.connection = guardedCallbacks(connection.connection, state)
   return new Proxy(connection, {
     get(target, key, receiver) {
       if (typeof key === 'string' && Object.hasOwn(guarded, key)) return guarded[key]
