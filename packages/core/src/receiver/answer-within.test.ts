@@ -168,8 +168,10 @@ describe('createReceiver({ answerWithinMs })', () => {
   })
 
   /** The memory store, whose renewals fail as `extend` says (called with the renewal's number). */
-  function flakyRenewals(extend: (n: number, go: () => boolean) => Promise<boolean>) {
-    const base = memoryStore()
+  function flakyRenewals(
+    extend: (n: number, go: () => boolean) => Promise<boolean>,
+    base = memoryStore(),
+  ) {
     let n = 0
     const store: EventStore = {
       begin: (i) => base.begin(i),
@@ -217,18 +219,13 @@ describe('createReceiver({ answerWithinMs })', () => {
   })
 
   it("keeps the store's own lease when the receiver names none: a store with leaseMs 600 and one failed renewal still answers a copy 409", async () => {
-    const base = memoryStore({ leaseMs: 600 })
-    let renewals = 0
-    const store: EventStore = {
-      begin: (i) => base.begin(i),
-      commit: (c) => base.commit(c),
-      release: (c) => base.release(c),
-      extend: async (c, ms) => {
-        renewals++
-        if (renewals === 1) throw new Error('the store did not answer')
-        return base.extend?.(c, ms) as boolean
+    const { store } = flakyRenewals(
+      async (n, go) => {
+        if (n === 1) throw new Error('the store did not answer')
+        return go()
       },
-    }
+      memoryStore({ leaseMs: 600 }),
+    )
     const gate = deferred()
     const onConversion = vi.fn(() => gate.promise)
     const receiver = createReceiver({
