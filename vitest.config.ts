@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
 import { browserScriptVite } from './scripts/browser-script.mjs'
@@ -21,7 +22,11 @@ export const chaosProject = {
   },
 } as const
 
+const cliManifest = JSON.parse(readFileSync(src('./packages/cli/package.json'), 'utf8'))
+
 export default defineConfig({
+  // What packages/cli/tsup.config.ts writes into the build: the CLI's own version.
+  define: { __AW_CLI_VERSION__: JSON.stringify(cliManifest.version) },
   // `<file>.ts?script`: browser code bundled as text, as the package's build does it.
   plugins: [browserScriptVite()],
   resolve: {
@@ -102,6 +107,8 @@ export default defineConfig({
     // default (one worker fewer than the cores) runs them one at a time on a 2-core
     // machine; three at once keep both cores busy.
     maxWorkers: 3,
+    // The run's shared local registry (started by the first test that needs it).
+    globalSetup: ['test/support/registry-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

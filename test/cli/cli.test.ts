@@ -4,7 +4,7 @@
  * against a real receiver. `npm test` builds first.
  */
 import { once } from 'node:events'
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -129,10 +129,11 @@ describe('affiliate-webhooks', () => {
     )
   })
 
-  it('--version prints the package version', async () => {
+  it('--version prints the version of the package manifest', async () => {
     const result = await cli(['--version'])
     expect(result.code).toBe(0)
-    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
+    const manifest = new URL('../../packages/cli/package.json', import.meta.url)
+    expect(result.stdout).toBe(`${JSON.parse(readFileSync(manifest, 'utf8')).version}\n`)
   })
 
   it('rejects an unknown option with exit code 2 and the command to get help', async () => {

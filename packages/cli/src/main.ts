@@ -8,9 +8,9 @@ import {
   parseOptions,
   type Values,
   type ValuesOf,
-  VERSION,
 } from './framework/command.js'
 import { EXIT, type Io, MissingPackageError, parseNumber, UsageError } from './framework/io.js'
+import { VERSION } from './version.js'
 
 export const HELP = `Usage: ${BIN} <command> [options]
 

@@ -155,6 +155,3 @@ export const listenOptions = (defaultPort: number) =>
     }),
     host: flag.text('HOST', 'address to listen on (default 127.0.0.1)'),
   }) as const satisfies OptionsConfig
-
-/** The CLI's version, printed by --version and sent in its User-Agent. */
-export const VERSION = '0.1.0'

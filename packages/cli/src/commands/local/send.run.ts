@@ -12,7 +12,6 @@ import {
   sendAttempt,
 } from '@affiliate-webhooks/emulator/internal'
 import type { Handler, ValuesOf } from '../../framework/command.js'
-import { VERSION } from '../../framework/command.js'
 import {
   checkSecretShape,
   EXIT,
@@ -25,6 +24,7 @@ import {
   writeJson,
 } from '../../framework/io.js'
 import { attemptOutcome } from '../../text/local/emulator-send-text.js'
+import { VERSION } from '../../version.js'
 import { readCaptureFile } from '../support/capture-file.js'
 import { writeHint, writeRouteHint } from '../support/hints.js'
 import type { send } from './send.js'
