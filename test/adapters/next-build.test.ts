@@ -17,29 +17,21 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  lockedVersion,
-  npmInstall,
-  packTarballs,
-  pointAtTarballs,
-  repoDependencies,
-} from '../stacks/copied-example.js'
+import { lockedVersion, npmInstall, pointAtRegistry } from '../stacks/copied-example.js'
 import { SECRET, send, streamOversize } from '../support/conformance-cases.js'
 import { type RedisServer, startRedis } from '../support/redis-servers.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /**
- * The copy's `@affiliate-webhooks/*` dependencies as their packed tarballs, Next,
- * React and the types at the versions the lockfile installed, then `npm install`
- * (without NODE_ENV=production, which would leave the devDependencies out).
+ * The copy's `@affiliate-webhooks/*` dependencies by name from the run's local
+ * registry, Next, React and the types at the versions the lockfile installed, then
+ * `npm install` (without NODE_ENV=production, which would leave the devDependencies out).
  */
 async function copiedOut(app: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const packed = await packTarballs(join(app, '..', 'packed'), repoDependencies(app))
   const pinned = ['next', 'react', 'react-dom', '@types/node', '@types/react', 'typescript']
-  pointAtTarballs(
+  await pointAtRegistry(
     app,
-    packed,
     Object.fromEntries(pinned.map((name) => [name, lockedVersion('next', name)])),
   )
   const { NODE_ENV: _production, ...installEnv } = env

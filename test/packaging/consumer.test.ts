@@ -1,19 +1,21 @@
 /**
- * What a user installs: every package packed as npm would publish it, installed
- * from the tarballs (`npm run pack`, no workspace links; registry packages from
- * the registry) into fresh projects, and used
+ * What a user installs: every package as the release path publishes it, installed
+ * by name from the run's local registry (no workspace links; every other package
+ * from the npm registry) into fresh projects, and used
  * the way users write code: ESM, CommonJS, TypeScript under node16 and bundler
  * resolution, and the core's Web Crypto build bundled for an Edge runtime.
- * `npm test` builds first, so the tarballs hold the current sources.
+ * `npm test` builds first, and the registry publishes that build.
  */
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { runInNewContext } from 'node:vm'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readPackages } from '../../scripts/release-plan.mjs'
+import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
 
 const run = promisify(execFile)
 const root = new URL('../..', import.meta.url).pathname
@@ -32,14 +34,16 @@ const tscOf = (label: keyof typeof TYPESCRIPTS) =>
 const SECRET = 'whsec_consumer_test'
 
 let work: string
+let registry: string
 let esm: string
 let cjs: string
 let runtimeApp: string
 
-async function project(name: string, type: 'module' | 'commonjs', tarballs: string[]) {
+async function project(name: string, type: 'module' | 'commonjs', packages: string[]) {
   const dir = join(work, name)
   mkdirSync(dir)
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type }, null, 2))
+  pointScopeAt(dir, registry)
   // From the registry: nothing here may lean on what an earlier install cached.
   await run(
     'npm',
@@ -48,7 +52,7 @@ async function project(name: string, type: 'module' | 'commonjs', tarballs: stri
       '--no-audit',
       '--no-fund',
       '--ignore-scripts',
-      ...tarballs,
+      ...packages,
       'express@^5',
       '@types/express@^5',
       '@types/node@^22',
@@ -61,12 +65,10 @@ async function project(name: string, type: 'module' | 'commonjs', tarballs: stri
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'aw-consumer-'))
-  const packs = join(work, 'tarballs')
-  mkdirSync(packs)
-  await run('node', ['scripts/pack.mjs', '--out', packs], { cwd: root })
-  const tarballs = readdirSync(packs).map((file) => join(packs, file))
-  esm = await project('esm-app', 'module', tarballs)
-  cjs = await project('cjs-app', 'commonjs', tarballs)
+  registry = await sharedRegistry()
+  const names = readPackages(root).map((pkg) => pkg.name)
+  esm = await project('esm-app', 'module', names)
+  cjs = await project('cjs-app', 'commonjs', names)
   // A Bun or Deno project with only the fetch handler and what it depends on.
   runtimeApp = join(work, 'runtime-app')
   mkdirSync(runtimeApp)
@@ -74,10 +76,12 @@ beforeAll(async () => {
     join(runtimeApp, 'package.json'),
     JSON.stringify({ name: 'runtime-app', private: true, type: 'module' }, null, 2),
   )
-  const web = tarballs.filter((file) => /affiliate-webhooks-(web|core)-/.test(file))
-  await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...web], {
-    cwd: runtimeApp,
-  })
+  pointScopeAt(runtimeApp, registry)
+  await run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '@affiliate-webhooks/web'],
+    { cwd: runtimeApp },
+  )
 }, 240_000)
 
 afterAll(() => {
@@ -99,7 +103,7 @@ const server = express()
   })
 `
 
-describe('installed from the packed tarballs', () => {
+describe('installed by name from the registry', () => {
   it('an ESM app receives a signed delivery over HTTP', async () => {
     const source = `import express from 'express'
 import { affiliateWebhook } from '@affiliate-webhooks/express'

@@ -25,9 +25,7 @@ import {
   installedVersions,
   lockedVersion,
   npmInstall,
-  packTarballs,
-  pointAtTarballs,
-  repoDependencies,
+  pointAtRegistry,
   root,
   run,
   startDetached,
@@ -226,11 +224,10 @@ export function builtStack(recipe: StackRecipe): BuiltStack {
         writeInto(join(app, to), readFileSync(join(apps, from), 'utf8'))
       const swapped = recipe.files[0]?.[1]
       if (swapped) cpSync(bridgeOptions, join(app, dirname(swapped), 'bridge-options.mjs'))
-      const packed = await packTarballs(join(work, 'packed'), repoDependencies(app))
       const pinned = Object.fromEntries(
         recipe.versions.map((name) => [name, lockedVersion(recipe.example, name)]),
       )
-      pointAtTarballs(app, packed, pinned)
+      await pointAtRegistry(app, pinned)
       return installAndBuild('current')
     },
     async rebuildAs(previous) {

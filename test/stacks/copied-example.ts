@@ -1,88 +1,21 @@
 /**
  * An example copied out of the repository the way a user copies it: into a
  * temporary folder outside the workspace, its `@affiliate-webhooks/*` dependencies
- * pointed at `npm run pack`'s tarballs (the packages as they will be published),
- * installed with plain `npm install` (the run's npm cache first), then built and
+ * installed by name from the run's local registry (every package published to it
+ * by the release path), with plain `npm install` (the run's npm cache first), then built and
  * served with the commands its README gives (`npm run build`, `npm start`).
  * Nothing may reach back into the repository: no workspace, no `extends`, no path.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
-
-const exec = promisify(execFile)
+import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
 
 export const root = new URL('../..', import.meta.url).pathname
 
 /** What npm prints for a peer or engine range the install did not meet. */
 export const INSTALL_PROBLEM = /EBADENGINE|ERESOLVE|ENOTSUP|peer dep|Unsupported engine/i
-
-/** The repo's publishable packages: name to folder and the repo packages it depends on. */
-function repoPackages(): Map<string, { dir: string; dependencies: string[] }> {
-  const packages = new Map<string, { dir: string; dependencies: string[] }>()
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-  for (const dir of manifest.workspaces as string[]) {
-    if (!dir.startsWith('packages/')) continue
-    const pkg = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'))
-    if (pkg.private) continue
-    packages.set(pkg.name, {
-      dir,
-      dependencies: Object.keys(pkg.dependencies ?? {}).filter((name) =>
-        name.startsWith('@affiliate-webhooks/'),
-      ),
-    })
-  }
-  return packages
-}
-
-/** `names` and every repo package they need at run time. */
-export function closure(names: string[]): string[] {
-  const packages = repoPackages()
-  const wanted = new Set<string>()
-  const add = (name: string) => {
-    const pkg = packages.get(name)
-    if (!pkg) throw new Error(`${name} is not a package of this repository`)
-    if (wanted.has(name)) return
-    wanted.add(name)
-    for (const dep of pkg.dependencies) add(dep)
-  }
-  for (const name of names) add(name)
-  return [...wanted]
-}
-
-/**
- * The tarballs of `names` and the repo packages they need, packed into `out` the
- * way `npm run pack` packs them (`npm pack` of each package folder, from its
- * build): name to tarball.
- */
-export async function packTarballs(out: string, names: string[]): Promise<Map<string, string>> {
-  const packages = repoPackages()
-  const wanted = closure(names)
-  mkdirSync(out, { recursive: true })
-  const { stdout } = await exec(
-    'npm',
-    [
-      'pack',
-      '--json',
-      '--pack-destination',
-      out,
-      ...wanted.map((name) => `./${packages.get(name)?.dir}`),
-    ],
-    { cwd: root, maxBuffer: 16 * 1024 * 1024 },
-  )
-  const packed = JSON.parse(stdout) as { name: string; filename: string }[]
-  return new Map(packed.map((entry) => [entry.name, join(out, entry.filename)]))
-}
-
-/** The example's `@affiliate-webhooks/*` dependencies. */
-export function repoDependencies(app: string): string[] {
-  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
-  return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) =>
-    name.startsWith('@affiliate-webhooks/'),
-  )
-}
 
 /** The version the repository's lockfile installed for `name` in `example`. */
 export function lockedVersion(example: string, name: string): string {
@@ -95,25 +28,18 @@ export function lockedVersion(example: string, name: string): string {
 }
 
 /**
- * Rewrites the copy's package.json: each `@affiliate-webhooks/*` dependency, and the
- * repo packages those need, as its tarball; the `pinned` packages at exact versions.
+ * Points the copy at the run's local registry for the `@affiliate-webhooks` scope
+ * (an `.npmrc` line, as the README tells a user), keeping its dependencies by name
+ * at the versions it names, and pins the `pinned` packages at exact versions.
  */
-export function pointAtTarballs(
-  app: string,
-  tarballs: Map<string, string>,
-  pinned: Record<string, string>,
-): void {
+export async function pointAtRegistry(app: string, pinned: Record<string, string>): Promise<void> {
+  pointScopeAt(app, await sharedRegistry())
   const file = join(app, 'package.json')
   const manifest = JSON.parse(readFileSync(file, 'utf8'))
   for (const field of ['dependencies', 'devDependencies']) {
     const deps: Record<string, string> = manifest[field] ?? {}
-    for (const name of Object.keys(deps)) {
-      if (name.startsWith('@affiliate-webhooks/')) delete deps[name]
-      else if (pinned[name] !== undefined) deps[name] = pinned[name]
-    }
+    for (const name of Object.keys(deps)) if (pinned[name] !== undefined) deps[name] = pinned[name]
   }
-  manifest.dependencies ??= {}
-  for (const [name, tarball] of tarballs) manifest.dependencies[name] = `file:${tarball}`
   writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`)
 }
 

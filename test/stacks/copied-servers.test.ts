@@ -1,8 +1,8 @@
 /**
  * The examples that run from source (tsx, no build step) copied out of the
  * repository as a user copies them: each into a folder of its own outside the
- * workspace, its `@affiliate-webhooks/*` dependencies pointed at the packed
- * tarballs, installed with plain `npm install` (failing on any peer or engine
+ * workspace, its `@affiliate-webhooks/*` dependencies installed by name from the
+ * run's local registry, with plain `npm install` (failing on any peer or engine
  * warning), then run with the commands its README gives. A copy that still
  * reached into the repository (a workspace link, a relative import, a tsconfig
  * `extends`) fails to install or to start here.
@@ -29,12 +29,9 @@ import { serve as serveListener, webToNode } from '../support/conformance-adapte
 import { createPostgresTestDatabase } from '../support/postgres-db.js'
 import { freePort, REDIS_URL } from '../support/redis-servers.js'
 import {
-  closure,
   lockedVersion,
   npmInstall,
-  packTarballs,
-  pointAtTarballs,
-  repoDependencies,
+  pointAtRegistry,
   root,
   run,
   startDetached,
@@ -114,7 +111,6 @@ async function serve(example: Example, extra: Record<string, string> = {}, scrip
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 beforeAll(async () => {
-  const names = new Set<string>()
   for (const example of Object.keys(EXAMPLES) as Example[]) {
     const app = join(nest, example)
     cpSync(join(root, 'examples', example), app, {
@@ -122,19 +118,14 @@ beforeAll(async () => {
       filter: (source) => !SKIP.test(source),
     })
     apps.set(example, app)
-    for (const name of repoDependencies(app)) names.add(name)
   }
-  const tarballs = await packTarballs(join(work, 'packed'), [...names])
   // The installs wait on the cache and the disk more than on the CPU: all at once.
   const entries = Object.entries(EXAMPLES) as [Example, readonly string[]][]
   await Promise.all(
     entries.map(async ([example, pinned]) => {
       const app = apps.get(example) as string
-      const wanted = new Set(closure(repoDependencies(app)))
-      const needed = new Map([...tarballs].filter(([name]) => wanted.has(name)))
-      pointAtTarballs(
+      await pointAtRegistry(
         app,
-        needed,
         Object.fromEntries(pinned.map((name) => [name, lockedVersion(example, name)])),
       )
       await npmInstall(app, userEnv())
