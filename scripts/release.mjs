@@ -203,7 +203,8 @@ async function main() {
       `release: dry run: would publish ${packages.length - skipped.size} packages to ${target}; published nothing`,
     )
     for (const wave of publishWaves(packages)) {
-      say(`  ${wave.filter((name) => !skipped.has(name)).join(' ')}`)
+      const names = wave.filter((name) => !skipped.has(name))
+      if (names.length > 0) say(`  ${names.join(' ')}`)
     }
     return
   }
