@@ -198,9 +198,14 @@ async function main() {
   }
   const skipped = new Set(already.map((pkg) => pkg.name))
   const target = `${showRegistry(options.registry)} (tag ${options.tag})`
+  const version = [...new Set(packages.map((pkg) => pkg.version))].join(', ')
   if (options.dryRun) {
+    const unwritten =
+      options.version && pendingChangesets(root).length > 0
+        ? ' (the versions before the version step, which a dry run shows but does not write)'
+        : ''
     say(
-      `release: dry run: would publish ${packages.length - skipped.size} packages to ${target}; published nothing`,
+      `release: dry run: would publish ${packages.length - skipped.size} packages at ${version}${unwritten} to ${target}; published nothing`,
     )
     for (const wave of publishWaves(packages)) {
       const names = wave.filter((name) => !skipped.has(name))
@@ -209,7 +214,6 @@ async function main() {
     return
   }
   const published = await publishAll(packages, tarballs, skipped, options)
-  const version = [...new Set(packages.map((pkg) => pkg.version))].join(', ')
   say(
     `release: published ${published.length} packages at ${version} to ${target}` +
       `${skipped.size > 0 ? `; ${skipped.size} already there, left as they were` : ''}`,
