@@ -52,14 +52,20 @@ describe('App Router: export const POST = affiliateWebhook(opts)', () => {
     expect((await POST(request)).status).toBe(200)
   })
 
-  it('answers 500 raw_body_unavailable when the body was read before it', async () => {
+  it('answers 500 raw_body_unavailable naming Next and its own fix when the body was read before it', async () => {
     const onConversion = vi.fn()
     const POST = affiliateWebhook({ secret: SECRET, onConversion })
     const request = await signedRequest()
     await request.json()
     const response = await POST(request)
     expect(response.status).toBe(500)
-    expect(await response.json()).toMatchObject({ error: { code: 'raw_body_unavailable' } })
+    const { error } = await response.json()
+    expect(error).toMatchObject({ code: 'raw_body_unavailable', adapter: 'next' })
+    expect(error.message).toMatch(/^The body was read before the webhook handler/)
+    expect(error.message).toContain('Next.js App Router')
+    expect(error.message).toContain('request.clone()')
+    // Not another stack's fix.
+    expect(error.message).not.toMatch(/Astro|SvelteKit|Elysia/)
     expect(onConversion).not.toHaveBeenCalled()
   })
 

@@ -11,6 +11,7 @@ export type RawBodyAdapter =
   | 'express'
   | 'koa'
   | 'fastify'
+  | 'next'
   | 'next-pages'
   | 'web'
   | 'h3'
@@ -36,6 +37,7 @@ export const RAW_BODY_FIXES: Readonly<Record<RawBodyAdapter, string>> = {
   koa: 'Put the webhook before app.use(bodyParser()), or leave the rawBody koa-bodyparser / @koa/bodyparser set on ctx.request.',
   fastify:
     'Let app.register(affiliateWebhook, { path }) add the route, or register fastify-raw-body (encoding: false) and give the route config: { rawBody: true }.',
+  next: 'Next.js App Router: code before the webhook read the Request (request.json(), text()): pass it the untouched request; read a request.clone() elsewhere.',
   'next-pages':
     'Add `export const config = { api: { bodyParser: false } }` to this pages/api file.',
   web: "A middleware or hook read the Request: read a request.clone() there (Astro: context.request.clone(); SvelteKit: event.request.clone()), and turn the framework's body parsing off for the route (Elysia: parse: 'none').",
