@@ -51,7 +51,7 @@ describe('the banner and trigger', () => {
     expect(eventId?.[2]).toBe(id)
     expect(created.stdout).toMatch(
       new RegExp(
-        `^\\d\\d:\\d\\d:\\d\\d  ${eventId?.[1]}  conversion\\.created  attempt 1  200 \\(succeeded\\)  \\d+ ms$`,
+        `^\\d\\d:\\d\\d:\\d\\d  ${eventId?.[1]}  conversion\\.created  attempt 1  200 processed \\(succeeded\\)  \\d+ ms$`,
         'm',
       ),
     )
@@ -106,6 +106,25 @@ describe('the banner and trigger', () => {
       deliveries: [{ webhookId: id }],
     })
     expect(Number.isInteger(emitted.conversionId)).toBe(true)
+
+    // --wait --json: each attempt line carries the receiver's answer, status and outcome.
+    const waited = await cli(
+      'trigger',
+      'conversion.created',
+      '--wait',
+      '--json',
+      '--timeout',
+      '30s',
+    )
+    expect(waited.code, waited.stderr).toBe(0)
+    const [, attemptLine] = waited.stdout.trim().split('\n')
+    expect(JSON.parse(attemptLine as string)).toMatchObject({
+      type: 'attempt',
+      status: 'succeeded',
+      responseStatus: 200,
+      outcome: 'processed',
+      errorCode: null,
+    })
 
     // The emulator checks the values: exit 3, each field named.
     const refused = await cli(
@@ -207,7 +226,7 @@ describe('deliveries --follow', () => {
     expect(recovered.code, recovered.stderr).toBe(0)
     await follow.waitFor(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  ${id} is active again$`, 'm'), 30_000)
     await follow.waitFor(
-      /^\d\d:\d\d:\d\d {2}evt_\w+ {2}conversion\.created {2}attempt 1 {2}200 \(succeeded\)/m,
+      /^\d\d:\d\d:\d\d {2}evt_\w+ {2}conversion\.created {2}attempt 1 {2}200 processed \(succeeded\)/m,
       30_000,
     )
 

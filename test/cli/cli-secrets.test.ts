@@ -63,7 +63,7 @@ describe('secrets put', () => {
     try {
       const triggered = await cli('trigger', 'conversion.created', '--wait')
       expect(triggered.code, triggered.stdout + triggered.stderr).toBe(0)
-      expect(triggered.stdout).toMatch(/attempt 1 {2}200 \(succeeded\)/)
+      expect(triggered.stdout).toMatch(/attempt 1 {2}200 processed \(succeeded\)/)
 
       const rotated = await cli('rotate', id, '--redis', REDIS_URL, '--grace', '10m')
       expect(rotated.code, rotated.stderr).toBe(0)

@@ -29,12 +29,14 @@ describe('trigger --wait and emulator clock', () => {
 
     const waiting = live(['trigger', 'conversion.created', '--wait', '--timeout', '60s'], env)
     await waiting.waitFor(
-      new RegExp(`  ${goodId}  evt_\\w+  conversion\\.created  attempt 1  200 \\(succeeded\\)`),
+      new RegExp(
+        `  ${goodId}  evt_\\w+  conversion\\.created  attempt 1  200 processed \\(succeeded\\)`,
+      ),
       30_000,
     )
     await waiting.waitFor(
       new RegExp(
-        `  ${badId}  evt_\\w+  conversion\\.created  attempt \\d  500 boom \\(retrying\\).*next attempt \\d\\d:\\d\\d:\\d\\d$`,
+        `  ${badId}  evt_\\w+  conversion\\.created  attempt \\d  500 boom \\(retrying\\)  \\d+ ms  next attempt \\d in \\d+ min of service time$`,
         'm',
       ),
       30_000,

@@ -17,6 +17,8 @@ export interface AttemptSeen {
   /** The delivery's status after it: succeeded, retrying or failed. */
   status: string
   responseStatus: number | null
+  /** The receiver's outcome (`processed`, `duplicate`, `stale`...), when its 2xx answer said one. */
+  outcome: string | null
   /** The receiver's own error code (`signature_mismatch`...), when it answered one. */
   errorCode: string | null
   durationMs: number | null
@@ -45,19 +47,23 @@ export type FollowNotice =
   | { type: 'reconnect'; at: string; delayMs: number; reason: string }
 
 /** A delivery as the attempt just seen, on endpoint `endpointId`. */
-export const attemptSeen = (endpointId: string, d: Delivery): AttemptSeen => ({
-  type: 'attempt',
-  at: new Date().toISOString(),
-  endpointId,
-  deliveryId: d.id,
-  eventId: d.eventId ?? null,
-  eventType: d.eventType ?? null,
-  attempt: typeof d.attempts === 'number' ? d.attempts : null,
-  status: d.status,
-  responseStatus: d.responseStatus,
-  errorCode: readReceiverAnswer(d.responseBody).code ?? null,
-  durationMs: d.durationMs,
-  errorMessage: d.errorMessage ?? null,
-  nextAttemptAt:
-    d.status === 'retrying' && typeof d.nextAttemptAt === 'string' ? d.nextAttemptAt : null,
-})
+export const attemptSeen = (endpointId: string, d: Delivery): AttemptSeen => {
+  const answer = readReceiverAnswer(d.responseBody)
+  return {
+    type: 'attempt',
+    at: new Date().toISOString(),
+    endpointId,
+    deliveryId: d.id,
+    eventId: d.eventId ?? null,
+    eventType: d.eventType ?? null,
+    attempt: typeof d.attempts === 'number' ? d.attempts : null,
+    status: d.status,
+    responseStatus: d.responseStatus,
+    outcome: answer.outcome ?? null,
+    errorCode: answer.code ?? null,
+    durationMs: d.durationMs,
+    errorMessage: d.errorMessage ?? null,
+    nextAttemptAt:
+      d.status === 'retrying' && typeof d.nextAttemptAt === 'string' ? d.nextAttemptAt : null,
+  }
+}

@@ -11,6 +11,7 @@ import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
 import { isWrongRoute, randomConversionId } from '@affiliate-webhooks/emulator/internal'
 import type { Handler, ValuesOf } from '../../framework/command.js'
 import { EXIT, type Io, interruptible, UsageError } from '../../framework/io.js'
+import { nextAttemptIn } from '../../text/local/emulator-send-text.js'
 import { formatFollowEvent } from '../../text/service/endpoint-text.js'
 import { writeRouteHint } from '../support/hints.js'
 import { onlyArgument, parseDuration, withClient } from '../support/service-command.js'
@@ -80,9 +81,12 @@ async function followOne(
   return last?.status === 'succeeded'
 }
 
-/** An attempt line; with several endpoints it names its endpoint; a retry says when it is due. */
+/**
+ * An attempt line, stamped with this machine's clock; with several endpoints it
+ * names its endpoint; a retry says how long until the next attempt, in service time.
+ */
 const formatAttempt = (seen: AttemptSeen, several: boolean) =>
-  `${formatFollowEvent(seen, { endpoint: several })}${seen.nextAttemptAt ? `  next attempt ${seen.nextAttemptAt.slice(11, 19)}` : ''}`
+  `${formatFollowEvent(seen, { endpoint: several })}${seen.status === 'retrying' ? `  ${nextAttemptIn(seen.attempt)}` : ''}`
 
 /**
  * `--wait`: every delivery followed at once until it succeeds, fails for good or

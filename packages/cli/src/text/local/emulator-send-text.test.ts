@@ -1,6 +1,6 @@
 import { RETRY_SCHEDULE_MS } from '@affiliate-webhooks/emulator'
 import { describe, expect, it } from 'vitest'
-import { afterFailedAttempt, attemptOutcome } from './emulator-send-text.js'
+import { afterFailedAttempt, attemptOutcome, nextAttemptIn } from './emulator-send-text.js'
 
 describe('afterFailedAttempt', () => {
   it('names the next attempt and its offset, and gives up after the last', () => {
@@ -28,5 +28,13 @@ describe('attemptOutcome', () => {
     expect(attemptOutcome(timeout, 8)).toBe(
       'no answer: no answer within 10000 ms (after 10000 ms); this was attempt 8 of 8: the service would mark the delivery failed',
     )
+  })
+})
+
+describe('nextAttemptIn', () => {
+  it('says how long until the next attempt in service time, with no clock time beside the line stamp', () => {
+    expect(nextAttemptIn(1)).toBe('next attempt 2 in 1 min of service time')
+    expect(nextAttemptIn(2)).toBe('next attempt 3 in 5 min of service time')
+    expect(nextAttemptIn(null)).toBe('next attempt due (service time)')
   })
 })

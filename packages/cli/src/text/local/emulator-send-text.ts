@@ -21,6 +21,19 @@ export function afterFailedAttempt(attempt: number | string): string {
 }
 
 /**
+ * When a retrying delivery's next attempt comes, after attempt `attempt` failed:
+ * the schedule's offset, in the service's time (on the emulator, its own clock,
+ * which `emulator clock` moves and a time scale speeds up), so no second clock
+ * stands beside the line's own stamp.
+ */
+export function nextAttemptIn(attempt: number | null): string {
+  const offset = attempt === null ? undefined : RETRY_SCHEDULE_MS[attempt - 1]
+  return offset === undefined
+    ? 'next attempt due (service time)'
+    : `next attempt ${(attempt as number) + 1} in ${formatDuration(offset)} of service time`
+}
+
+/**
  * One line on an attempt's outcome as the service counts it: acknowledged, not
  * acknowledged (a redirect is not followed), or no answer; a failure says what
  * the service would do next (see {@link afterFailedAttempt}).

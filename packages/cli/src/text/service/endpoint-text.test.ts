@@ -62,6 +62,7 @@ describe('endpoints and deliveries', () => {
       attempt: 2,
       status: 'retrying',
       responseStatus: 401,
+      outcome: null,
       errorCode: 'signature_mismatch',
       durationMs: 9,
       errorMessage: null,
@@ -73,6 +74,18 @@ describe('endpoints and deliveries', () => {
     // With several endpoints every line names its own.
     expect(formatFollowEvent(attempt, { endpoint: true })).toBe(
       '09:15:07  wh_1  evt_1  conversion.created  attempt 2  401 signature_mismatch (retrying)  9 ms',
+    )
+    // A 2xx answer says the receiver's outcome: processed and duplicate tell apart.
+    const duplicate = {
+      ...attempt,
+      status: 'succeeded',
+      responseStatus: 200,
+      outcome: 'duplicate',
+      errorCode: null,
+      nextAttemptAt: null,
+    } as const
+    expect(formatFollowEvent(duplicate)).toBe(
+      '09:15:07  evt_1  conversion.created  attempt 2  200 duplicate (succeeded)  9 ms',
     )
     expect(
       formatFollowEvent({

@@ -64,8 +64,9 @@ export function formatFollowEvent(
   if (event.type === 'endpoint') {
     return `${time}  ${event.endpointId} ${event.status === 'disabled' ? 'disabled: deliveries stopped' : `is ${event.status} again`}`
   }
+  const said = event.errorCode ?? event.outcome
   const answer = event.responseStatus
-    ? `${event.responseStatus}${event.errorCode ? ` ${event.errorCode}` : ''}`
+    ? `${event.responseStatus}${said ? ` ${said}` : ''}`
     : (event.errorMessage ?? 'no answer')
   return [
     time,
