@@ -69,4 +69,22 @@ describe('checkEndpointHealth (doctor)', () => {
     }).filter((f) => /raw_body_unavailable/.test(f.title))
     expect(finding?.fix).toMatch(/rawBodySaver/)
   })
+
+  it('for a wrong secret, gives the environment variable fix first, Redis only for a Redis secret source', () => {
+    const answer = receiver.reject('signature_mismatch')
+    const delivery: Delivery = {
+      id: 'dl_s',
+      status: 'failed',
+      responseStatus: answer.status,
+      responseBody: answer.body,
+      durationMs: 3,
+      eventId: 'evt_s',
+    }
+    const [finding] = checkEndpointHealth(endpoint, [delivery], { maxAttempts: 8 }).filter((f) =>
+      /signature_mismatch/.test(f.title),
+    )
+    expect(finding?.fix).toMatch(
+      /^a secret kept in the receiver's environment \(AFFILIATE_WEBHOOK_SECRET\): .*affiliate-webhooks rotate we_1 --show-secret, set it there and redeploy; a receiver reading secrets from Redis \(redisSecretSource\): affiliate-webhooks rotate we_1 --redis <url>/,
+    )
+  })
 })

@@ -35,7 +35,7 @@ function causeOfCode(
         title: '401 signature_mismatch: the secret or the body is not the one the service signed',
         detail:
           'Either the receiver has another secret (a rotation not deployed, the whsec_ prefix cut off) or something re-encoded the body on the way (a JSON body parser before the webhook, a proxy or API gateway).',
-        fix: `rotate and distribute the secret with no downtime: affiliate-webhooks rotate ${id} --redis <url>; to see what reaches you: affiliate-webhooks listen --save, then verify --from`,
+        fix: `a secret kept in the receiver's environment (AFFILIATE_WEBHOOK_SECRET): the service shows it only when it is made, so get a new one with affiliate-webhooks rotate ${id} --show-secret, set it there and redeploy; a receiver reading secrets from Redis (redisSecretSource): affiliate-webhooks rotate ${id} --redis <url>, with no downtime. To see what reaches you: affiliate-webhooks listen --save, then verify --from`,
       }
     case 'timestamp_outside_tolerance':
       return {
