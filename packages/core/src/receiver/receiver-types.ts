@@ -27,9 +27,11 @@ export interface HandlerContext<Tx = undefined> {
   signedAt: number
   /**
    * The transaction that also records this event as handled, from a store that
-   * shares the handler's database (`postgresStore`, `mysqlStore`): write the
-   * event's effects through it and they commit together with the mark, or not
-   * at all. Undefined with stores that keep their state elsewhere.
+   * shares the handler's database (`postgresStore` on pg or postgres.js,
+   * `mysqlStore`, `sqliteStore` on node:sqlite or better-sqlite3, `prismaStore`
+   * with Prisma's interactive transaction client): write the event's effects
+   * through it and they commit together with the mark, or not at all. Undefined
+   * with stores that keep their state elsewhere (memory, Redis).
    */
   tx: Tx
 }
