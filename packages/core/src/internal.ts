@@ -29,6 +29,7 @@ export { readReceiverAnswer } from './http/answer.js'
 
 export {
   BODY_TIMEOUT_MS,
+  type BodyProgress,
   type BodyReadIO,
   bodyTimeout,
   readBodyWithin,

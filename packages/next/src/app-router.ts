@@ -22,7 +22,8 @@ export function affiliateWebhook<Tx = undefined>(options: NextWebhookOptions<Tx>
     name: '@affiliate-webhooks/next',
     method: (request) => request.method,
     headers: (request) => request.headers,
-    body: (request, limit, signal) => readWebBody(request, limit, 'next', signal),
+    body: (request, limit, signal, progress) =>
+      readWebBody(request, limit, 'next', signal, progress),
   })
   return async (request) => {
     const result = await adapter.handle(request, undefined)

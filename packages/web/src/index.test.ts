@@ -94,9 +94,36 @@ describe('@affiliate-webhooks/web', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(290)
     expect(response.status).toBe(408)
     expect(response.headers.get('connection')).toBe('close')
-    expect(await response.json()).toMatchObject({ error: { code: 'body_timeout' } })
+    const { error: answered } = await response.json()
+    expect(answered.code).toBe('body_timeout')
+    // A byte came: a stall or a trickle, as before.
+    expect(answered.message).toMatch(/^The body had not fully arrived 0\.3 s after/)
     expect(warn).toHaveBeenCalledTimes(1)
     expect(error).not.toHaveBeenCalled()
+  })
+
+  it('when no byte arrived by bodyTimeoutMs, the 408 names the likelier cause: something before it read the body (Nuxt: toWebRequest(event).json())', async () => {
+    const handler = affiliateWebhook({
+      secret: 'whsec_web_deadline',
+      onConversion: () => {},
+      bodyTimeoutMs: 200,
+      logger: false,
+    })
+    // What a handler gets after a middleware drained the request it came from: a stream that never ends.
+    const drained = new ReadableStream<Uint8Array>({ start() {} })
+    const response = await handler(
+      new Request('http://x/hooks', {
+        method: 'POST',
+        body: drained,
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(response.status).toBe(408)
+    const { error: answered } = await response.json()
+    expect(answered.code).toBe('body_timeout')
+    expect(answered.message).toBe(
+      "No byte of the body arrived in 0.2 s. Likely something before this handler read it (a middleware's request.json(); Nuxt/Nitro: toWebRequest(event).json(), where the h3 adapter answers 500 at once); else the client stalled.",
+    )
   })
 
   it('does not trust a Content-Length that is not a number to bound the read', async () => {

@@ -44,7 +44,9 @@ export function affiliateWebhook<Env = unknown, Tx = undefined>(
     name: '@affiliate-webhooks/web',
     method: (request) => request.method,
     headers: (request) => request.headers,
-    body: (request, limit, signal) => readRequestBody(request, limit, signal),
+    // The bytes counted, so a deadline with none read names the likelier cause.
+    body: (request, limit, signal, progress) =>
+      readWebBody(request, limit, 'web', signal, progress),
   })
   return async (request, env) => {
     const result = await adapter.handle(request, env)

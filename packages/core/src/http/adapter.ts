@@ -10,7 +10,7 @@ import { createReceiver } from '../receiver/create-receiver.js'
 import type { Receiver, ReceiverOptions } from '../receiver/receiver-types.js'
 import type { Logger } from '../telemetry/delivery-log.js'
 import type { ReceiveResult } from './answer.js'
-import { readBodyWithin } from './body-deadline.js'
+import { type BodyProgress, readBodyWithin } from './body-deadline.js'
 import type { HeadersInput } from './headers.js'
 
 /** How an adapter reads one request of its runtime. */
@@ -27,7 +27,12 @@ export interface AdapterIO<Req> {
    * own state; one still arriving is waited for until `signal` aborts (the body
    * deadline, answered by the factory), when the reader lets go of the stream.
    */
-  body(request: Req, limit: number, signal: AbortSignal): Promise<Uint8Array> | Uint8Array
+  body(
+    request: Req,
+    limit: number,
+    signal: AbortSignal,
+    progress?: BodyProgress,
+  ): Promise<Uint8Array> | Uint8Array
 }
 
 /** What {@link createAdapter} gives an adapter. */
@@ -69,7 +74,7 @@ export function createAdapter<Req, Env = unknown, Tx = undefined>(
     let rawBody: Uint8Array
     try {
       rawBody = await readBodyWithin(
-        (limit, signal) => io.body(request, limit, signal),
+        (limit, signal, progress) => io.body(request, limit, signal, progress),
         receiver.maxBodyBytes,
         receiver.bodyTimeoutMs,
         startedAt,

@@ -14,11 +14,27 @@ import { isPromiseLike } from '../store/event-store.js'
  */
 export const BODY_TIMEOUT_MS = 5_000
 
-/** The `body_timeout` error: how long the body was given. */
-export function bodyTimeout(ms: number): WebhookError {
+/**
+ * How far a reader got, for readers that can tell (a Web `Request`'s stream):
+ * `counted` once the reader counts, `bytes` the bytes it has read.
+ */
+export interface BodyProgress {
+  counted: boolean
+  bytes: number
+}
+
+/**
+ * The `body_timeout` error: how long the body was given. When a counting reader
+ * saw no byte at all, the likelier cause is named: a stream that something
+ * before this handler drained looks, to a fetch handler, like a silent client.
+ */
+export function bodyTimeout(ms: number, progress?: BodyProgress): WebhookError {
+  const seconds = ms / 1000
   return new WebhookError(
     'body_timeout',
-    `The body had not fully arrived ${ms / 1000} s after the request started (a stall, a trickle, or a Content-Length larger than what was sent).`,
+    progress?.counted && progress.bytes === 0
+      ? `No byte of the body arrived in ${seconds} s. Likely something before this handler read it (a middleware's request.json(); Nuxt/Nitro: toWebRequest(event).json(), where the h3 adapter answers 500 at once); else the client stalled.`
+      : `The body had not fully arrived ${seconds} s after the request started (a stall, a trickle, or a Content-Length larger than what was sent).`,
   )
 }
 
@@ -27,7 +43,11 @@ export function bodyTimeout(ms: number): WebhookError {
  * the deadline passes, so the reader lets go of the stream (its listeners, its
  * lock) instead of holding it for a body that will not come.
  */
-export type BodyReadIO = (limit: number, signal: AbortSignal) => Promise<Uint8Array> | Uint8Array
+export type BodyReadIO = (
+  limit: number,
+  signal: AbortSignal,
+  progress: BodyProgress,
+) => Promise<Uint8Array> | Uint8Array
 
 /**
  * Reads a body with the deadline: the reader's bytes, or `body_timeout` once
@@ -41,13 +61,14 @@ export function readBodyWithin(
   startedAt: number,
 ): Promise<Uint8Array> | Uint8Array {
   const controller = new AbortController()
-  const bytes = read(limit, controller.signal)
+  const progress: BodyProgress = { counted: false, bytes: 0 }
+  const bytes = read(limit, controller.signal, progress)
   if (!isPromiseLike(bytes)) return bytes
   return new Promise<Uint8Array>((resolve, reject) => {
     const timer = setTimeout(
       () => {
         // The answer first; then the reader lets go of the stream.
-        reject(bodyTimeout(ms))
+        reject(bodyTimeout(ms, progress))
         controller.abort()
       },
       Math.max(0, ms - (Date.now() - startedAt)),

@@ -6,6 +6,7 @@
  * `raw_body_unavailable` naming that adapter, known from the runtime's own state.
  */
 import { BoundedBody, tooLarge } from './adapter.js'
+import type { BodyProgress } from './body-deadline.js'
 import { type RawBodyAdapter, rawBodyUnavailable } from './raw-body-fixes.js'
 
 /**
@@ -14,13 +15,15 @@ import { type RawBodyAdapter, rawBodyUnavailable } from './raw-body-fixes.js'
  * no further. A body already read (`bodyUsed`) or held by another reader (a
  * locked stream) is `raw_body_unavailable` for `adapter` at once, never a wait; a
  * slow one is read until `signal` aborts, when the reader lets go of the stream
- * and rejects with the signal's reason.
+ * and rejects with the signal's reason. `progress` counts the bytes read, so a
+ * deadline with none read can name the likelier cause.
  */
 export async function readWebBody(
   request: Request,
   limit: number,
   adapter: RawBodyAdapter,
   signal?: AbortSignal,
+  progress?: BodyProgress,
 ): Promise<Uint8Array> {
   if (request.bodyUsed) throw rawBodyUnavailable(adapter, 'consumed')
   const declared = request.headers.get('content-length')
@@ -29,6 +32,7 @@ export async function readWebBody(
   if (request.body === null) return new Uint8Array(0)
   if (request.body.locked) throw rawBodyUnavailable(adapter, 'locked')
   const reader = request.body.getReader()
+  if (progress) progress.counted = true
   // Releasing the lock ends the pending read; the stream stays, unread, and the
   // answer (Connection: close) ends the connection.
   const letGo = () => {
@@ -43,6 +47,7 @@ export async function readWebBody(
   try {
     const body = new BoundedBody(limit)
     for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      if (progress) progress.bytes += read.value.byteLength
       if (!body.add(read.value)) {
         // Not cancel(): on Node, Next streams the IncomingMessage into the Request, and
         // cancelling destroys the socket before the 413 can reach the service.

@@ -44,6 +44,9 @@ describe('checkEndpointHealth (doctor)', () => {
     )
     expect(findings.find((f) => /handler_timeout/.test(f.title))?.fix).toMatch(/slow-handlers/)
     expect(findings.find((f) => /body_timeout/.test(f.title))?.fix).toMatch(/bodyTimeoutMs/)
+    expect(findings.find((f) => /body_timeout/.test(f.title))?.fix).toMatch(
+      /^if the answer says no byte arrived: read the body only in the webhook.*@affiliate-webhooks\/h3/,
+    )
   })
 
   it('names the fix of the stack that answered raw_body_unavailable, one finding per stack', () => {

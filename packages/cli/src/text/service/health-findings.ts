@@ -93,8 +93,8 @@ function causeOfCode(
         key: code,
         title: '408 body_timeout: the body arrived too slowly',
         detail:
-          'The whole body had not reached the receiver bodyTimeoutMs (5 s) after the request started; the service sends it in one go, so something in between is slow.',
-        fix: 'check the proxy or gateway in front of the receiver; raise bodyTimeoutMs only while it stays under 10 s',
+          'The whole body had not reached the receiver bodyTimeoutMs (5 s) after the request started; the service sends it in one go, so something in between is slow. When no byte arrived at all (the answer says so), the likelier cause is in your app: something before the webhook read the body, which a fetch handler cannot tell from a silent client.',
+        fix: 'if the answer says no byte arrived: read the body only in the webhook, or a request.clone() elsewhere (Nuxt/Nitro: mount the route with @affiliate-webhooks/h3, which sees a read body and answers 500 at once); otherwise check the proxy or gateway in front of the receiver; raise bodyTimeoutMs only while it stays under 10 s',
       }
     case 'payload_too_large':
       return {
