@@ -21,6 +21,7 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { recoveryBoundMs } from '@affiliate-webhooks/bullmq'
 import type { ConversionEvent } from '@affiliate-webhooks/core'
+import { signedDelivery } from '@affiliate-webhooks/core/testing'
 import { type AttemptRecord, runSimulation } from '@affiliate-webhooks/emulator/internal'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
@@ -140,7 +141,10 @@ describe('queued chaos: two receivers, two workers, worker SIGKILLs, a Redis res
     expect(restartedRedis).toBe(true)
     expect(report.events.length).toBeGreaterThanOrEqual(2000)
     expect(report.stats.outcomes.queued ?? 0).toBeGreaterThan(0)
-    expect(report.stats.outcomes.duplicate ?? 0).toBeGreaterThan(0)
+    // Whether a shuffled duplicate arrives after its first copy's job finished
+    // (200 duplicate) or before (200 queued, deduped by job id) is timing: on a
+    // loaded machine the workers can trail every delivery. The receiver-side
+    // dedupe is checked after the drain instead (expectRedeliveriesAreDuplicates).
 
     const queue = new Queue(QUEUE, { connection: redis })
     try {
@@ -187,6 +191,8 @@ describe('queued chaos: two receivers, two workers, worker SIGKILLs, a Redis res
       effects.order.set(event.data.conversion.id, order)
     }
     expectExactlyOnceAndNewestWins(report, effects, interrupted)
+    await expectRedeliveriesAreDuplicates(ports, report.events, commits, effectLog)
+    expect(new Set(await redis.lrange(`${PREFIX}effects`, 0, -1)).size).toBe(effectLog.length)
     await expectRunAgainSoonAfterDeath(redis, killed)
     // Both original workers, and their replacements, ran handlers.
     const pids = new Set(effectLog.map((e) => e.pid))
@@ -219,5 +225,30 @@ async function expectRunAgainSoonAfterDeath(redis: Redis, killed: readonly numbe
     expect(again.length, `${death.eventId} ran again after its worker died`).toBeGreaterThan(0)
     const waited = Math.min(...again.map((s) => s.at)) - diedAt
     expect(waited).toBeLessThan(Math.min(RECOVERY_LIMIT_MS, TIMINGS.leaseMs))
+  }
+}
+
+/**
+ * Once everything drained, a redelivery of an event whose run committed is
+ * answered 200 `duplicate` by either receiver, from the store, without queueing
+ * it again (the caller checks no new effect appeared).
+ */
+async function expectRedeliveriesAreDuplicates(
+  ports: number[],
+  events: readonly { id: string }[],
+  commits: ReadonlySet<string>,
+  effectLog: readonly { eventId: string; run: string }[],
+): Promise<void> {
+  const committed = new Set(effectLog.filter(({ run }) => commits.has(run)).map((e) => e.eventId))
+  const sample = events.filter(({ id }) => committed.has(id)).slice(0, 20)
+  expect(sample.length).toBe(20)
+  for (const [index, event] of sample.entries()) {
+    const { headers, body } = await signedDelivery({ secret: SECRET, event, attempt: 2 })
+    const port = ports[index % ports.length] as number
+    const answer = await fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST', headers, body })
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'duplicate' },
+    })
   }
 }
