@@ -70,7 +70,15 @@ export function rawRequest(url: string, head: string, steps: Step[], capMs: numb
       finish()
     })
     socket.on('close', finish)
-    socket.on('error', finish)
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      // A client still writing its trickle when the server answers and closes
+      // gets EPIPE or ECONNRESET on its next write, sometimes before the 'end'
+      // of the server's FIN is read: after an answer, that is the server closing.
+      if (answeredMs !== undefined && (error.code === 'EPIPE' || error.code === 'ECONNRESET')) {
+        serverClosed = true
+      }
+      finish()
+    })
     socket.on('connect', async () => {
       socket.write(head)
       for (const step of steps) {
