@@ -7,7 +7,15 @@
  */
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -141,6 +149,10 @@ describe('README Install, by name from a local registry, outside the repository'
     await runBlock('install-next-prisma', app)
     expect(installed(app, '@affiliate-webhooks/next')).toBe(version)
     expect(installed(app, '@affiliate-webhooks/prisma')).toBe(version)
+    expect(installed(app, '@affiliate-webhooks/postgres')).toBe(version)
+    // A Postgres app installs the Postgres store only (issue 49: it used to bring MySQL's too).
+    expect(existsSync(join(app, 'node_modules/@affiliate-webhooks/mysql'))).toBe(false)
+    expect(existsSync(join(app, 'node_modules/mysql2'))).toBe(false)
     const { stdout } = await sh(
       `node --input-type=module -e "const n = await import('@affiliate-webhooks/next'); const p = await import('@affiliate-webhooks/prisma'); console.log(typeof n.affiliateWebhook, typeof p.prismaStore)"`,
       app,

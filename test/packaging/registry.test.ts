@@ -242,6 +242,45 @@ describe.each([0, 1])('installed by name from the registry (node %i)', (which) =
     )
     for (const driver of ['pg', 'mysql2', 'ioredis', 'bullmq']) expect(names).not.toContain(driver)
   }, 300_000)
+
+  it('the Prisma store with the Postgres store only: no MySQL store installed, and a MySQL client gets the one line naming what to install', async () => {
+    const node = nodes[which] as { name: string; bin: string }
+    const app = cleanApp(`${which}-prisma-postgres`)
+    await installByName(node.bin, app, [
+      '@affiliate-webhooks/prisma',
+      '@affiliate-webhooks/postgres',
+    ])
+    const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8'))
+    const names = Object.keys(lock.packages).map((path) =>
+      path.slice(path.lastIndexOf('node_modules/') + 13),
+    )
+    expect(names).toContain('@affiliate-webhooks/postgres')
+    for (const absent of ['@affiliate-webhooks/mysql', 'mysql2'])
+      expect(names).not.toContain(absent)
+    // Clients that name their database and fail every query, so ready() shows
+    // which store it loaded: Postgres's failure, or the missing MySQL store.
+    const probe = (load: string) => `
+      const { prismaStore } = ${load}
+      const client = (provider) => ({
+        _activeProvider: provider,
+        $transaction: async () => { throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) },
+        $queryRawUnsafe: async () => { throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) },
+      })
+      for (const provider of ['postgresql', 'mysql']) {
+        await prismaStore({ prisma: client(provider), logger: false }).ready().catch((e) => console.log(e.message))
+      }`
+    for (const [flavour, args] of [
+      ['ESM', ['--input-type=module', '-e', probe("await import('@affiliate-webhooks/prisma')")]],
+      ['CJS', ['-e', `(async () => { ${probe("require('@affiliate-webhooks/prisma')")} })()`]],
+    ] as const) {
+      const { stdout } = await onNode(node.bin, 'node', [...args], app)
+      const [postgres, mysql] = stdout.trim().split('\n')
+      expect(postgres, flavour).toMatch(/^prismaStore: cannot use the PostgreSQL database/)
+      expect(mysql, flavour).toBe(
+        'prismaStore: the Prisma client is on MySQL/MariaDB, and this store runs there with @affiliate-webhooks/mysql, which is not installed: npm install @affiliate-webhooks/mysql',
+      )
+    }
+  }, 300_000)
 })
 
 describe('a second release', () => {

@@ -91,6 +91,15 @@ describe('prismaStore (PostgreSQL): the client itself', () => {
     )
   })
 
+  it('checks tablePrefix and schema when made, before loading the Postgres store', () => {
+    expect(() => prismaStore({ prisma, tablePrefix: 'Bad-Prefix' })).toThrow(
+      'prismaStore: `tablePrefix` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got "Bad-Prefix"',
+    )
+    expect(() => prismaStore({ prisma, schema: '1st' })).toThrow(
+      'prismaStore: `schema` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got "1st"',
+    )
+  })
+
   it("writes through ctx.tx's generated models, with the mark; a redelivery is a duplicate", async () => {
     await db.pool.query(
       'CREATE TABLE IF NOT EXISTS effects (id bigserial PRIMARY KEY, event_id text NOT NULL, conversion_id bigint NOT NULL, event_order bigint NOT NULL, pid integer NOT NULL)',

@@ -55,6 +55,7 @@ export {
   atMostEvery,
   checkAcquireTimeout,
   checkoutWithin,
+  checkSqlIdentifier,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,

@@ -23,6 +23,7 @@
  * a transaction's savepoints end with it, so the commit finds that savepoint
  * only while the transaction is still the one the claim began.
  */
+import { checkSqlIdentifier } from '@affiliate-webhooks/core/internal'
 
 /** The layout these procedures expect; tables of another version are refused. */
 export const MYSQL_SCHEMA_VERSION = 2
@@ -32,8 +33,6 @@ export interface MysqlSchemaOptions {
   /** Prefix of every table and procedure name. Default `aw_`. */
   tablePrefix?: string | undefined
 }
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
 
 /** Table and procedure names, checked once. */
 export interface SchemaNames {
@@ -52,12 +51,7 @@ export interface SchemaNames {
 }
 
 export function schemaNames(options: MysqlSchemaOptions, caller: string): SchemaNames {
-  const prefix = options.tablePrefix ?? 'aw_'
-  if (!IDENTIFIER.test(prefix)) {
-    throw new TypeError(
-      `${caller}: \`tablePrefix\` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got ${JSON.stringify(prefix)}`,
-    )
-  }
+  const prefix = checkSqlIdentifier(caller, 'tablePrefix', options.tablePrefix ?? 'aw_')
   const name = (suffix: string) => `\`${prefix}${suffix}\``
   // Procedures carry the layout version, and a revision when their contract
   // changed (r2, claim and commit: the savepoint; r3 and release r2: autocommit

@@ -17,6 +17,7 @@
  * No advisory locks: the claim's upsert locks its row until the delivery's
  * transaction ends, and a killed process's lock goes with its connection.
  */
+import { checkSqlIdentifier } from '@affiliate-webhooks/core/internal'
 
 /** The layout these functions expect; a table of another version is refused. */
 export const POSTGRES_SCHEMA_VERSION = 2
@@ -28,8 +29,6 @@ export interface PostgresSchemaOptions {
   /** The schema holding them. Default: the connection's `search_path` (usually `public`). */
   schema?: string | undefined
 }
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
 
 /** Names, checked once, and the setup's advisory-lock namespace derived from them. */
 export interface SchemaNames {
@@ -61,18 +60,9 @@ function int4Hash(text: string): number {
 }
 
 export function schemaNames(options: PostgresSchemaOptions, caller: string): SchemaNames {
-  const prefix = options.tablePrefix ?? 'aw_'
+  const prefix = checkSqlIdentifier(caller, 'tablePrefix', options.tablePrefix ?? 'aw_')
   const { schema } = options
-  if (!IDENTIFIER.test(prefix)) {
-    throw new TypeError(
-      `${caller}: \`tablePrefix\` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got ${JSON.stringify(prefix)}`,
-    )
-  }
-  if (schema !== undefined && !IDENTIFIER.test(schema)) {
-    throw new TypeError(
-      `${caller}: \`schema\` must be lower-case letters, digits and _, starting with a letter or _; got ${JSON.stringify(schema)}`,
-    )
-  }
+  if (schema !== undefined) checkSqlIdentifier(caller, 'schema', schema)
   const qualifier = schema === undefined ? '' : `${schema}.`
   const name = (suffix: string) => `${qualifier}${prefix}${suffix}`
   const space = `${schema ?? ''}.${prefix}`

@@ -1,6 +1,19 @@
 import type { BeginInput, FailureStreak, PeekInput, PeekResult } from '@affiliate-webhooks/core'
 import type { SqlDialect } from '@affiliate-webhooks/core/internal'
-import type { PrismaRawQueries, PrismaTransactionOptions } from './prisma-client.js'
+import type {
+  PrismaClientLike,
+  PrismaRawQueries,
+  PrismaTransactionOptions,
+} from './prisma-client.js'
+
+/** What a dialect is built from, whichever database. */
+export interface DialectParts {
+  prisma: PrismaClientLike
+  tablePrefix: string | undefined
+  schema: string | undefined
+  timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
+  acquireTimeoutMs: number
+}
 
 /** The claim's answer inside the delivery's transaction. */
 export type ClaimVerdict =

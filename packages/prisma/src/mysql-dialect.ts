@@ -4,37 +4,19 @@ import {
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
 } from '@affiliate-webhooks/core/internal'
-import {
-  ensureSchema,
-  eventKey,
-  type MysqlRun,
-  type PeekRow,
-  PRUNE_RESTORE_SQL,
-  PRUNE_WAIT_SQL,
-  PRUNED,
-  peekSql,
-  peekVerdict,
-  pruneDeleteSql,
-  pruneKeysSql,
-  type SchemaNames,
-} from '@affiliate-webhooks/mysql/internal'
-import type { ClaimVerdict, Dialect } from './dialect.js'
+import type * as MysqlStore from '@affiliate-webhooks/mysql/internal'
+import type { MysqlRun, PeekRow, SchemaNames } from '@affiliate-webhooks/mysql/internal'
+import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
 import {
   databaseError,
-  type PrismaClientLike,
   type PrismaRawQueries,
   prismaCode,
   withDatabaseCode,
   within,
 } from './prisma-client.js'
 
-/** What the MySQL dialect is built from. */
-export interface MysqlParts {
-  prisma: PrismaClientLike
-  names: SchemaNames
-  timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
-  acquireTimeoutMs: number
-}
+/** The MySQL store's statements and procedures, imported when the store first runs. */
+export type MysqlInternals = typeof MysqlStore
 
 /** The code of the error when the claim's row is no longer in its transaction. */
 const NOT_HELD = 'not_held'
@@ -101,8 +83,9 @@ function failure(cause: unknown): Error {
  * transactions themselves; Prisma's own COMMIT or ROLLBACK after them finds
  * nothing left to do.
  */
-export function mysqlDialect(parts: MysqlParts): Dialect {
-  const { prisma, names, timings } = parts
+export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
+  const { prisma, timings } = parts
+  const names = my.schemaNames(parts, 'prismaStore')
   const run = runOn(prisma)
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
@@ -118,7 +101,7 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
     sql: 'mysql',
     failure,
     async ready() {
-      await onOneSession((tx) => ensureSchema(runOn(tx), names))
+      await onOneSession((tx) => my.ensureSchema(runOn(tx), names))
       const rows = await run<{ on: unknown }>('SELECT @@innodb_rollback_on_timeout AS `on`')
       rollbackOnTimeout = Number(rows[0]?.on) === 1
     },
@@ -127,7 +110,7 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
       const rows = await tx.$queryRawUnsafe(
         `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?)`,
-        eventKey(input.eventId),
+        my.eventKey(input.eventId),
         input.conversionId ?? null,
         input.order,
         // The server ends a session idle past the lease (and a second).
@@ -168,9 +151,9 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
     isHandlerEnded: (error) => (error as { code?: unknown } | undefined)?.code === NOT_HELD,
     goneReason: (error) => innodbGone(error, rollbackOnTimeout),
     async peek({ eventId, conversionId, order }: PeekInput) {
-      const key = eventKey(eventId)
-      const rows = await run<PeekRow>(peekSql(names), [key, key, conversionId ?? null])
-      return peekVerdict(rows[0], order)
+      const key = my.eventKey(eventId)
+      const rows = await run<PeekRow>(my.peekSql(names), [key, key, conversionId ?? null])
+      return my.peekVerdict(rows[0], order)
     },
     async record(code) {
       const rows = await run(`CALL ${names.recordAnswer}(?, ?, ?)`, [
@@ -182,26 +165,27 @@ export function mysqlDialect(parts: MysqlParts): Dialect {
       const count = Number(failures)
       return count === 0 ? NO_STREAK : { count, recentCodes: String(codes).split(',') }
     },
-    prune: (limit) => onOneSession((tx) => pruneRound(tx, names, limit)),
+    prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
   }
 }
 
 /** One round of pruning on one session: expired keys by a consistent read, then deleted by key. */
 async function pruneRound(
+  my: MysqlInternals,
   tx: PrismaRawQueries,
   names: SchemaNames,
   limit: number,
 ): Promise<number> {
   const run = runOn(tx)
   let deleted = 0
-  await run(PRUNE_WAIT_SQL)
+  await run(my.PRUNE_WAIT_SQL)
   try {
-    for (const { table, key } of PRUNED(names)) {
-      const keys = (await run<{ k: unknown }>(pruneKeysSql(table, key), [limit])).map((r) => r.k)
+    for (const { table, key } of my.PRUNED(names)) {
+      const keys = (await run<{ k: unknown }>(my.pruneKeysSql(table, key), [limit])).map((r) => r.k)
       if (keys.length === 0) continue
       try {
         deleted += await within(
-          tx.$executeRawUnsafe(pruneDeleteSql(table, key, keys.length), ...keys),
+          tx.$executeRawUnsafe(my.pruneDeleteSql(table, key, keys.length), ...keys),
           STORE_STATEMENT_TIMEOUT_MS,
         )
       } catch (error) {
@@ -210,7 +194,7 @@ async function pruneRound(
       }
     }
   } finally {
-    await run(PRUNE_RESTORE_SQL)
+    await run(my.PRUNE_RESTORE_SQL)
   }
   return deleted
 }

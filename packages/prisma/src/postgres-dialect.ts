@@ -4,42 +4,13 @@ import {
   STORE_STATEMENT_TIMEOUT_MS,
   STREAK_CODES_KEPT,
 } from '@affiliate-webhooks/core/internal'
-import {
-  claimCallSql,
-  ensureSchema,
-  heldSql,
-  isAborted,
-  isLeaseEnd,
-  isLockNotAvailable,
-  type PeekRow,
-  peekSql,
-  peekVerdict,
-  pruneSql,
-  type RunSql,
-  type SchemaNames,
-  SERVER_IDLE_MARGIN_MS,
-  type SetupDriver,
-  streakResetSql,
-  streakSql,
-  TRANSACTION_ID,
-  unreachable,
-} from '@affiliate-webhooks/postgres/internal'
-import type { ClaimVerdict, Dialect } from './dialect.js'
-import {
-  databaseError,
-  type PrismaClientLike,
-  type PrismaRawQueries,
-  withDatabaseCode,
-  within,
-} from './prisma-client.js'
+import type * as PostgresStore from '@affiliate-webhooks/postgres/internal'
+import type { PeekRow, RunSql, SetupDriver } from '@affiliate-webhooks/postgres/internal'
+import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
+import { databaseError, type PrismaRawQueries, withDatabaseCode, within } from './prisma-client.js'
 
-/** What the Postgres dialect is built from. */
-export interface PostgresParts {
-  prisma: PrismaClientLike
-  names: SchemaNames
-  timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
-  acquireTimeoutMs: number
-}
+/** The Postgres store's statements and checks, imported when the store first runs. */
+export type PostgresInternals = typeof PostgresStore
 
 /** One statement through Prisma, bounded: its rows. */
 const runOn =
@@ -52,15 +23,16 @@ const runOn =
     }
   }
 
-function failure(cause: unknown): Error {
-  return unreachable(
-    'prismaStore: cannot use the PostgreSQL database of the Prisma client',
-    "Check the connection settings of the client's adapter (new PrismaPg({ connectionString }))",
-    cause,
-  )
-}
+const failureOf =
+  (pg: PostgresInternals) =>
+  (cause: unknown): Error =>
+    pg.unreachable(
+      'prismaStore: cannot use the PostgreSQL database of the Prisma client',
+      "Check the connection settings of the client's adapter (new PrismaPg({ connectionString }))",
+      cause,
+    )
 
-function setupDriver(parts: PostgresParts): SetupDriver {
+function setupDriver(parts: DialectParts, failure: (cause: unknown) => Error): SetupDriver {
   return {
     run: runOn(parts.prisma),
     async transaction(work) {
@@ -77,8 +49,10 @@ function setupDriver(parts: PostgresParts): SetupDriver {
  * The Postgres store's layout and statements (from `@affiliate-webhooks/postgres`)
  * through Prisma's raw queries: the same tables, functions and answers as with pg.
  */
-export function postgresDialect(parts: PostgresParts): Dialect {
-  const { prisma, names, timings } = parts
+export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dialect {
+  const { prisma, timings } = parts
+  const names = pg.schemaNames(parts, 'prismaStore')
+  const failure = failureOf(pg)
   const run = runOn(prisma)
   // READ COMMITTED is the claim's assumption; asked of Prisma (one more round
   // trip per delivery) only when the database's default is another level.
@@ -87,7 +61,7 @@ export function postgresDialect(parts: PostgresParts): Dialect {
     sql: 'postgres',
     failure,
     async ready() {
-      await ensureSchema(setupDriver(parts), names)
+      await pg.ensureSchema(setupDriver(parts, failure), names)
       const rows = await run<{ level: string }>(
         "SELECT current_setting('default_transaction_isolation') AS level",
       )
@@ -99,7 +73,7 @@ export function postgresDialect(parts: PostgresParts): Dialect {
       let rows: { verdict: string }[]
       try {
         rows = await tx.$queryRawUnsafe<{ verdict: string }[]>(
-          claimCallSql(names),
+          pg.claimCallSql(names),
           `${leaseMs}`,
           input.eventId,
           input.conversionId ?? null,
@@ -107,38 +81,38 @@ export function postgresDialect(parts: PostgresParts): Dialect {
           `${timings.lockWaitMs}ms`,
           timings.dedupeTtl,
           timings.orderingTtl,
-          `${leaseMs + SERVER_IDLE_MARGIN_MS}`,
+          `${leaseMs + pg.SERVER_IDLE_MARGIN_MS}`,
         )
       } catch (error) {
         // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
-        if (isLockNotAvailable(databaseError(error))) return { status: 'in_progress' }
+        if (pg.isLockNotAvailable(databaseError(error))) return { status: 'in_progress' }
         throw error
       }
       const verdict = String(rows[0]?.verdict)
-      if (TRANSACTION_ID.test(verdict)) return { status: 'claimed', held: verdict }
+      if (pg.TRANSACTION_ID.test(verdict)) return { status: 'claimed', held: verdict }
       return { status: verdict as 'duplicate' | 'stale' }
     },
     async beforeCommit(tx, _input, held) {
-      await tx.$executeRawUnsafe(heldSql(names), held)
+      await tx.$executeRawUnsafe(pg.heldSql(names), held)
     },
     async beforeRollback() {},
-    isAborted: (error) => isAborted(databaseError(error)),
-    isLeaseEnd: (error) => isLeaseEnd(databaseError(error)),
+    isAborted: (error) => pg.isAborted(databaseError(error)),
+    isLeaseEnd: (error) => pg.isLeaseEnd(databaseError(error)),
     // AWLST: the held check found another transaction than the claim's (the handler ended it).
     isHandlerEnded: (error) => databaseError(error).code === 'AWLST',
     // PostgreSQL keeps a failed transaction open and aborted: it refuses what follows itself
     // (25P02), and a ROLLBACK TO SAVEPOINT brings it back, so nothing is refused here.
     goneReason: () => undefined,
     async peek({ eventId, conversionId, order }: PeekInput) {
-      const rows = await run<PeekRow>(peekSql(names), [eventId, conversionId ?? null])
-      return peekVerdict(rows[0] as PeekRow, eventId, order)
+      const rows = await run<PeekRow>(pg.peekSql(names), [eventId, conversionId ?? null])
+      return pg.peekVerdict(rows[0] as PeekRow, eventId, order)
     },
     async record(code) {
       if (code === null) {
-        await within(prisma.$executeRawUnsafe(streakResetSql(names)), STORE_STATEMENT_TIMEOUT_MS)
+        await within(prisma.$executeRawUnsafe(pg.streakResetSql(names)), STORE_STATEMENT_TIMEOUT_MS)
         return NO_STREAK
       }
-      const rows = await run<{ count: number; codes: string[] }>(streakSql(names), [
+      const rows = await run<{ count: number; codes: string[] }>(pg.streakSql(names), [
         code,
         STREAK_CODES_KEPT,
         timings.dedupeTtl,
@@ -150,7 +124,7 @@ export function postgresDialect(parts: PostgresParts): Dialect {
       let deleted = 0
       for (const table of [names.events, names.conversions]) {
         deleted += await within(
-          prisma.$executeRawUnsafe(pruneSql(table, limit)),
+          prisma.$executeRawUnsafe(pg.pruneSql(table, limit)),
           STORE_STATEMENT_TIMEOUT_MS,
         )
       }

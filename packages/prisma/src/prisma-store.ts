@@ -10,6 +10,7 @@ import {
 import {
   atMostEvery,
   checkAcquireTimeout,
+  checkSqlIdentifier,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -21,11 +22,8 @@ import {
   STORE_STATEMENT_TIMEOUT_MS,
   takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
-import { schemaNames as mysqlNames } from '@affiliate-webhooks/mysql/internal'
-import { schemaNames } from '@affiliate-webhooks/postgres/internal'
 import type { ClaimVerdict, Dialect } from './dialect.js'
-import { mysqlDialect } from './mysql-dialect.js'
-import { postgresDialect } from './postgres-dialect.js'
+import { DIALECT_PACKAGES, loadDialect } from './dialect-loader.js'
 import {
   isTransactionApiError,
   type PrismaClientLike,
@@ -260,14 +258,18 @@ function releaseStep(open: Map<string, Open>) {
   }
 }
 
-/** Errors of an unreachable database, named by the dialect; logged once per outage (a minute). */
-function failer(dialect: Dialect, logger: Logger | undefined) {
+/**
+ * Errors of an unreachable database, named by the dialect (or a store package
+ * not installed, named by the loader); logged once per outage (a minute).
+ */
+function failer(m: Machine, logger: Logger | undefined) {
   let reportedAt = Number.NEGATIVE_INFINITY
   return (error: unknown): Error => {
     const failure =
-      error instanceof Error && error.message.startsWith('prismaStore:')
-        ? error
-        : dialect.failure(error)
+      (error instanceof Error && error.message.startsWith('prismaStore:')) ||
+      m.dialect === undefined
+        ? (error as Error)
+        : m.dialect.failure(error)
     const at = Date.now()
     if (logger !== undefined && at - reportedAt >= PRUNE_EVERY_MS) {
       reportedAt = at
@@ -295,26 +297,30 @@ function checkPrisma(options: PrismaStoreOptions | undefined): PrismaClientLike 
   return prisma as PrismaClientLike
 }
 
-function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): Dialect {
+/**
+ * The dialect of the client's database, checked now and loaded on first use
+ * (with its store package, an optional peer): a mistake in the options throws here.
+ */
+function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): () => Promise<Dialect> {
   const timings = resolveStoreTimings(options, 'prismaStore')
   const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
+  const { tablePrefix, schema } = options
+  checkSqlIdentifier('prismaStore', 'tablePrefix', tablePrefix ?? 'aw_')
   const provider = providerOf(prisma)
-  if (provider === 'postgresql') {
-    const names = schemaNames(options, 'prismaStore')
-    return postgresDialect({ prisma, names, timings, acquireTimeoutMs })
+  if (provider !== 'postgresql' && provider !== 'mysql') {
+    throw new TypeError(
+      `prismaStore: the Prisma client's provider is ${JSON.stringify(provider ?? 'unknown')}; this store runs on "postgresql" (with @prisma/adapter-pg and ${DIALECT_PACKAGES.postgresql.name}) and "mysql" (with @prisma/adapter-mariadb and ${DIALECT_PACKAGES.mysql.name})`,
+    )
   }
-  if (provider === 'mysql') {
-    if (options.schema !== undefined) {
-      throw new TypeError(
-        "prismaStore: `schema` is for PostgreSQL; on MySQL the tables live in the connection's database (use tablePrefix)",
-      )
-    }
-    const names = mysqlNames(options, 'prismaStore')
-    return mysqlDialect({ prisma, names, timings, acquireTimeoutMs })
+  if (provider === 'postgresql' && schema !== undefined) {
+    checkSqlIdentifier('prismaStore', 'schema', schema)
   }
-  throw new TypeError(
-    `prismaStore: the Prisma client's provider is ${JSON.stringify(provider ?? 'unknown')}; this store runs on "postgresql" (with @prisma/adapter-pg) and "mysql" (with @prisma/adapter-mariadb)`,
-  )
+  if (provider === 'mysql' && schema !== undefined) {
+    throw new TypeError(
+      "prismaStore: `schema` is for PostgreSQL; on MySQL the tables live in the connection's database (use tablePrefix)",
+    )
+  }
+  return () => loadDialect(provider, { prisma, tablePrefix, schema, timings, acquireTimeoutMs })
 }
 
 /**
@@ -330,24 +336,29 @@ export function prismaStore<P extends PrismaClientLike>(
   options: PrismaStoreOptions<P>,
 ): PrismaEventStore<PrismaTransaction<P>> {
   const prisma = checkPrisma(options)
-  const dialect = dialectFor(options, prisma)
+  const load = dialectFor(options, prisma)
   const timings = resolveStoreTimings(options, 'prismaStore')
   const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
-  const fail = failer(dialect, options.logger === false ? undefined : (options.logger ?? console))
+  // The dialect is there once ready() resolved, and every step but commit and
+  // release (which follow a begin) waits for ready() first.
+  const machine = { prisma, leaseMs: timings.leaseMs, acquireTimeoutMs } as Machine
+  machine.fail = failer(machine, options.logger === false ? undefined : (options.logger ?? console))
   let setup: Promise<void> | undefined
   const ready = () => {
-    setup ??= dialect.ready().catch((error: unknown) => {
+    setup ??= (async () => {
+      machine.dialect ??= await load()
+      await machine.dialect.ready()
+    })().catch((error: unknown) => {
       // Tried again on the next call: the database may come up later.
       setup = undefined
-      throw fail(error)
+      throw machine.fail(error)
     })
     return setup
   }
-  const machine: Machine = { prisma, dialect, fail, leaseMs: timings.leaseMs, acquireTimeoutMs }
   const open = new Map<string, Open>()
   const prune = async (limit = PRUNE_BATCH) => {
     await ready()
-    return dialect.prune(limit)
+    return machine.dialect.prune(limit)
   }
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
   const store: PrismaEventStore<unknown> = {
@@ -357,11 +368,11 @@ export function prismaStore<P extends PrismaClientLike>(
     release: releaseStep(open),
     async peek(input) {
       await ready()
-      return dialect.peek(input)
+      return machine.dialect.peek(input)
     },
     recordAnswer: gatedStreak(async (code) => {
       await ready()
-      return dialect.record(code)
+      return machine.dialect.record(code)
     }),
     prune,
   }

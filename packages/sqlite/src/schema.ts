@@ -9,6 +9,7 @@
  *   p_schema       version
  * Times are milliseconds since the epoch: every process on one file shares a clock.
  */
+import { checkSqlIdentifier } from '@affiliate-webhooks/core/internal'
 
 /** The layout these statements expect; a table of another version is refused. */
 export const SQLITE_SCHEMA_VERSION = 2
@@ -19,8 +20,6 @@ export interface SqliteSchemaOptions {
   tablePrefix?: string | undefined
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
-
 export interface SqliteNames {
   events: string
   conversions: string
@@ -29,12 +28,7 @@ export interface SqliteNames {
 }
 
 export function sqliteNames(options: SqliteSchemaOptions, caller: string): SqliteNames {
-  const prefix = options.tablePrefix ?? 'aw_'
-  if (!IDENTIFIER.test(prefix)) {
-    throw new TypeError(
-      `${caller}: \`tablePrefix\` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got ${JSON.stringify(prefix)}`,
-    )
-  }
+  const prefix = checkSqlIdentifier(caller, 'tablePrefix', options.tablePrefix ?? 'aw_')
   return {
     events: `${prefix}events`,
     conversions: `${prefix}conversions`,

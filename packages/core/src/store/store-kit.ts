@@ -99,6 +99,26 @@ export function gatedStreak(
   }
 }
 
+const SQL_IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/
+
+/**
+ * Checks a SQL store's `tablePrefix` (default `aw_`) or `schema`: lower-case
+ * letters, digits and _, at most 40, not starting with a digit, so every name
+ * built from it needs no quoting on any of the SQL stores. Returns it.
+ */
+export function checkSqlIdentifier(
+  caller: string,
+  option: 'tablePrefix' | 'schema',
+  value: string,
+): string {
+  if (!SQL_IDENTIFIER.test(value)) {
+    throw new TypeError(
+      `${caller}: \`${option}\` must be lower-case letters, digits and _ (at most 40), starting with a letter or _; got ${JSON.stringify(value)}`,
+    )
+  }
+  return value
+}
+
 /** Checks a store's `acquireTimeoutMs`: whole milliseconds, at least 1, a timer's range. */
 export function checkAcquireTimeout(caller: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1) {
