@@ -38,9 +38,17 @@ export async function prismaClientPath(provider: PrismaTestProvider): Promise<st
   const schema = await readFile(here(`./prisma/${provider}.prisma`), 'utf8')
   const version = createHash('sha256').update(schema).digest('hex').slice(0, 12)
   const folder = here(`./prisma/generated/${provider}-${version}`)
-  const entry = `${folder}/client.ts`
-  if (existsSync(entry)) return entry
-  const scratch = here(`./prisma/generated/.${provider}-${randomUUID()}`)
+  await generatePrismaClient(schema, folder)
+  return `${folder}/client.ts`
+}
+
+/**
+ * Generates the client of a schema text into `folder` (its generator's `output`
+ * replaced), unless a client is there already.
+ */
+export async function generatePrismaClient(schema: string, folder: string): Promise<void> {
+  if (existsSync(`${folder}/client.ts`)) return
+  const scratch = `${folder}.${randomUUID()}`
   await mkdir(scratch, { recursive: true })
   try {
     const copy = `${scratch}/schema.prisma`
@@ -59,10 +67,9 @@ export async function prismaClientPath(provider: PrismaTestProvider): Promise<st
       await rename(`${scratch}/client`, folder)
     } catch (error) {
       // Another process generated the same schema first: use its client.
-      if (!existsSync(entry)) throw error
+      if (!existsSync(`${folder}/client.ts`)) throw error
     }
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
-  return entry
 }
