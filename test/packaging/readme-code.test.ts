@@ -8,12 +8,13 @@
  * an app-local module (`./generated/...`, `#lib/...`) is declared as a shorthand
  * ambient module, so what is checked is what the block itself says: its imports,
  * the names it takes from them, and every option, handler and call it writes.
- * A README that shows a Prisma schema (a ```prisma block) gets its client
- * generated from that schema, and its TypeScript compiles against that client.
+ * A README that shows a Prisma schema (a ```prisma block, or an example's own
+ * `prisma/schema.prisma`) gets its client generated from that schema, and its
+ * TypeScript compiles against that client.
  * A block after `<!-- snippets: ... -->` is a list of one-line uses of several
  * stacks: each paragraph of it compiles on its own.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
@@ -70,7 +71,10 @@ function blocksOf(readme: string): Block[] {
     }
     i = end
   }
-  // A schema shown anywhere in the README is the one its code compiles against.
+  // A schema shown anywhere in the README is the one its code compiles against;
+  // an example's README, its app's own schema.
+  const own = join(root, readme, '..', 'prisma', 'schema.prisma')
+  if (prismaSchema === undefined && existsSync(own)) prismaSchema = readFileSync(own, 'utf8')
   return blocks.map((block) => ({ ...block, prismaSchema }))
 }
 
