@@ -37,6 +37,7 @@ Exit codes: 0 success, 1 the answer is no (does not verify, not acknowledged,
 a delivery failed), 2 wrong usage, 130 interrupted.`
 
 function parseError(error: unknown): UsageError {
+  if (error instanceof UsageError) return error
   const { code, message } = error as { code?: string; message: string }
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const option = /'([^']+)'/.exec(message)?.[1]

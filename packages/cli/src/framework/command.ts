@@ -14,7 +14,18 @@ export interface OptionSpec {
   /** What the flag does; a newline starts an indented continuation line. */
   help?: string
   /** A number flag: checked (and made a number) before the command runs. */
-  number?: { min?: number; max?: number; integer?: boolean }
+  number?: NumberRule
+}
+
+/** What a number flag accepts. */
+export interface NumberRule {
+  min?: number
+  max?: number
+  integer?: boolean
+  /** The word `off` is accepted too, as Infinity (no limit). */
+  off?: boolean
+  /** Printed as `hint:` under the error when the value is refused. */
+  hint?: string
 }
 export type OptionsConfig = Record<string, OptionSpec>
 
@@ -23,7 +34,7 @@ export const flag = {
   /** `--name VALUE`: takes a value. */
   text: (value: string, help: string) => ({ type: 'string', value, help }) as const,
   /** `--name N`: a number, checked against `rule` before the command runs. */
-  number: (value: string, help: string, rule: NonNullable<OptionSpec['number']>) =>
+  number: (value: string, help: string, rule: NumberRule) =>
     ({ type: 'string', value, help, number: rule }) as const,
   /** `--name`: a switch. */
   bool: (help: string) => ({ type: 'boolean', help }) as const,

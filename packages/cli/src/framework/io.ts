@@ -98,12 +98,16 @@ export function requireUrl(flag: string | undefined, name = '--url'): string {
   return url.href
 }
 
-/** A number flag's text checked against its rule: `--name must be a whole number from 1 to 8`. */
+/**
+ * A number flag's text checked against its rule: `--name must be a whole number from 1 to 8`.
+ * With `off` in the rule, the word `off` is Infinity.
+ */
 export function parseNumber(
   name: string,
   value: string,
-  rule: { min?: number; max?: number; integer?: boolean } = {},
+  rule: { min?: number; max?: number; integer?: boolean; off?: boolean; hint?: string } = {},
 ): number {
+  if (rule.off && value.trim().toLowerCase() === 'off') return Number.POSITIVE_INFINITY
   const number = Number(value)
   const { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = false } = rule
   if (
@@ -115,7 +119,8 @@ export function parseNumber(
   ) {
     const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`
     throw new UsageError(
-      `--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}, not "${value}"`,
+      `--${name} must be ${integer ? 'a whole number' : 'a number'} ${range}${rule.off ? ' or off' : ''}, not "${value}"`,
+      rule.hint ? { hint: rule.hint } : {},
     )
   }
   return number

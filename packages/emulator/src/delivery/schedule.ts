@@ -48,7 +48,7 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
 export interface DeliveryRules {
   /** Offsets of attempts 2..n after the previous one, service ms. */
   retryScheduleMs: readonly number[]
-  /** Failed attempts in a row that disable the endpoint. */
+  /** Failed attempts in a row that disable the endpoint; Infinity: never (simulate's `--disable-after off`). */
   disableAfterFailures: number
   /** Deliveries go out in batches this often, service ms; 0 sends each one when due. */
   batchIntervalMs: number

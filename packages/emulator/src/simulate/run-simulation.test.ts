@@ -106,4 +106,20 @@ describe('runSimulation', () => {
     )
     await expect(runSimulation({ ...options, url, conversions: -1 })).rejects.toThrow(/conversions/)
   })
+
+  it('takes disableAfterFailures as a whole number >= 1 or Infinity, and refuses anything else', async () => {
+    for (const bad of [0, -1, 2.5, Number.NaN]) {
+      await expect(
+        runSimulation({ ...options, url, conversions: 1, disableAfterFailures: bad }),
+      ).rejects.toThrow(/`disableAfterFailures` must be a whole number >= 1, or Infinity/)
+    }
+    const report = await runSimulation({
+      ...options,
+      url,
+      conversions: 2,
+      disableAfterFailures: Number.POSITIVE_INFINITY,
+    })
+    expect(report.ok).toBe(true)
+    expect(report.settings.disableAfterFailures).toBe(Number.POSITIVE_INFINITY)
+  })
 })

@@ -99,6 +99,17 @@ function positive(name: string, value: number): number {
   return value
 }
 
+/**
+ * Failed attempts in a row that disable the endpoint: a whole number >= 1, or
+ * Infinity for an endpoint never disabled (a crash test under a compressed clock).
+ */
+function failureLimit(value: number): number {
+  if (value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 1)) return value
+  throw new TypeError(
+    'simulate: `disableAfterFailures` must be a whole number >= 1, or Infinity (never disabled)',
+  )
+}
+
 /** What a simulation counts and keeps: every delivery with its attempts, and the tallies. */
 class Tally {
   events = 0
@@ -182,7 +193,7 @@ function engineOptions(options: SimulationEngineOptions) {
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
     ...(options.disableAfterFailures === undefined
       ? {}
-      : { disableAfterFailures: positive('disableAfterFailures', options.disableAfterFailures) }),
+      : { disableAfterFailures: failureLimit(options.disableAfterFailures) }),
     ...(options.batchIntervalMs === undefined ? {} : { batchIntervalMs: options.batchIntervalMs }),
     ...(typeof url === 'function' ? { targetUrl: url } : {}),
   }

@@ -1,5 +1,9 @@
 import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
-import { runSimulation, simulationSummary } from '@affiliate-webhooks/emulator/internal'
+import {
+  runSimulation,
+  type SimulationReport,
+  simulationSummary,
+} from '@affiliate-webhooks/emulator/internal'
 import type { Handler } from '../../framework/command.js'
 import {
   checkSecretShape,
@@ -11,6 +15,7 @@ import {
   requireUrl,
 } from '../../framework/io.js'
 import {
+  disabledUnderCompression,
   formatSimulationProgress,
   formatSimulationSummary,
 } from '../../text/local/simulation-text.js'
@@ -31,12 +36,23 @@ function progressWriter(io: Io) {
   return { intervalMs: 2000, write: (line: string) => io.stderr.write(`${line}\n`), end: () => {} }
 }
 
+/** The summary as data; a rule of no limit (Infinity, which JSON cannot hold) as `"off"`. */
+function simulationJson(report: SimulationReport) {
+  const summary = simulationSummary(report)
+  const limit = summary.settings.disableAfterFailures
+  return {
+    ...summary,
+    settings: { ...summary.settings, disableAfterFailures: Number.isFinite(limit) ? limit : 'off' },
+  }
+}
+
 /** Runs `simulate`. */
 export const run: Handler<typeof simulate.options> = async (values, io) => {
   const url = requireUrl(values.url)
   const secret = requireSecret(values.secret, io)
   const windowMinutes = values.window
   const seed = values.seed
+  const disableAfter = values['disable-after']
   checkSecretShape(secret, io)
   const progress = values.quiet ? undefined : progressWriter(io)
   const report = await interruptible(io, (signal) =>
@@ -53,6 +69,7 @@ export const run: Handler<typeof simulate.options> = async (values, io) => {
       signal,
       ...(windowMinutes === undefined ? {} : { windowMs: windowMinutes * 60_000 }),
       ...(seed === undefined ? {} : { seed }),
+      ...(disableAfter === undefined ? {} : { disableAfterFailures: disableAfter }),
       ...(progress
         ? {
             progressIntervalMs: progress.intervalMs,
@@ -62,6 +79,12 @@ export const run: Handler<typeof simulate.options> = async (values, io) => {
     }),
   )
   progress?.end()
-  output(io, values, simulationSummary(report), formatSimulationSummary(report))
+  const hint = disabledUnderCompression(report)
+  output(
+    io,
+    values,
+    { ...simulationJson(report), ...(hint ? { hint } : {}) },
+    formatSimulationSummary(report),
+  )
   return report.aborted ? EXIT.interrupted : report.ok ? EXIT.ok : EXIT.failed
 }

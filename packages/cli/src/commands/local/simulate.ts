@@ -1,4 +1,4 @@
-import { ANSWER_TIMEOUT_MS } from '@affiliate-webhooks/emulator'
+import { ANSWER_TIMEOUT_MS, DISABLE_AFTER_FAILURES } from '@affiliate-webhooks/emulator'
 import { SIMULATION_DEFAULTS } from '@affiliate-webhooks/emulator/internal'
 import { COMMON, defineCommand, flag } from '../../framework/command.js'
 
@@ -14,7 +14,8 @@ export const DEFAULTS = {
 export const simulate = defineCommand({
   usage: [
     `simulate --url URL [--conversions N] [--duplicates RATE] [--reorder RATE]
-                                   [--concurrency C] [--time-scale S] [--secret SECRET] [--json]`,
+                                   [--concurrency C] [--time-scale S] [--disable-after N|off]
+                                   [--secret SECRET] [--json]`,
   ],
   about: `Sends a stream of conversion lifecycles (created -> approved -> available ->
 ready_for_payout, about one in five rejected on the way) to your endpoint the way
@@ -50,6 +51,16 @@ failed attempts in a row disable the endpoint. Some events arrive twice
       `service time runs S times faster (default ${DEFAULTS.timeScale}: an hour of\nschedule takes a second; 1 is the service's own pace)`,
       { min: Number.MIN_VALUE },
     ),
+    'disable-after': flag.number(
+      'N|off',
+      `failed attempts in a row that disable the endpoint (default ${DISABLE_AFTER_FAILURES},\nthe service's rule); off never disables it (crash tests under --time-scale)`,
+      {
+        min: 1,
+        integer: true,
+        off: true,
+        hint: `--disable-after off never disables the endpoint during the run; a number N disables it after N failed attempts in a row (the service: ${DISABLE_AFTER_FAILURES})`,
+      },
+    ),
     timeout: flag.number(
       'MS',
       `real ms a receiver has to answer (default ${ANSWER_TIMEOUT_MS}; not scaled)`,
@@ -79,6 +90,13 @@ failed attempts in a row disable the endpoint. Some events arrive twice
 Example:
   affiliate-webhooks simulate --url http://localhost:3000/hooks --conversions 200 \\
     --duplicates 0.2 --reorder 0.2 --concurrency 16 --time-scale 3600
+
+Under --time-scale a receiver down for a few real seconds is down for minutes or
+hours of service time, which can be long enough to fail 20 attempts in a row:
+the endpoint is disabled as the service would disable it, and the rest of those
+conversions' events are never delivered. To test a crash or a restart of your
+receiver, keep the endpoint enabled:
+  affiliate-webhooks simulate --url http://localhost:3000/hooks --disable-after off
 
 Exit codes: 0 every delivery succeeded, 1 a delivery failed or the endpoint was
 disabled, 2 wrong usage, 130 interrupted (the summary so far is printed).`,

@@ -3,6 +3,7 @@
  * `affiliate-webhooks simulate` and the demo print them, and the small
  * formatters they are made of.
  */
+import { DISABLE_AFTER_FAILURES } from '@affiliate-webhooks/emulator'
 import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
 import { formatRows } from '../table.js'
 
@@ -46,14 +47,26 @@ export function formatSimulationProgress(progress: SimulationProgress): string {
   ].join('  ')
 }
 
+/**
+ * Why the endpoint got disabled when the clock ran faster than real time, and the
+ * flag that keeps it enabled for a crash or restart test; undefined otherwise.
+ */
+export function disabledUnderCompression(report: SimulationReport): string | undefined {
+  const { settings, stats } = report
+  if (stats.endpoint.status !== 'disabled' || !(settings.timeScale > 1)) return undefined
+  const second = formatDuration(1000 * settings.timeScale)
+  return `time scale ${settings.timeScale}: a real second is ${second} of service time, so a receiver down or restarting for a few real seconds can fail ${settings.disableAfterFailures} attempts in a row, which disables the endpoint as the service would, and the rest of those conversions' events are then never delivered (queued deliveries fail, later events are not queued); for a crash or restart test, --disable-after off keeps the endpoint enabled`
+}
+
 /** The summary table `simulate` prints, also what `npm start` shows. */
 export function formatSimulationSummary(report: SimulationReport): string {
   const { stats, settings } = report
   const { deliveries, attempts, endpoint } = stats
+  const limit = settings.disableAfterFailures
   const endpointText =
     endpoint.status === 'disabled'
-      ? `DISABLED after ${settings.disableAfterFailures} failed attempts in a row${endpoint.consecutiveFailures > settings.disableAfterFailures ? ` (${endpoint.consecutiveFailures} by the end)` : ''}`
-      : `active, never disabled (${endpoint.consecutiveFailures} failed attempts in a row at the end)`
+      ? `DISABLED after ${limit} failed attempts in a row${endpoint.consecutiveFailures > limit ? ` (${endpoint.consecutiveFailures} by the end)` : ''}`
+      : `active, never disabled (${Number.isFinite(limit) ? '' : 'disabling off; '}${endpoint.consecutiveFailures} failed attempts in a row at the end)`
   const rows: [string, string][] = [
     [
       'events',
@@ -81,7 +94,7 @@ export function formatSimulationSummary(report: SimulationReport): string {
   )
   const lines = [
     `Simulated ${settings.conversions} conversion lifecycles -> ${report.url}`,
-    `time scale ${settings.timeScale}, concurrency ${settings.concurrency}, duplicates ${settings.duplicates}, reorder ${settings.reorder}, timeout ${settings.timeoutMs} ms, seed ${settings.seed}`,
+    `time scale ${settings.timeScale}, concurrency ${settings.concurrency}, duplicates ${settings.duplicates}, reorder ${settings.reorder}, timeout ${settings.timeoutMs} ms, seed ${settings.seed}${limit === DISABLE_AFTER_FAILURES ? '' : `, disable after ${Number.isFinite(limit) ? limit : 'off'}`}`,
     '',
     formatRows(rows),
   ]
@@ -116,5 +129,7 @@ export function formatSimulationSummary(report: SimulationReport): string {
           ? `${report.failed.length} of ${deliveries.total} deliveries failed.`
           : 'The endpoint was disabled.',
   )
+  const why = disabledUnderCompression(report)
+  if (why) lines.push(`note: ${why}.`)
   return lines.join('\n')
 }
