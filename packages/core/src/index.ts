@@ -54,6 +54,7 @@ export type {
   BeginInput,
   BeginResult,
   Claim,
+  CloseOptions,
   EventStore,
   FailureStreak,
   MaybePromise,

@@ -53,9 +53,13 @@ export {
 } from './store/event-store.js'
 export {
   atMostEvery,
+  CLOSE_TIMEOUT_MS,
+  type CloseOutcome,
   checkAcquireTimeout,
   checkoutWithin,
   checkSqlIdentifier,
+  closeOnce,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,

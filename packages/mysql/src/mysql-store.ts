@@ -13,6 +13,7 @@ import {
   atMostEvery,
   checkAcquireTimeout,
   checkoutWithin,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -45,7 +46,7 @@ import {
 
 /** Options of {@link mysqlStore}. */
 export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOptions {
-  /** A mysql2/promise `Pool`. The store takes one connection per delivery and never ends the pool. */
+  /** A mysql2/promise `Pool`. The store takes one connection per delivery; it ends the pool only in `store.close()`. */
   pool: Pool
 }
 
@@ -572,6 +573,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     peek: peekStep(parts),
     recordAnswer: streakStep(parts),
     prune,
+    // pool.end() closes every connection, after the queries already sent.
+    close: closer('mysqlStore', logger, () => pool.end()),
   }
 }
 

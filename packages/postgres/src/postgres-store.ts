@@ -12,6 +12,7 @@ import {
   atMostEvery,
   checkAcquireTimeout,
   checkoutWithin,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -57,7 +58,7 @@ import {
 
 /** Options of `postgresStore`. */
 export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
-  /** A node-postgres `Pool`. The store takes one client per delivery and never ends the pool. */
+  /** A node-postgres `Pool`. The store takes one client per delivery; it ends the pool only in `store.close()`. */
   pool: Pool
 }
 
@@ -385,5 +386,7 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
     },
     recordAnswer: streakStep(acquire, names, timings.dedupeTtl, ready),
     prune,
+    // pool.end() waits for the connections checked out (claims in flight) to come back.
+    close: closer('postgresStore', logger, () => pool.end()),
   }
 }

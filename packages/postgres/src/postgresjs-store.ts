@@ -9,6 +9,7 @@ import type {
 import {
   atMostEvery,
   checkAcquireTimeout,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -60,7 +61,7 @@ export interface PostgresJsStoreOptions extends PooledStoreOptions, PostgresSche
   /**
    * A postgres.js instance (`postgres(url)`), with `max` at least 2. Each delivery
    * runs on a connection the store reserves (`sql.reserve()`) for its transaction;
-   * the store never ends the instance.
+   * the store ends the instance only in `store.close()`.
    */
   sql: PostgresJsSql
 }
@@ -432,5 +433,13 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
     commit: commitStep(open, names, afterCommit),
     release: releaseStep(open),
     ...rest,
+    // postgres.js waits for the queries in flight, then ends the connections at once
+    // after its own timeout (whole seconds); end() again without one ends them now.
+    close: closer(
+      'postgresStore',
+      options.logger === false ? undefined : (options.logger ?? console),
+      (timeoutMs) => sql.end({ timeout: Math.max(0, Math.floor(timeoutMs / 1000) - 1) }),
+      () => sql.end({ timeout: 0 }),
+    ),
   }
 }

@@ -33,6 +33,8 @@ export interface PrismaClientLike extends PrismaRawQueries {
     work: (tx: any) => Promise<R>,
     options?: PrismaTransactionOptions,
   ): Promise<R>
+  /** Ends the client's connections: what the store's `close()` calls. */
+  $disconnect?(): Promise<void>
 }
 
 /** The transaction client of a Prisma client: what `ctx.tx` is. */

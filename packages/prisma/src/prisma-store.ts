@@ -11,6 +11,7 @@ import {
   atMostEvery,
   checkAcquireTimeout,
   checkSqlIdentifier,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -41,7 +42,7 @@ export interface PrismaStoreOptions<P extends PrismaClientLike = PrismaClientLik
   /**
    * A Prisma 7 client on a driver adapter: `new PrismaClient({ adapter: new PrismaPg(...) })`
    * (PostgreSQL) or `new PrismaMariaDb(...)` (MySQL, MariaDB). Each delivery runs in its
-   * `$transaction(async (tx) => ...)`; the store never disconnects it.
+   * `$transaction(async (tx) => ...)`; the store disconnects it only in `store.close()`.
    */
   prisma: P
   /** Prefix of the store's tables and routines. Default `aw_`. */
@@ -342,7 +343,8 @@ export function prismaStore<P extends PrismaClientLike>(
   // The dialect is there once ready() resolved, and every step but commit and
   // release (which follow a begin) waits for ready() first.
   const machine = { prisma, leaseMs: timings.leaseMs, acquireTimeoutMs } as Machine
-  machine.fail = failer(machine, options.logger === false ? undefined : (options.logger ?? console))
+  const logger = options.logger === false ? undefined : (options.logger ?? console)
+  machine.fail = failer(machine, logger)
   let setup: Promise<void> | undefined
   const ready = () => {
     setup ??= (async () => {
@@ -375,6 +377,9 @@ export function prismaStore<P extends PrismaClientLike>(
       return machine.dialect.record(code)
     }),
     prune,
+    // The client's pool ends once the transactions in flight do; the store's
+    // timers are unref'd and keep nothing alive.
+    close: closer('prismaStore', logger, () => prisma.$disconnect?.()),
   }
   return store as PrismaEventStore<PrismaTransaction<P>>
 }

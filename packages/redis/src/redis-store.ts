@@ -3,6 +3,7 @@ import type {
   BeginInput,
   BeginResult,
   Claim,
+  CloseOptions,
   EventStore,
   FailureStreak,
   Logger,
@@ -10,6 +11,7 @@ import type {
   PeekResult,
 } from '@affiliate-webhooks/core'
 import {
+  closer,
   gatedStreak,
   NO_STREAK,
   resolveStoreTimings,
@@ -21,7 +23,7 @@ import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.j
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
 export interface RedisStoreOptions extends StoreTimings {
-  /** An ioredis `Redis` or `Cluster` you created. The store never closes it. */
+  /** An ioredis `Redis` or `Cluster` you created. The store closes it only when you call `store.close()`. */
   client?: Redis | Cluster | undefined
   /**
    * Instead of `client`: a `redis://` or `rediss://` URL. The store then creates
@@ -117,6 +119,8 @@ export interface RedisEventStore extends EventStore {
   extend(claim: Claim, leaseMs: number): Promise<boolean>
   peek(input: PeekInput): Promise<PeekResult>
   recordAnswer(code: string | null): Promise<FailureStreak>
+  /** QUIT within `timeoutMs` (default 5 s), else the socket dropped; never rejects. */
+  close(options?: CloseOptions): Promise<void>
 }
 
 /** Refuses a prefix that would pin every key to one Cluster slot. */
@@ -246,9 +250,18 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   // One streak per prefix (per endpoint), both keys in one slot.
   const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
 
+  const logger = options.logger === false ? undefined : (options.logger ?? console)
   return {
     client,
     begin: beginStep(run, keys, timings),
+    // QUIT waits for the replies in flight; with Redis gone it fails at once
+    // (enableOfflineQueue off) or never answers: then the socket is dropped.
+    close: closer(
+      'redisStore',
+      logger,
+      () => client.quit(),
+      () => client.disconnect(),
+    ),
 
     async commit(claim: Claim): Promise<boolean> {
       const result = await run(scripts.commit, keys(claim.eventId, claim.conversionId), [

@@ -3,12 +3,14 @@ import type {
   BeginInput,
   BeginResult,
   Claim,
+  Logger,
   PeekInput,
   PeekResult,
 } from '@affiliate-webhooks/core'
 import { WebhookError } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
+  closer,
   type DatabaseEventStore,
   gatedStreak,
   handlerLeftAborted,
@@ -48,10 +50,12 @@ export interface SqliteStoreOptions<D extends SqliteDatabase = SqliteDatabase>
     SqliteSchemaOptions {
   /**
    * A node:sqlite `DatabaseSync` or a better-sqlite3 `Database` on a file. The
-   * store sets `PRAGMA synchronous = FULL` on it (if it was lower) and never
-   * closes it.
+   * store sets `PRAGMA synchronous = FULL` on it (if it was lower) and closes
+   * it only when you call `store.close()`.
    */
   database: D
+  /** Where `close()` says it had to end a delivery's transaction. Default `console`; `false` silences it. */
+  logger?: Logger | false | undefined
 }
 
 /** The SQLite store: `ctx.tx` is the database, inside the delivery's `BEGIN IMMEDIATE` transaction. */
@@ -393,11 +397,25 @@ export function sqliteStore<D extends SqliteDatabase>(
   const open = new Map<string, Open>()
   const rest = otherSteps(c, ready)
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(rest.prune))
+  const endConnection = () => {
+    if (isOpen(db)) (db as SqliteDatabase & { close(): unknown }).close()
+  }
   return {
     ready,
     begin: beginStep(c, ready, open),
     commit: commitStep(c, open, afterCommit),
     release: releaseStep(c, open),
     ...rest,
+    // The deliveries in flight end first; past the deadline, closing the
+    // connection rolls back what they wrote (they are retried, nothing is marked).
+    close: closer(
+      'sqliteStore',
+      options.logger === false ? undefined : (options.logger ?? console),
+      async () => {
+        while (open.size > 0) await sleep(10)
+        endConnection()
+      },
+      endConnection,
+    ),
   } as SqliteEventStore<D>
 }

@@ -68,6 +68,22 @@ export interface EventStore<Tx = undefined> {
    * receiver then counts in its own process only.
    */
   recordAnswer?(code: string | null): MaybePromise<FailureStreak>
+  /**
+   * Optional (every store of this project has it): ends the connection the store
+   * uses, the client, pool or database it was given or made, for a graceful
+   * shutdown. Call it last, once the server stopped taking requests. It waits at
+   * most `timeoutMs` (default 5 s) for a clean end, then ends the connection at
+   * once where the driver can; it never rejects, even when the database is
+   * already gone, so a shutdown handler can always await it. Calling it again
+   * does nothing more.
+   */
+  close?(options?: CloseOptions): Promise<void>
+}
+
+/** Options of {@link EventStore.close}. */
+export interface CloseOptions {
+  /** Longest close() waits for the connection to end cleanly, ms. Default 5000. */
+  timeoutMs?: number | undefined
 }
 
 /** How many answers in a row were not 2xx, and the codes of the last ones. */

@@ -289,5 +289,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): EventStore {
     extend: (claim, leaseMs) => extendClaim(holds, claim, leaseMs, now()),
     peek: (input) => peekSettled(settled, input, now()),
     recordAnswer: localFailureStreak(),
+    // Nothing to end: the state lives in this process.
+    close: () => Promise.resolve(),
   }
 }

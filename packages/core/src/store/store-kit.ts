@@ -9,6 +9,7 @@ import {
   type BeginInput,
   type BeginResult,
   type Claim,
+  type CloseOptions,
   type EventStore,
   type FailureStreak,
   NO_STREAK,
@@ -43,6 +44,11 @@ export interface DatabaseEventStore<Tx> extends EventStore<Tx> {
   recordAnswer(code: string | null): Promise<FailureStreak>
   /** Deletes expired marks and watermarks, at most `limit` of each. The store does this by itself, once a minute. */
   prune(limit?: number): Promise<number>
+  /**
+   * Ends the pool, instance, client or database the store was given, for a
+   * graceful shutdown (see {@link EventStore.close}): bounded, never rejects.
+   */
+  close(options?: CloseOptions): Promise<void>
 }
 
 /**
@@ -117,6 +123,74 @@ export function checkSqlIdentifier(
     )
   }
   return value
+}
+
+/** How long a store's close() waits for a clean end by default, ms. */
+export const CLOSE_TIMEOUT_MS = 5000
+
+/** How a store's connection ended: cleanly, at once after a failure or the deadline, or still ending. */
+export type CloseOutcome = 'closed' | 'forced' | 'still_ending'
+
+/**
+ * A store's `close()`, once: `clean` ends the connection politely; when it
+ * fails or outlasts `timeoutMs`, `force` (when the driver has one) ends it at
+ * once. Never rejects; what went wrong is said to the logger in one line.
+ * Calling the returned function again returns the first call's promise.
+ */
+export function closer(
+  caller: string,
+  logger: Logger | undefined,
+  clean: (timeoutMs: number) => unknown,
+  force?: () => unknown,
+): (options?: { timeoutMs?: number | undefined }) => Promise<void> {
+  let closing: Promise<void> | undefined
+  return (options = {}) => {
+    const timeoutMs = options.timeoutMs ?? CLOSE_TIMEOUT_MS
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2 ** 31 - 1) {
+      // A mistake in the call, thrown where it is made, not a rejection.
+      throw new TypeError(
+        `${caller}: close(): \`timeoutMs\` must be a whole number of milliseconds >= 0; got ${timeoutMs}`,
+      )
+    }
+    closing ??= closeOnce(timeoutMs, clean, force).then(({ outcome, reason }) => {
+      if (outcome === 'closed' || logger === undefined) return
+      const then =
+        outcome === 'forced' ? 'it was ended at once' : 'it ends once what still holds it is done'
+      logger.warn(`${caller}: close(): the connection did not end cleanly (${reason}); ${then}`)
+    })
+    return closing
+  }
+}
+
+/** The clean end within the deadline, else the forced one; the outcome as data. */
+export async function closeOnce(
+  timeoutMs: number,
+  clean: (timeoutMs: number) => unknown,
+  force?: () => unknown,
+): Promise<{ outcome: CloseOutcome; reason: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, 'timeout')
+  })
+  let reason: string
+  try {
+    const ended = await Promise.race([Promise.resolve().then(() => clean(timeoutMs)), deadline])
+    if (ended !== 'timeout') return { outcome: 'closed', reason: '' }
+    reason = `not within ${timeoutMs} ms`
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    // A driver's message may carry a connection string: never its secrets.
+    reason = message.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<url>')
+  } finally {
+    clearTimeout(timer)
+  }
+  if (force === undefined) return { outcome: 'still_ending', reason }
+  try {
+    await force()
+  } catch {
+    // Ending at once is the last resort: what it throws changes nothing.
+  }
+  return { outcome: 'forced', reason }
 }
 
 /** Checks a store's `acquireTimeoutMs`: whole milliseconds, at least 1, a timer's range. */
