@@ -97,6 +97,21 @@ describe('the root README', () => {
     const commands = firstBlock.split('\n').map((line) => line.split('#')[0]?.trim())
     expect(commands.filter(Boolean)).toEqual(['npm ci && npm start', 'npm test'])
   })
+
+  it('gives the stacks whose build loads the route a handler with its options as a function (issue 51)', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    // The one `webhook` the Astro, SvelteKit and React Router lines use.
+    const made = readme.split('\n').filter((line) => /\bwebhook = affiliateWebhook\(/.test(line))
+    expect(made).toHaveLength(1)
+    expect(made[0]).toMatch(
+      /affiliateWebhook\(\(\) => \(\{ secret: process\.env\.AFFILIATE_WEBHOOK_SECRET!/,
+    )
+    // Why it matters: loaded with no secret set, as a build loads it, the object form throws.
+    const { affiliateWebhook } = await import('@affiliate-webhooks/web')
+    const options = { secret: undefined as unknown as string, onConversion() {} }
+    expect(() => affiliateWebhook(options)).toThrow(/`secret` must be a non-empty string/)
+    expect(() => affiliateWebhook(() => options)).not.toThrow()
+  })
 })
 
 describe('the API reference', () => {
