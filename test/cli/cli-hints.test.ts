@@ -189,6 +189,24 @@ describe('hints', () => {
     )
   })
 
+  it("the app's own HTML error page (a 500, as SvelteKit answers a route that threw): the app's error and its log, not a proxy", async () => {
+    const url = await serve(
+      createServer((req, res) => {
+        req.resume()
+        res.writeHead(500, { 'content-type': 'text/html' })
+        res.end(
+          '<!doctype html><html><head><title>Internal Error</title></head><body>500</body></html>',
+        )
+      }),
+    )
+    const sent = await cli(['send', '--url', `${url}/hooks`], { AFFILIATE_WEBHOOK_SECRET: SECRET })
+    expect(sent.code).toBe(1)
+    const hints = sent.stderr.split('\n').filter((line) => line.startsWith('hint: '))
+    expect(hints).toEqual([
+      "hint: your app answered its own HTML error page (500): something in the app threw before or in the webhook route (often a missing AFFILIATE_WEBHOOK_SECRET or database URL); the app's server log, where it runs, names the error. A proxy or tunnel in front of the app answers HTML too, usually 502-504",
+    ])
+  })
+
   it('an HTML page from a proxy, in front of the app and in front of the API', async () => {
     const url = await serve(
       createServer((req, res) => {

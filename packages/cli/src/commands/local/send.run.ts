@@ -103,7 +103,12 @@ async function deliver(
   if (isWrongRoute(result.responseStatus)) {
     await writeRouteHint(io, url, result.responseStatus as number)
   } else if (!result.ok)
-    writeHint(io, 'app', `${result.errorMessage ?? ''} ${result.responseBody ?? ''}`)
+    writeHint(
+      io,
+      'app',
+      `${result.errorMessage ?? ''} ${result.responseBody ?? ''}`,
+      result.responseStatus ?? undefined,
+    )
   return result.ok ? EXIT.ok : EXIT.failed
 }
 

@@ -2,9 +2,9 @@ import type { Io } from '../../framework/io.js'
 import { errorHint, type HintTarget } from '../../text/local/emulator-error-hints.js'
 import { routeHint } from '../../text/local/emulator-route-hint.js'
 
-/** Writes `hint: ...` on stderr when the error text has a usual cause. */
-export function writeHint(io: Io, target: HintTarget, text: string): void {
-  const hint = errorHint(target, text)
+/** Writes `hint: ...` on stderr when the error text (and the answer's status) has a usual cause. */
+export function writeHint(io: Io, target: HintTarget, text: string, status?: number): void {
+  const hint = errorHint(target, text, status)
   if (hint) io.stderr.write(`hint: ${hint}\n`)
 }
 

@@ -10,6 +10,9 @@ import { rawBodyFixOf, readReceiverAnswer } from '@affiliate-webhooks/core/inter
 /** What failed: the management API (`service`) or the user's app (`app`). */
 export type HintTarget = 'service' | 'app'
 
+/** An answer that is a web page. */
+const HTML = /text\/html|^\s*<(!doctype|html|head|body|pre)/i
+
 /** The usual cause of an error and what to do, by what the error says; the first match wins. */
 const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
   [
@@ -35,7 +38,7 @@ const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
     },
   ],
   [
-    /text\/html|^\s*<(!doctype|html|head|body|pre)/i,
+    HTML,
     {
       service: `an HTML page answered, not the API: ${API_URL_ENV} points at a website or proxy (the emulator's banner prints the right export)`,
       app: "an HTML page answered, not the webhook route: a proxy or tunnel in front of the app, or the framework's own error page; check the URL",
@@ -43,10 +46,22 @@ const HINTS: readonly [RegExp, string | Record<HintTarget, string>][] = [
   ],
 ]
 
-/** The hint for an error's text (its message, or the answer's body), or undefined when none fits. */
-export function errorHint(target: HintTarget, text: string): string | undefined {
+/**
+ * An HTML 500 from the app itself: the framework's error page for an error
+ * thrown in the app (a missing environment variable is the usual one), which a
+ * proxy's page would not be (it answers 502, 503 or 504 for an app it cannot reach).
+ */
+const APP_ERROR_PAGE =
+  "your app answered its own HTML error page (500): something in the app threw before or in the webhook route (often a missing AFFILIATE_WEBHOOK_SECRET or database URL); the app's server log, where it runs, names the error. A proxy or tunnel in front of the app answers HTML too, usually 502-504"
+
+/**
+ * The hint for an error's text (its message, or the answer's body), and the
+ * answer's status where there was one; undefined when none fits.
+ */
+export function errorHint(target: HintTarget, text: string, status?: number): string | undefined {
   const lost = target === 'app' ? lostBodyHint(text) : undefined
   if (lost !== undefined) return lost
+  if (target === 'app' && status === 500 && HTML.test(text)) return APP_ERROR_PAGE
   const said = HINTS.find(([pattern]) => pattern.test(text))?.[1]
   return typeof said === 'string' ? said : said?.[target]
 }
