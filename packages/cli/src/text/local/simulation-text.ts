@@ -3,7 +3,7 @@
  * `affiliate-webhooks simulate` and the demo print them, and the small
  * formatters they are made of.
  */
-import { DISABLE_AFTER_FAILURES } from '@affiliate-webhooks/emulator'
+import { SERVICE_DISABLES_AFTER } from '@affiliate-webhooks/core/internal'
 import type { SimulationProgress, SimulationReport } from '@affiliate-webhooks/emulator/internal'
 import { formatRows } from '../table.js'
 
@@ -94,7 +94,7 @@ export function formatSimulationSummary(report: SimulationReport): string {
   )
   const lines = [
     `Simulated ${settings.conversions} conversion lifecycles -> ${report.url}`,
-    `time scale ${settings.timeScale}, concurrency ${settings.concurrency}, duplicates ${settings.duplicates}, reorder ${settings.reorder}, timeout ${settings.timeoutMs} ms, seed ${settings.seed}${limit === DISABLE_AFTER_FAILURES ? '' : `, disable after ${Number.isFinite(limit) ? limit : 'off'}`}`,
+    `time scale ${settings.timeScale}, concurrency ${settings.concurrency}, duplicates ${settings.duplicates}, reorder ${settings.reorder}, timeout ${settings.timeoutMs} ms, seed ${settings.seed}${limit === SERVICE_DISABLES_AFTER ? '' : `, disable after ${Number.isFinite(limit) ? limit : 'off'}`}`,
     '',
     formatRows(rows),
   ]
