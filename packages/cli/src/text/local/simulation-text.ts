@@ -58,6 +58,18 @@ export function disabledUnderCompression(report: SimulationReport): string | und
   return `time scale ${settings.timeScale}: a real second is ${second} of service time, so a receiver down or restarting for a few real seconds can fail ${settings.disableAfterFailures} attempts in a row, which disables the endpoint as the service would, and the rest of those conversions' events are then never delivered (queued deliveries fail, later events are not queued); for a crash or restart test, --disable-after off keeps the endpoint enabled`
 }
 
+/**
+ * Why the answers do not match what was sent, when `duplicate` is not the number
+ * of replays: each answer is what the store decided, and stores differ on a replay
+ * of an event older than its conversion's newest. Undefined when they match.
+ */
+export function answersDifferFromReplays(report: SimulationReport): string | undefined {
+  const { stats } = report
+  const duplicates = stats.outcomes.duplicate ?? 0
+  if (duplicates === stats.replays) return undefined
+  return `${stats.replays} replays, ${duplicates} answered duplicate: the answers are what the receiver's store decided, not what was sent. A replay of an event its conversion has moved past is stale on the SQL stores (they check the conversion's order first) and duplicate on the memory and Redis stores; an event held back past a newer one of its conversion is stale; a replay of a delivery that had failed is processed`
+}
+
 /** The summary table `simulate` prints, also what `npm start` shows. */
 export function formatSimulationSummary(report: SimulationReport): string {
   const { stats, settings } = report
@@ -129,6 +141,8 @@ export function formatSimulationSummary(report: SimulationReport): string {
           ? `${report.failed.length} of ${deliveries.total} deliveries failed.`
           : 'The endpoint was disabled.',
   )
+  const counts = answersDifferFromReplays(report)
+  if (counts) lines.push(`note: ${counts}.`)
   const why = disabledUnderCompression(report)
   if (why) lines.push(`note: ${why}.`)
   return lines.join('\n')
