@@ -22,6 +22,7 @@ const BIN = join(root, 'packages/cli/dist/cli.js')
 const NPM_BIN = join(root, 'node_modules/.bin/affiliate-webhooks')
 const SECRET = 'whsec_cli_test'
 const COMMANDS = [
+  'init',
   'sign',
   'send',
   'verify',

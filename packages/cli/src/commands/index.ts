@@ -20,6 +20,12 @@ const clock = command(
  */
 export const COMMANDS: readonly Command[] = [
   command(
+    'init',
+    'set the receiver up in your app: route, store, .env, packages; shows the plan first',
+    async () => (await import('./local/init.js')).init,
+    async () => (await import('./local/init.run.js')).run,
+  ),
+  command(
     'sign',
     'print the Service-Signature for a body and secret',
     async () => (await import('./local/sign.js')).sign,

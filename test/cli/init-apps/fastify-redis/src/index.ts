@@ -1,0 +1,4 @@
+import Fastify from 'fastify'
+
+const app = Fastify()
+await app.listen({ port: 3000 })

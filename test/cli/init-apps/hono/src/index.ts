@@ -1,0 +1,4 @@
+import { Hono } from 'hono'
+
+const app = new Hono()
+export default app

@@ -1,0 +1,4 @@
+import Koa from 'koa'
+
+const app = new Koa()
+app.listen(3000)
