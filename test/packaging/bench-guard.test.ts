@@ -59,12 +59,13 @@ async function quickRun(bench: string, nodeArgs: string[]): Promise<void> {
 }
 
 describe('the benchmarks as a regression guard (not timed)', () => {
-  it('has a bench for each of verify, cold, cli-start, http, redis, queue, emulator and sql', () => {
+  it('has a bench for each of verify, cold, cli-start, init, http, redis, queue, emulator and sql', () => {
     expect(BENCHES.sort()).toEqual([
       'cli-start',
       'cold',
       'emulator',
       'http',
+      'init',
       'queue',
       'redis',
       'sql',
