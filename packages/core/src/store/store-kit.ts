@@ -25,7 +25,11 @@ export interface PooledStoreOptions extends StoreTimings {
    * answered 503 `store_unavailable`, well inside the service's 10 s. Default 3000.
    */
   acquireTimeoutMs?: number | undefined
-  /** Where the store reports a lost database (once per outage). Default `console`; `false` silences it. */
+  /**
+   * Where the store reports a lost database (once per outage) and, on PostgreSQL,
+   * says once at start that it runs on a primary whose standbys are asynchronous.
+   * Default `console`; `false` silences it.
+   */
   logger?: Logger | false | undefined
 }
 
