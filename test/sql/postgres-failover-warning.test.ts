@@ -5,7 +5,8 @@
  * the standbys' state. The decision is a pure function; a private primary and
  * a streaming standby (pg_basebackup -R) show the line said, or not said.
  */
-import type { EventStore, Logger } from '@affiliate-webhooks/core'
+import type { Logger } from '@affiliate-webhooks/core'
+import type { DatabaseEventStore } from '@affiliate-webhooks/core/internal'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import { type ReplicationFacts, replicationRisk } from '@affiliate-webhooks/postgres/internal'
 import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
@@ -93,7 +94,7 @@ let PrismaClient: new (options: { adapter: PrismaPg }) => Client
 /** A store of `kind` on `url`, made ready (twice, and a peek: still one check), then closed: what it warned. */
 async function warningsOf(kind: Kind, url: string, options: string | undefined = undefined) {
   const { logger, warnings } = recorder()
-  let store: EventStore & { ready(): Promise<void>; close(): Promise<void> }
+  let store: Pick<DatabaseEventStore<unknown>, 'ready' | 'peek' | 'close'>
   if (kind === 'pg') {
     store = postgresStore({ pool: new pg.Pool({ connectionString: url, options }), logger })
   } else if (kind === 'postgres.js') {
@@ -107,7 +108,7 @@ async function warningsOf(kind: Kind, url: string, options: string | undefined =
   try {
     await store.ready()
     await store.ready()
-    await store.peek?.({ eventId: 'evt_failover', order: 1 })
+    await store.peek({ eventId: 'evt_failover', order: 1 })
   } finally {
     await store.close()
   }

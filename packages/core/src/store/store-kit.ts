@@ -38,7 +38,9 @@ export interface DatabaseEventStore<Tx> extends EventStore<Tx> {
   /**
    * Creates the tables if they are missing and checks their version. Called on
    * first use; call it at start-up to fail there, with the database named,
-   * rather than on the first delivery.
+   * rather than on the first delivery. The PostgreSQL stores also look, once,
+   * for asynchronous standbys, and warn through `logger` when a failover could
+   * lose what the receiver acknowledged.
    */
   ready(): Promise<void>
   begin(input: BeginInput): Promise<BeginResult<Tx>>
