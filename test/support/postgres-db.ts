@@ -105,12 +105,66 @@ function signalServer(data: string, signal: NodeJS.Signals): void {
 
 /** A private server on a spare loopback port, in a temp directory. */
 export async function startPrivatePostgres(): Promise<PostgresServer> {
+  return privateServer(async (data) => {
+    await asPostgres(`${PG_BIN}/initdb`, ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync'])
+  })
+}
+
+/**
+ * A streaming standby of `primary` (a private server: initdb's defaults allow
+ * replication from loopback), on a spare port of its own: pg_basebackup -R, then
+ * started with `cluster_name` = `name`, which the primary's pg_stat_replication
+ * shows as its application_name. Resolves once the primary sees it streaming.
+ */
+export async function startPrivateStandby(
+  primary: PostgresServer,
+  name = 'standby1',
+): Promise<PostgresServer> {
+  const standby = await privateServer(async (data) => {
+    await asPostgres(`${PG_BIN}/pg_basebackup`, [
+      ...['-D', data, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'],
+      ...['-R', '-X', 'stream', '--no-sync'],
+    ])
+  }, `-c cluster_name=${name}`)
+  const client = new pg.Client({ connectionString: primary.url })
+  await client.connect()
+  try {
+    const deadline = Date.now() + 15_000
+    for (;;) {
+      const { rows } = await client.query(
+        "SELECT 1 FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'",
+        [name],
+      )
+      if (rows.length > 0) break
+      if (Date.now() > deadline)
+        throw new Error(`standby ${name} is not streaming from the primary`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } catch (error) {
+    await standby.destroy()
+    throw error
+  } finally {
+    await client.end()
+  }
+  return standby
+}
+
+/** A server whose data directory `create` makes, started on a spare loopback port. */
+async function privateServer(
+  create: (data: string) => Promise<void>,
+  settings = '',
+): Promise<PostgresServer> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), `pg-${port}-`))
   chmodSync(dir, 0o777)
   const data = join(dir, 'data')
   if (process.getuid?.() === 0) await run('chown', ['postgres', dir])
-  await asPostgres(`${PG_BIN}/initdb`, ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync'])
+  try {
+    await create(data)
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   const start = async () => {
     await asPostgres(`${PG_BIN}/pg_ctl`, [
       '-D',
@@ -119,14 +173,20 @@ export async function startPrivatePostgres(): Promise<PostgresServer> {
       '-l',
       join(dir, 'log'),
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off ${settings}`,
       'start',
     ])
   }
   const stop = async () => {
     await asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-m', 'immediate', 'stop']).catch(() => {})
   }
-  await start()
+  try {
+    await start()
+  } catch (error) {
+    await stop()
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -14,6 +14,15 @@ export {
   leaseEnded,
   unreachable,
 } from './errors.js'
+export {
+  REPLICATION_FACTS_SQL,
+  type ReplicationFacts,
+  type ReplicationRisk,
+  replicationCheck,
+  replicationRisk,
+  replicationWarning,
+  type StandbyRow,
+} from './replication.js'
 export { type SchemaNames, schemaNames } from './schema.js'
 export { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
 export {

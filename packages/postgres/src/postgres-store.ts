@@ -43,6 +43,7 @@ import {
   type PostgresJsStoreOptions,
   postgresJsStore,
 } from './postgresjs-store.js'
+import { replicationOnce } from './replication.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
@@ -358,13 +359,17 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
     )
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   watchPool(pool, logger)
+  const driver = pgSetupDriver(pool, acquire)
+  const checkReplication = replicationOnce(driver.run, logger)
   let setup: Promise<void> | undefined
   const ready = () => {
-    setup ??= ensureSchema(pgSetupDriver(pool, acquire), names).catch((error: unknown) => {
-      // Tried again on the next call: the database may come up later.
-      setup = undefined
-      throw error
-    })
+    setup ??= ensureSchema(driver, names)
+      .then(checkReplication)
+      .catch((error: unknown) => {
+        // Tried again on the next call: the database may come up later.
+        setup = undefined
+        throw error
+      })
     return setup
   }
   const open: OpenTransactions = new Map()

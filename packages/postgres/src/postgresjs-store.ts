@@ -34,6 +34,7 @@ import {
   unreachable,
 } from './errors.js'
 import { guardedTransaction } from './postgresjs-guard.js'
+import { replicationOnce } from './replication.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
 import {
@@ -415,13 +416,17 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
   const timings = resolveStoreTimings(options, 'postgresStore')
   const acquireTimeoutMs = checkAcquireTimeout('postgresStore', options.acquireTimeoutMs ?? 3000)
   const driver = setupDriver(sql)
+  const logger = options.logger === false ? undefined : (options.logger ?? console)
+  const checkReplication = replicationOnce(driver.run, logger)
   let setup: Promise<void> | undefined
   const ready = () => {
-    setup ??= ensureSchema(driver, names).catch((error: unknown) => {
-      // Tried again on the next call: the database may come up later.
-      setup = undefined
-      throw error
-    })
+    setup ??= ensureSchema(driver, names)
+      .then(checkReplication)
+      .catch((error: unknown) => {
+        // Tried again on the next call: the database may come up later.
+        setup = undefined
+        throw error
+      })
     return setup
   }
   const open = new Map<string, OpenJs>()
@@ -437,7 +442,7 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
     // after its own timeout (whole seconds); end() again without one ends them now.
     close: closer(
       'postgresStore',
-      options.logger === false ? undefined : (options.logger ?? console),
+      logger,
       (timeoutMs) => sql.end({ timeout: Math.max(0, Math.floor(timeoutMs / 1000) - 1) }),
       () => sql.end({ timeout: 0 }),
     ),

@@ -32,6 +32,12 @@ export interface Dialect {
   failure(cause: unknown): Error
   /** Creates or checks the tables, once; learns what the transactions need. */
   ready(): Promise<void>
+  /**
+   * The line to warn once at start when a failover of this database can lose
+   * what the receiver acknowledged (PostgreSQL: asynchronous standbys); undefined
+   * when it cannot, or cannot tell. Never throws.
+   */
+  replicationWarning?(): Promise<string | undefined>
   /** What each delivery's `$transaction` is opened with beyond its bounds. */
   transactionOptions(): Pick<PrismaTransactionOptions, 'isolationLevel'>
   /** Longest the claim may take, ms: it may wait lockWaitMs for a conversion's row on purpose. */

@@ -67,6 +67,7 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
       )
       isolation = rows[0]?.level === 'read committed' ? undefined : 'ReadCommitted'
     },
+    replicationWarning: () => pg.replicationCheck(run, 'prismaStore'),
     transactionOptions: () => (isolation === undefined ? {} : { isolationLevel: isolation }),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {

@@ -346,10 +346,17 @@ export function prismaStore<P extends PrismaClientLike>(
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   machine.fail = failer(machine, logger)
   let setup: Promise<void> | undefined
+  let replicationChecked = false
   const ready = () => {
     setup ??= (async () => {
       machine.dialect ??= await load()
       await machine.dialect.ready()
+      // Once per store: a failover that can lose acknowledged conversions.
+      if (!replicationChecked && logger !== undefined) {
+        replicationChecked = true
+        const line = await machine.dialect.replicationWarning?.()
+        if (line !== undefined) logger.warn(line)
+      }
     })().catch((error: unknown) => {
       // Tried again on the next call: the database may come up later.
       setup = undefined

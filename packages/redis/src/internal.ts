@@ -7,4 +7,6 @@
  *
  * @packageDocumentation
  */
+
+export { type EvictionRisk, evictionRisk, evictionWarning } from './eviction.js'
 export { connectRedisNow, type KeptSecret, keepShownSecret } from './secret-keeping.js'

@@ -19,6 +19,7 @@ import {
   type StoreTimings,
 } from '@affiliate-webhooks/core/internal'
 import { type Cluster, Redis } from 'ioredis'
+import { warnIfEvicting } from './eviction.js'
 import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
@@ -31,7 +32,11 @@ export interface RedisStoreOptions extends StoreTimings {
    * errors (once per outage) through `logger`.
    */
   url?: string | undefined
-  /** Where a store made from `url` reports a lost connection. Default `console`; `false` silences it. */
+  /**
+   * Where a store made from `url` reports a lost connection, and where any store
+   * says once that its Redis can evict keys (a `maxmemory-policy` other than
+   * `noeviction` with a `maxmemory` set). Default `console`; `false` silences it.
+   */
   logger?: Logger | false | undefined
   /** Prefix of every key; no braces (they would change Cluster slots). Default `aw:`. */
   prefix?: string | undefined
@@ -251,6 +256,8 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
 
   const logger = options.logger === false ? undefined : (options.logger ?? console)
+  // Once, off the delivery path: an evicting Redis can drop marks and watermarks.
+  warnIfEvicting(client, logger)
   return {
     client,
     begin: beginStep(run, keys, timings),

@@ -25,7 +25,11 @@ export interface PooledStoreOptions extends StoreTimings {
    * answered 503 `store_unavailable`, well inside the service's 10 s. Default 3000.
    */
   acquireTimeoutMs?: number | undefined
-  /** Where the store reports a lost database (once per outage). Default `console`; `false` silences it. */
+  /**
+   * Where the store reports a lost database (once per outage) and, on PostgreSQL,
+   * says once at start that it runs on a primary whose standbys are asynchronous.
+   * Default `console`; `false` silences it.
+   */
   logger?: Logger | false | undefined
 }
 
@@ -34,7 +38,9 @@ export interface DatabaseEventStore<Tx> extends EventStore<Tx> {
   /**
    * Creates the tables if they are missing and checks their version. Called on
    * first use; call it at start-up to fail there, with the database named,
-   * rather than on the first delivery.
+   * rather than on the first delivery. The PostgreSQL stores also look, once,
+   * for asynchronous standbys, and warn through `logger` when a failover could
+   * lose what the receiver acknowledged.
    */
   ready(): Promise<void>
   begin(input: BeginInput): Promise<BeginResult<Tx>>
