@@ -641,6 +641,43 @@ describe('emulator API: conversions', () => {
       durationMs: expect.any(Number),
     })
   })
+
+  it("GET /emulator/log?deliveryId= keeps one delivery's attempts, each with the status it left and when the next is due", async () => {
+    const h = await start()
+    const failing = await startReceiver(answer(500, '{"error":{"code":"boom"}}'))
+    try {
+      const good = await h.register(receiver.url)
+      const bad = await h.register(failing.url)
+      const emitted = (await h.call('POST', '/emulator/conversions', { body: conversion(7) })).body
+        .data.deliveries as { id: string; webhookId: string }[]
+      await h.advance(0)
+      const ofEndpoint = (id: string) => emitted.find((d) => d.webhookId === id)?.id as string
+      const log = async (deliveryId: string) =>
+        (await h.call('GET', `/emulator/log?deliveryId=${deliveryId}`)).body.data
+      expect(await log(ofEndpoint(good.id))).toEqual([
+        expect.objectContaining({
+          deliveryId: ofEndpoint(good.id),
+          attempt: 1,
+          status: 'succeeded',
+          nextAttemptAt: null,
+          outcome: null,
+        }),
+      ])
+      expect(await log(ofEndpoint(bad.id))).toEqual([
+        expect.objectContaining({
+          deliveryId: ofEndpoint(bad.id),
+          attempt: 1,
+          status: 'retrying',
+          errorCode: 'boom',
+          nextAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\S+Z$/),
+        }),
+      ])
+      expect(await log('dlv_none')).toEqual([])
+      expect((await h.call('GET', '/emulator/log')).body.data).toHaveLength(2)
+    } finally {
+      await failing.close()
+    }
+  })
 })
 
 describe('emulator state file', () => {

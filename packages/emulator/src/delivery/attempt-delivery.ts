@@ -88,6 +88,7 @@ export async function attemptDelivery(
   delivery.responseBody = result.responseBody ?? null
   delivery.durationMs = Math.round(result.durationMs)
   delivery.errorMessage = result.errorMessage ?? null
+  const answer = readReceiverAnswer(delivery.responseBody)
   const entry: AttemptLogEntry = {
     at,
     dueAt,
@@ -102,7 +103,10 @@ export async function attemptDelivery(
     result: resultText(result),
     durationMs: delivery.durationMs,
     errorMessage: delivery.errorMessage,
-    errorCode: readReceiverAnswer(delivery.responseBody).code ?? null,
+    errorCode: answer.code ?? null,
+    outcome: answer.outcome ?? null,
+    status: delivery.status,
+    nextAttemptAt: delivery.nextAttemptAt ?? null,
   }
   const signature = headers['Service-Signature'] as string
   const round = delivery.replays

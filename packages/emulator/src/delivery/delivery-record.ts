@@ -124,6 +124,12 @@ export interface AttemptLogEntry {
   errorMessage: string | null
   /** The receiver's own error code (`signature_mismatch`...), when its answer named one. */
   errorCode?: string | null
+  /** The receiver's outcome (`processed`, `duplicate`...), when its answer named one. */
+  outcome?: string | null
+  /** The delivery's status after it: succeeded, retrying or failed (absent from older logs). */
+  status?: DeliveryStatus
+  /** Service time the next attempt is due, while retrying (absent from older logs). */
+  nextAttemptAt?: number | null
 }
 
 /** A delivery queued at service time `now`, its first attempt due at `notBefore` when later. */

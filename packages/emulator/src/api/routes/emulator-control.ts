@@ -40,6 +40,7 @@ function emitConversion(engine: Engine, conversionDefaults?: ConversionDefaults)
 /**
  * The emulator's own control routes of the delivery side, outside `/v1`:
  * `POST /emulator/conversions`, `POST` and `GET /emulator/clock`, `GET /emulator/log`
+ * (`?deliveryId=` for one delivery's attempts)
  * (and, from `endpoint-events.ts`, `GET /emulator/webhooks/{id}/events`).
  */
 export function createEmulatorControlRoutes(
@@ -80,16 +81,25 @@ export function createEmulatorControlRoutes(
       pattern: path('/emulator/log'),
       access: 'key',
       control: true,
-      handle: () =>
-        ok(
-          engine.log().map((entry) => ({
+      // `?deliveryId=` keeps one delivery's attempts: what `trigger --wait` follows.
+      handle: ({ query }) => {
+        const deliveryId = query.get('deliveryId')
+        const entries = deliveryId
+          ? engine.log().filter((entry) => entry.deliveryId === deliveryId)
+          : engine.log()
+        return ok(
+          entries.map((entry) => ({
             ...entry,
             at: iso(entry.at),
             // A state file from before batches has neither: the attempt's own time.
             dueAt: iso(entry.dueAt ?? entry.at),
             batchAt: iso(entry.batchAt ?? entry.at),
+            ...(entry.nextAttemptAt === undefined
+              ? {}
+              : { nextAttemptAt: iso(entry.nextAttemptAt) }),
           })),
-        ),
+        )
+      },
     },
   ]
 }
