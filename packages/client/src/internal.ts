@@ -9,7 +9,11 @@
  * @packageDocumentation
  */
 export { API_KEY_ENV, API_URL_ENV } from './client.js'
-export type { ConversionInput, EmitResult } from './resources/emulator-controls.js'
+export type {
+  ConversionInput,
+  EmitResult,
+  LoggedAttempt,
+} from './resources/emulator-controls.js'
 export { COMMAND_COSTS, type CostedCommand, type CostItem } from './workflows/call-cost.js'
 export {
   type AttemptSeen,
@@ -19,6 +23,11 @@ export {
   followDeliveries,
   followDelivery,
 } from './workflows/follow.js'
+export {
+  followDeliveryAttempts,
+  loggedAttemptSeen,
+  newLoggedAttempts,
+} from './workflows/follow-attempts.js'
 export { followLive } from './workflows/follow-live.js'
 export { type FollowPlan, MIN_POLL_MS, planFollow } from './workflows/follow-pacing.js'
 export {

@@ -37,6 +37,31 @@ export interface EmulatorClock {
   eventStream?: string
 }
 
+/** One attempt of `GET /emulator/log`: each attempt's own number and result, in the order made. */
+export interface LoggedAttempt {
+  /** Service time it was sent (ISO). */
+  at: string
+  webhookId: string
+  deliveryId: string
+  eventId: string
+  eventType: string
+  /** 1 to 8 within its round (a replay starts again at 1). */
+  attempt: number
+  /** 2xx within the time limit. */
+  ok: boolean
+  responseStatus: number | null
+  durationMs: number
+  errorMessage: string | null
+  /** The receiver's own error code, when its answer named one. */
+  errorCode?: string | null
+  /** The receiver's outcome (`processed`...), when its answer named one; absent from older emulators. */
+  outcome?: string | null
+  /** The delivery's status after it; absent from older emulators. */
+  status?: string
+  /** When the next attempt is due (ISO), while retrying; absent from older emulators. */
+  nextAttemptAt?: string | null
+}
+
 /** `POST /emulator/clock`: where the clock is now, and how many attempts the move ran. */
 export interface ClockAdvance {
   now: string
@@ -115,6 +140,22 @@ export class EmulatorControls {
         },
       )
     }
+  }
+
+  /**
+   * `GET /emulator/log`: every attempt the emulator made, oldest first, or with
+   * `deliveryId` only that delivery's (an emulator older than the filter sends
+   * them all: they are filtered here too). Not counted against the rate limit.
+   */
+  async log(options: CallOptions & { deliveryId?: string } = {}): Promise<LoggedAttempt[]> {
+    const { deliveryId } = options
+    const answer = await this.#http.call<LoggedAttempt[]>(
+      { method: 'GET', path: '/emulator/log', query: { deliveryId }, signal: options.signal },
+      'repeat',
+    )
+    return deliveryId === undefined
+      ? answer.data
+      : answer.data.filter((entry) => entry.deliveryId === deliveryId)
   }
 
   /**
