@@ -1,10 +1,9 @@
 import type { Client } from '@affiliate-webhooks/client'
 import {
   type AttemptSeen,
-  attemptSeen,
   type ConversionInput,
   type EmitResult,
-  followDelivery,
+  followDeliveryAttempts,
   MIN_POLL_MS,
 } from '@affiliate-webhooks/client/internal'
 import { CONVERSION_EVENT_TYPES } from '@affiliate-webhooks/core'
@@ -52,7 +51,10 @@ function conversionOf(type: string, values: TriggerValues): ConversionInput {
   return input
 }
 
-/** One delivery followed to its end: each attempt as a line; true when it succeeded. */
+/**
+ * One delivery followed to its end: each attempt as a line, once, in the order
+ * made, from the emulator's attempt log; true when it succeeded.
+ */
 async function followOne(
   api: Client,
   delivery: EmitResult['deliveries'][number],
@@ -66,19 +68,30 @@ async function followOne(
 ): Promise<boolean> {
   const { values, io, signal, intervalMs, several } = options
   let hinted = false
-  let last: AttemptSeen | undefined
   const following = { signal, intervalMs }
-  for await (const found of followDelivery(api, delivery.webhookId, delivery.id, following)) {
-    last = attemptSeen(delivery.webhookId, found)
-    const line = values.json ? JSON.stringify(last) : formatAttempt(last, several)
+  const attempts = followDeliveryAttempts(api, delivery.webhookId, delivery.id, following)
+  let last: AttemptSeen | undefined
+  for (;;) {
+    const next = await attempts.next()
+    if (next.done) {
+      // Failed without an attempt of its own: due while its endpoint was disabled.
+      if (next.value === 'failed' && last?.status !== 'failed' && !values.json) {
+        io.stdout.write(
+          `${delivery.id} failed with no further attempt (its endpoint is disabled)\n`,
+        )
+      }
+      return next.value === 'succeeded'
+    }
+    const seen = next.value
+    last = seen
+    const line = values.json ? JSON.stringify(seen) : formatAttempt(seen, several)
     io.stdout.write(`${line}\n`)
-    if (!hinted && isWrongRoute(last.responseStatus)) {
+    if (!hinted && isWrongRoute(seen.responseStatus)) {
       hinted = true
       const { url } = await api.webhooks.get(delivery.webhookId, { signal })
-      await writeRouteHint(io, url, last.responseStatus as number)
+      await writeRouteHint(io, url, seen.responseStatus as number)
     }
   }
-  return last?.status === 'succeeded'
 }
 
 /**
@@ -90,9 +103,10 @@ const formatAttempt = (seen: AttemptSeen, several: boolean) =>
 
 /**
  * `--wait`: every delivery followed at once until it succeeds, fails for good or
- * the wait ends; the route hint after a 404 or 405. Each endpoint's newest
- * deliveries are read once a look, the looks spaced so the emulator's rate limit
- * (120 a minute of its time) is never near.
+ * the wait ends; the route hint after a 404 or 405. Each delivery's attempt log
+ * (not counted) is read once a look, and the delivery itself only when a look
+ * found nothing new; the looks are spaced so the emulator's rate limit (120 a
+ * minute of its time) is never near.
  */
 async function printAttempts(
   api: Client,
