@@ -51,7 +51,10 @@ describe('newLoggedAttempts', () => {
   })
 
   it('attempt 1 is not lost when the first look finds several made already', () => {
-    const printed = follow([[logged(1), logged(2)], [logged(1), logged(2), logged(3, true)]])
+    const printed = follow([
+      [logged(1), logged(2)],
+      [logged(1), logged(2), logged(3, true)],
+    ])
     expect(printed.map((p) => p.attempt)).toEqual([1, 2, 3])
   })
 
