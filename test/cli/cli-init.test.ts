@@ -204,6 +204,13 @@ describe('init: what it finds and plans, per stack', () => {
   })
 })
 
+it('React Router: the plan says the route must be listed in app/routes.ts, which init does not edit', async () => {
+  const planned = await plan(copy('react-router'))
+  expect(planned.notes).toContain(
+    "the route: with routes listed in app/routes.ts, add route('hooks', 'routes/hooks.ts') there (init does not edit it); with flatRoutes() the file is found by its name",
+  )
+})
+
 describe('init --yes on Next.js with Prisma', () => {
   const dir = copy('next-prisma')
 

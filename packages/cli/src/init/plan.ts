@@ -206,6 +206,7 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
     files.push(planned(dir, routeAt, stack.routeFile.text(context(routeAt, false))))
   const appends = envAppends(facts, secretEnv)
   const notes = [`the body: ${stack.bodyMistake}`]
+  if (stack.routeNote) notes.push(stack.routeNote(path))
   const packages = new Set([stack.adapter, '@affiliate-webhooks/core', ...store.packages])
   if (store.id === 'prisma') {
     const prisma = prismaParts(facts, module)

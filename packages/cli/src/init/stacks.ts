@@ -49,6 +49,8 @@ export interface Stack {
   }
   /** The mistake this stack makes with the body, said once in the plan. */
   bodyMistake: string
+  /** What the app must still do for the route file to be served, when the stack needs more than the file. */
+  routeNote?: (path: string) => string
   /** Where the shared module goes, relative to `src`. */
   moduleDir: string
   /** What the shared module exports besides `store` and `onConversion`: the handler, for stacks that mount one. */
@@ -178,6 +180,8 @@ export const STACKS: readonly Stack[] = [
       ),
     },
     bodyMistake: 'an action that reads request.formData() or request.json() before the webhook',
+    routeNote: (path) =>
+      `the route: with routes listed in app/routes.ts, add route('${strip(path)}', 'routes/${strip(path).replaceAll('/', '.')}.ts') there (init does not edit it); with flatRoutes() the file is found by its name`,
     moduleDir: 'lib',
   },
   {
