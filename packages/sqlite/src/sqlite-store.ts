@@ -412,7 +412,9 @@ export function sqliteStore<D extends SqliteDatabase>(
       'sqliteStore',
       options.logger === false ? undefined : (options.logger ?? console),
       async () => {
-        while (open.size > 0) await sleep(10)
+        // Ends once the connection is closed too: after the deadline's forced close, a
+        // delivery that never settles must not keep this loop (and the process) alive.
+        while (open.size > 0 && isOpen(db)) await sleep(10)
         endConnection()
       },
       endConnection,
