@@ -45,6 +45,10 @@ const kept = (c: StoreContext, name: string, type: string, make: string) =>
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders belong to the code init writes.
 const LOG_LINE = 'console.log(`conversion ${conversion.id}: ${conversion.status} (${event.id})`)'
 
+/** The app's table on PostgreSQL, the same through pg and postgres.js. */
+const POSTGRES_TABLE =
+  'CREATE TABLE IF NOT EXISTS affiliate_conversions (conversion_id bigint PRIMARY KEY, status text NOT NULL, commission numeric(12, 2), currency text, event_id text NOT NULL)'
+
 const UPSERT_COLUMNS = '(conversion_id, status, commission, currency, event_id)'
 const VALUES =
   '[conversion.id, conversion.status, conversion.commission, conversion.currency, event.id]'
@@ -81,8 +85,7 @@ export const STORES: readonly StoreKind[] = [
     packages: ['@affiliate-webhooks/postgres'],
     sql: true,
     urlEnv: 'DATABASE_URL',
-    table:
-      'CREATE TABLE IF NOT EXISTS affiliate_conversions (conversion_id bigint PRIMARY KEY, status text NOT NULL, commission numeric(12, 2), currency text, event_id text NOT NULL)',
+    table: POSTGRES_TABLE,
     make: (c) => ({
       imports: [
         c.typescript
@@ -110,8 +113,7 @@ export const STORES: readonly StoreKind[] = [
     packages: ['@affiliate-webhooks/postgres'],
     sql: true,
     urlEnv: 'DATABASE_URL',
-    table:
-      'CREATE TABLE IF NOT EXISTS affiliate_conversions (conversion_id bigint PRIMARY KEY, status text NOT NULL, commission numeric(12, 2), currency text, event_id text NOT NULL)',
+    table: POSTGRES_TABLE,
     make: (c) => ({
       imports: [
         c.typescript
