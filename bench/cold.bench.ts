@@ -32,6 +32,7 @@ const SAMPLES = QUICK ? 2 : 15
 const OUT = join(root, 'node_modules', '.cache', `aw-cold-bench-${process.pid}`)
 /** Farther than this from the bare handler is a miss. */
 const MISS_MS = 15
+const LAMBDA_RATIO = 'lambda bundle: adapter / bare handler loading node:crypto, CPU <= 1.1x'
 
 const OPTIONS =
   '{ secret: process.env.BENCH_SECRET, onConversion: (c) => { rows.set(c.id, c.status) } }'
@@ -274,6 +275,8 @@ function report(measured: Measured[], create: { receiver: Sample[]; store: Sampl
   const ratios: Record<string, number> = {}
   const targets: Record<string, number> = {}
   for (const m of measured) out.push(entryRow(m, ratios, targets))
+  // Any verifier loads node:crypto, so the bare handler does too: the ratio is what the library adds.
+  targets[LAMBDA_RATIO] = ratios['lambda: adapter / bare, CPU ms'] as number
   const receiverMs = med(create.receiver, 'ms')
   const receiverMb = med(create.receiver, 'mb')
   targets['createReceiver, default memory store: ms <= 1'] = receiverMs
@@ -285,11 +288,13 @@ function report(measured: Measured[], create: { receiver: Sample[]; store: Sampl
     '',
     `createReceiver with the default memory store, the core already imported, first call in a fresh process: ${f2(receiverMs)} ms wall (${f2(ratios['createReceiver: CPU ms'] as number)} ms CPU), ${f2(receiverMb)} MB after GC; memoryStore() alone: ${f2(ratios['memoryStore(): ms'] as number)} ms, ${f2(ratios['memoryStore(): MB'] as number)} MB. Target: at most 1 ms and 1 MB.`,
     '',
-    'Targets (reported, not asserted):',
+    `Targets on Node ${process.version} (reported, not asserted):`,
   )
   for (const [label, value] of Object.entries(targets)) {
-    const limit = label.includes(`${MISS_MS} ms`) ? MISS_MS : 1
-    out.push(`- ${label}: ${f2(value)} -> ${value <= limit ? 'MET' : 'NOT MET'}`)
+    const limit = label.includes(`${MISS_MS} ms`) ? MISS_MS : label === LAMBDA_RATIO ? 1.1 : 1
+    out.push(
+      `- ${label}: ${f2(value)} on Node ${process.version} -> ${value <= limit ? 'MET' : 'NOT MET'}`,
+    )
   }
   process.stdout.write(`${out.join('\n')}\n`)
   writeResults('cold', { ratios, targets }, QUICK)

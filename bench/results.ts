@@ -16,10 +16,27 @@ export interface BenchResults {
   targets: Record<string, number>
 }
 
-/** Writes the results of `bench` (its file name without .bench.ts); returns the path. */
+/** The major version of the project's own Node (the `node` devDependency). */
+function projectNodeMajor(): number {
+  const manifest = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'),
+  ) as { devDependencies?: Record<string, string> }
+  return Number(/\d+/.exec(manifest.devDependencies?.node ?? '')?.[0])
+}
+
+/** True on the project's Node; a run on another (`npm run bench:node22`) keeps its figures apart. */
+export const onProjectNode = (): boolean =>
+  Number(process.versions.node.split('.')[0]) === projectNodeMajor()
+
+/**
+ * Writes the results of `bench` (its file name without .bench.ts); returns the
+ * path. On another Node than the project's the file is `<bench>.node<major>.json`.
+ */
 export function writeResults(bench: string, results: BenchResults, quick = false): string {
+  const suffix = onProjectNode() ? '' : `.node${process.versions.node.split('.')[0]}`
   const path =
-    process.env.BENCH_RESULTS ?? fileURLToPath(new URL(`results/${bench}.json`, import.meta.url))
+    process.env.BENCH_RESULTS ??
+    fileURLToPath(new URL(`results/${bench}${suffix}.json`, import.meta.url))
   const file = {
     node: process.version,
     cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`,
@@ -34,10 +51,11 @@ export function writeResults(bench: string, results: BenchResults, quick = false
 
 /**
  * Puts a bench's report into bench/README.md between `<!-- <name>.bench: start -->`
- * and its end marker; a full run only (not quick, not into another results file).
+ * and its end marker; a full run on the project's Node only (not quick, not into
+ * another results file).
  */
 export function updateReadme(bench: string, report: readonly string[], quick = false): void {
-  if (quick || process.env.BENCH_RESULTS !== undefined) return
+  if (quick || process.env.BENCH_RESULTS !== undefined || !onProjectNode()) return
   const path = fileURLToPath(new URL('README.md', import.meta.url))
   const readme = readFileSync(path, 'utf8')
   const start = `<!-- ${bench}.bench: start -->`
