@@ -14,6 +14,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { applyPlan } from '../../packages/cli/src/init/apply.js'
+import { detectApp } from '../../packages/cli/src/init/detect.js'
+import { editAppFile } from '../../packages/cli/src/init/edit.js'
+import { planInit, withEdit } from '../../packages/cli/src/init/plan.js'
 import { CLI } from '../support/cli-live.js'
 import { freePort } from '../support/redis-servers.js'
 import { run } from '../support/run-process.js'
@@ -176,6 +180,61 @@ describe("init edits the app's own file", () => {
     expect(third.code).toBe(0)
     expect(third.stdout).toMatch(/^up to date/m)
     expect(read(dir, 'src/app.js')).toBe(edited)
+  })
+})
+
+describe('the edit, as data', () => {
+  it('writes the edited file only if it still reads what the plan read', async () => {
+    const dir = copy('express-json')
+    const plan = await withEdit(planInit(detectApp(dir, {})))
+    expect(plan.edit?.path).toBe('src/app.js')
+    const changed = `${read(dir, 'src/app.js')}// saved in an editor meanwhile\n`
+    writeFileSync(join(dir, 'src/app.js'), changed)
+    const applied = applyPlan(plan)
+    expect(applied.changed).toEqual(['src/app.js'])
+    expect(applied.edited).toEqual([])
+    expect(read(dir, 'src/app.js')).toBe(changed)
+  })
+
+  it("names the app by its own variable, never a part of the route's path; export const counts", async () => {
+    const result = await editAppFile({
+      stack: 'hono',
+      file: 'src/index.ts',
+      esm: true,
+      source: "import { Hono as H } from 'hono'\n\nexport const api = new H();\n",
+      importLine: "import { webhook } from './affiliate-webhooks.js'",
+      mountLine: "app.post('/app/hooks', (c) => webhook(c.req.raw))",
+    })
+    expect(result).toEqual({
+      text: "import { Hono as H } from 'hono'\nimport { webhook } from './affiliate-webhooks.js';\n\nexport const api = new H();\napi.post('/app/hooks', (c) => webhook(c.req.raw));\n",
+      where: expect.any(String),
+    })
+  })
+
+  it('Koa without a body parser: the mount right after the app; Fastify in an async function: after the instance', async () => {
+    const koa = await editAppFile({
+      stack: 'koa',
+      file: 'index.js',
+      esm: true,
+      source: "import Koa from 'koa'\nconst app = new Koa()\napp.use(routes)\n",
+      importLine: "import { webhook } from './affiliate-webhooks.js'",
+      mountLine: 'app.use(webhook)',
+    })
+    expect('text' in koa && koa.text).toBe(
+      "import Koa from 'koa'\nimport { webhook } from './affiliate-webhooks.js'\nconst app = new Koa()\napp.use(webhook)\napp.use(routes)\n",
+    )
+    const fastify = await editAppFile({
+      stack: 'fastify',
+      file: 'server.js',
+      esm: false,
+      source:
+        "const Fastify = require('fastify')\n\nasync function main() {\n  const server = Fastify()\n  await server.listen({ port: 3000 })\n}\nmain()\n",
+      importLine: "import { registerWebhook } from './affiliate-webhooks.mjs'",
+      mountLine: 'await registerWebhook(app)',
+    })
+    expect('text' in fastify && fastify.text).toBe(
+      "const Fastify = require('fastify')\nconst { registerWebhook } = require('./affiliate-webhooks.mjs')\n\nasync function main() {\n  const server = Fastify()\n  await registerWebhook(server)\n  await server.listen({ port: 3000 })\n}\nmain()\n",
+    )
   })
 })
 
