@@ -236,6 +236,36 @@ describe('the edit, as data', () => {
       "const Fastify = require('fastify')\nconst { registerWebhook } = require('./affiliate-webhooks.mjs')\n\nasync function main() {\n  const server = Fastify()\n  await registerWebhook(server)\n  await server.listen({ port: 3000 })\n}\nmain()\n",
     )
   })
+
+  it('a .js file with import syntax in a package without "type" is edited as the ES module Node runs it as', async () => {
+    const result = await editAppFile({
+      stack: 'fastify',
+      file: 'server.js',
+      esm: false,
+      source:
+        "import { fastify } from 'fastify'\n\nconst server = fastify()\nawait server.listen({ port: 3000 })\n",
+      importLine: "import { registerWebhook } from './affiliate-webhooks.mjs'",
+      mountLine: 'await registerWebhook(app)',
+    })
+    expect('text' in result && result.text).toBe(
+      "import { fastify } from 'fastify'\nimport { registerWebhook } from './affiliate-webhooks.mjs'\n\nconst server = fastify()\nawait registerWebhook(server)\nawait server.listen({ port: 3000 })\n",
+    )
+  })
+
+  it('Nest on the Fastify platform: not edited, as the mount is Express middleware', async () => {
+    const result = await editAppFile({
+      stack: 'nest',
+      file: 'src/main.ts',
+      esm: false,
+      source:
+        "import { NestFactory } from '@nestjs/core'\nimport { FastifyAdapter } from '@nestjs/platform-fastify'\nimport { AppModule } from './app.module'\n\nasync function bootstrap() {\n  const app = await NestFactory.create(AppModule, new FastifyAdapter())\n  await app.listen(3000)\n}\nbootstrap()\n",
+      importLine: "import { webhook } from './affiliate-webhooks'",
+      mountLine: "app.use('/hooks', webhook)",
+    })
+    expect(result).toEqual({
+      refused: "the app runs on Nest's Fastify platform, and the mount is Express middleware",
+    })
+  })
 })
 
 // Files init is not sure about: it leaves them alone and prints the lines, saying why.

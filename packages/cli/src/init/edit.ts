@@ -51,7 +51,7 @@ interface Node {
 interface AppRule {
   /** The module whose export makes the app, and which export (`default`, or a name). */
   from: readonly string[]
-  exported: string
+  exported: readonly string[]
   /** `new X()` or `X()`; `NestFactory.create` is a member call. */
   made: 'new' | 'call' | 'member'
   member?: string
@@ -59,27 +59,29 @@ interface AppRule {
   awaits: boolean
   /** Calls of these imports inside `app.use(...)` are the body parsers to go before. */
   bodyParsers?: readonly string[]
+  /** A module whose import in the file means the mount does not fit, and why. */
+  notWith?: { from: string; why: string }
   where: string
 }
 
 const RULES: Record<string, AppRule> = {
   express: {
     from: ['express'],
-    exported: 'default',
+    exported: ['default'],
     made: 'call',
     awaits: false,
     where: 'right after the app is made, before any app.use(express.json()) or body parser',
   },
   fastify: {
     from: ['fastify'],
-    exported: 'default',
+    exported: ['default', 'fastify', 'Fastify'],
     made: 'call',
     awaits: true,
     where: 'right after the Fastify instance is made, before listen',
   },
   koa: {
     from: ['koa'],
-    exported: 'default',
+    exported: ['default'],
     made: 'new',
     awaits: false,
     bodyParsers: ['koa-bodyparser', '@koa/bodyparser', 'koa-body'],
@@ -87,17 +89,21 @@ const RULES: Record<string, AppRule> = {
   },
   hono: {
     from: ['hono', 'hono/tiny', 'hono/quick'],
-    exported: 'Hono',
+    exported: ['Hono'],
     made: 'new',
     awaits: false,
     where: 'right after new Hono(), before the app is exported or served',
   },
   nest: {
     from: ['@nestjs/core'],
-    exported: 'NestFactory',
+    exported: ['NestFactory'],
     made: 'member',
     member: 'create',
     awaits: false,
+    notWith: {
+      from: '@nestjs/platform-fastify',
+      why: "the app runs on Nest's Fastify platform, and the mount is Express middleware",
+    },
     where: 'right after NestFactory.create(...), before app.listen(...)',
   },
 }
@@ -107,29 +113,39 @@ export const editable = (stack: string): boolean => stack in RULES
 
 type Parse = typeof import('@babel/parser').parse
 
-/**
- * How the file is written: TypeScript; `import` syntax (any TypeScript file, or
- * an ES module); and whether `await` is allowed at its top level (an ES module
- * once compiled: TypeScript compiled to CommonJS allows none).
- */
-function kindOf(file: string, esm: boolean) {
-  const typescript = /\.[cm]?tsx?$/.test(file)
-  const esModule = /\.m[jt]s$/.test(file) || (!/\.c[jt]s$/.test(file) && esm)
-  return { typescript, module: esModule || (typescript && !/\.c[jt]s$/.test(file)), esModule }
+interface Parsed {
+  program: Node
+  /** `import` syntax: any TypeScript file, or an ES module. */
+  module: boolean
+  /** `await` allowed at the top level: an ES module once run (TypeScript compiled to CommonJS allows none). */
+  esModule: boolean
 }
 
-function parseWith(parse: Parse, source: string, file: string, esm: boolean): Node | string {
-  const { typescript, module } = kindOf(file, esm)
-  try {
-    return parse(source, {
-      sourceType: module ? 'module' : 'script',
-      allowReturnOutsideFunction: !module,
-      errorRecovery: false,
+/**
+ * Parses the file as what its extension and package.json say; a `.js` file
+ * that only parses as the other kind is that kind (Node runs a `.js` file with
+ * `import` syntax as ESM in a package without `"type"`).
+ */
+function parseWith(parse: Parse, source: string, file: string, esm: boolean): Parsed | string {
+  const typescript = /\.[cm]?tsx?$/.test(file)
+  const fixed = /\.[cm][jt]s$/.test(file)
+  const declared = /\.m[jt]s$/.test(file) || (!/\.c[jt]s$/.test(file) && esm)
+  const attempt = (asModule: boolean) =>
+    parse(source, {
+      sourceType: asModule || typescript ? 'module' : 'script',
+      allowReturnOutsideFunction: !asModule && !typescript,
       plugins: typescript ? ['typescript', 'decorators-legacy'] : ['jsx'],
     }).program as unknown as Node
-  } catch (error) {
-    return `it does not parse (${(error as Error).message.split('\n')[0]})`
+  let first: Error | undefined
+  for (const asModule of fixed || typescript ? [declared] : [declared, !declared]) {
+    try {
+      const program = attempt(asModule)
+      return { program, module: asModule || typescript, esModule: asModule }
+    } catch (error) {
+      first ??= error as Error
+    }
   }
+  return `it does not parse (${first?.message.split('\n')[0]})`
 }
 
 /** Every node below `node`, with the statement list it sits in and whether it is in an async scope. */
@@ -164,15 +180,15 @@ function localNames(program: Node, rule: AppRule): Set<string> {
     if (node.type === 'ImportDeclaration' && rule.from.includes(str(node.source))) {
       for (const spec of node.specifiers as Node[]) {
         const imported = spec.type === 'ImportSpecifier' ? name(spec.imported as Node) : 'default'
-        if (imported === rule.exported) names.add(name(spec.local as Node))
+        if (rule.exported.includes(imported)) names.add(name(spec.local as Node))
       }
     }
     if (node.type === 'VariableDeclarator' && isRequire(node.init as Node, rule.from)) {
       const id = node.id as Node
-      if (id.type === 'Identifier' && rule.exported === 'default') names.add(name(id))
+      if (id.type === 'Identifier' && rule.exported.includes('default')) names.add(name(id))
       if (id.type === 'ObjectPattern') {
         for (const prop of id.properties as Node[]) {
-          if (prop.type === 'ObjectProperty' && name(prop.key as Node) === rule.exported)
+          if (prop.type === 'ObjectProperty' && rule.exported.includes(name(prop.key as Node)))
             names.add(name(prop.value as Node))
         }
       }
@@ -180,6 +196,13 @@ function localNames(program: Node, rule: AppRule): Set<string> {
   }
   return names
 }
+
+/** Whether the file imports or requires `from`. */
+const imports = (program: Node, from: string) =>
+  [...walk(program)].some(
+    ({ node }) =>
+      (node.type === 'ImportDeclaration' && str(node.source) === from) || isRequire(node, [from]),
+  )
 
 const name = (node: Node | undefined) => (node?.name as string | undefined) ?? ''
 const str = (node: unknown) => ((node as Node | undefined)?.value as string | undefined) ?? ''
@@ -265,8 +288,10 @@ export async function editAppFile(input: EditInput): Promise<EditResult> {
   const rule = RULES[input.stack]
   if (!rule) return { refused: `init does not edit a ${input.stack} app's file` }
   const { parse } = await import('@babel/parser')
-  const program = parseWith(parse, input.source, input.file, input.esm)
-  if (typeof program === 'string') return { refused: program }
+  const parsed = parseWith(parse, input.source, input.file, input.esm)
+  if (typeof parsed === 'string') return { refused: parsed }
+  const { program, module, esModule } = parsed
+  if (rule.notWith && imports(program, rule.notWith.from)) return { refused: rule.notWith.why }
   const names = localNames(program, rule)
   const added = [...input.mountLine.matchAll(/\b(webhook|registerWebhook)\b/g)].map((m) => m[1])
   const apps: {
@@ -295,7 +320,6 @@ export async function editAppFile(input: EditInput): Promise<EditResult> {
     }
   const [app] = apps as [(typeof apps)[number]]
   if (!app.list) return { refused: `the app ${app.id} is not made in a plain statement` }
-  const { module, esModule } = kindOf(input.file, input.esm)
   if (rule.awaits && !(app.scope.top ? esModule : app.scope.async))
     return {
       refused: `the mount needs await, which is not allowed where ${app.id} is made (${app.scope.top ? 'the top level of a CommonJS module' : 'a function that is not async'})`,
@@ -326,7 +350,7 @@ function bodyParserAfter(
   id: string,
 ): Node | undefined {
   if (!rule.bodyParsers) return undefined
-  const parsers = localNames(program, { ...rule, from: rule.bodyParsers, exported: 'default' })
+  const parsers = localNames(program, { ...rule, from: rule.bodyParsers, exported: ['default'] })
   return list.body.slice(list.index + 1).find((statement) => {
     const call =
       statement.type === 'ExpressionStatement' ? (statement.expression as Node) : undefined
