@@ -10,7 +10,9 @@
  * --skip-install and the install command it prints is run and timed apart
  * (from the local registry `npm run registry` serves, started before the
  * clock). The CLI is this checkout's build (a user's `npx` fetch is not timed).
- * The emulator runs as the next commands say: its default time scale.
+ * The emulator runs as the next commands say: its default time scale, so the
+ * first delivery waits for the service's next minute batch (0 to 60 s, by where
+ * in the minute the trigger lands): that wait is in the user's time.
  *
  * Run with `npm run bench:init:user` (it builds first). The goal (60 s) is
  * reported, never asserted; the figures go to bench/results/init-user.json.
