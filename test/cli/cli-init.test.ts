@@ -292,36 +292,31 @@ describe('init --yes on Next.js with Prisma', () => {
 })
 
 describe("init on a stack mounted in the app's own file (Express)", () => {
-  it('writes the module, prints the two lines and where they go; once they are there, a second run is up to date', async () => {
+  it('writes the module and edits the app file (the mount before express.json()); a second run is up to date', async () => {
     const dir = copy('express-sqlite')
     const first = await init(dir, '--yes', '--skip-install')
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(
-      /^ {2}by hand src\/app\.js: init does not edit your app's own file; add, before app\.use\(express\.json\(\)\)/m,
+      /^ {2}edit {4}src\/app\.js: the import, and the mount right after the app is made, before any app\.use\(express\.json\(\)\)/m,
     )
-    expect(first.stdout).toMatch(/^ {4}\+ import \{ webhook \} from '\.\/affiliate-webhooks\.js'$/m)
-    expect(first.stdout).toMatch(/^ {4}\+ app\.post\('\/hooks', webhook\)$/m)
+    expect(first.stdout).toMatch(/^ {4}\+import \{ webhook \} from '\.\/affiliate-webhooks\.js'$/m)
+    expect(first.stdout).toMatch(/^ {4}\+app\.post\('\/hooks', webhook\)$/m)
+    expect(read(dir, 'src/app.js')).toContain(
+      "const app = express()\napp.post('/hooks', webhook)\napp.use(express.json())\n",
+    )
     const module = read(dir, 'src/affiliate-webhooks.js')
     expect(module).toContain("import Database from 'better-sqlite3'")
     expect(module).toContain(
       'export const webhook = affiliateWebhook({ secret: process.env.AFFILIATE_WEBHOOK_SECRET, store, onConversion })',
     )
     expect(read(dir, '.env')).toBe('AFFILIATE_WEBHOOK_SECRET=\nSQLITE_FILE=app.db\n')
+    const pending = await init(dir, '--dry-run')
+    expect(pending.stdout).not.toMatch(/^up to date/m)
     installed(dir, [
       '@affiliate-webhooks/express',
       '@affiliate-webhooks/core',
       '@affiliate-webhooks/sqlite',
     ])
-    const pending = await init(dir, '--dry-run')
-    expect(pending.stdout).not.toMatch(/^up to date/m)
-    const app = read(dir, 'src/app.js').replace(
-      'const app = express()\n',
-      "const app = express()\napp.post('/hooks', webhook)\n",
-    )
-    writeFileSync(
-      join(dir, 'src/app.js'),
-      `import { webhook } from './affiliate-webhooks.js'\n${app}`,
-    )
     const again = await init(dir, '--yes')
     expect(again.stdout).toMatch(/^up to date/m)
   })

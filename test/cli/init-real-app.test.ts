@@ -3,7 +3,8 @@
  * `app.use(express.json())` mounted globally and better-sqlite3, in a deep
  * temporary folder, its npm pointed at the run's local registry for the
  * `@affiliate-webhooks` scope. `init --yes` installs the packages by name with
- * npm and writes the store module; the two lines it prints go where it says;
+ * npm, writes the store module and edits the app's file (the route before
+ * express.json());
  * then the emulator, an endpoint, `trigger --wait`: the conversion is handled
  * and written once in the app's SQLite file, and a second `init` is up to date.
  */
@@ -74,12 +75,14 @@ describe('init on an Express app with express.json() and better-sqlite3, install
     ]) {
       expect(manifest.dependencies[name], name).toBeDefined()
     }
-    // The two lines go where init says: the import on top, the route before express.json().
-    const [importLine, routeLine] = plan.mount.lines as [string, string]
-    expect(plan.mount.file).toBe('src/app.js')
-    writeFileSync(
-      join(app, 'src/app.js'),
-      `${importLine}\n${APP_JS.replace('app.use(express.json())', `${routeLine}\napp.use(express.json())`)}`,
+    // init edited the app's file: the import on top, the route before express.json().
+    expect(applied.edited).toEqual(['src/app.js'])
+    expect(plan.edit.path).toBe('src/app.js')
+    expect(readFileSync(join(app, 'src/app.js'), 'utf8')).toBe(
+      APP_JS.replace(
+        "import express from 'express'\n",
+        "import express from 'express'\nimport { webhook } from './affiliate-webhooks.js'\n",
+      ).replace('app.use(express.json())', "app.post('/hooks', webhook)\napp.use(express.json())"),
     )
     expect((await init('--yes')).stdout).toMatch(/^up to date/m)
 

@@ -59,13 +59,14 @@ async function quickRun(bench: string, nodeArgs: string[]): Promise<void> {
 }
 
 describe('the benchmarks as a regression guard (not timed)', () => {
-  it('has a bench for each of verify, cold, cli-start, init, http, redis, queue, emulator and sql', () => {
+  it('has a bench for each of verify, cold, cli-start, init, init-user, http, redis, queue, emulator and sql', () => {
     expect(BENCHES.sort()).toEqual([
       'cli-start',
       'cold',
       'emulator',
       'http',
       'init',
+      'init-user',
       'queue',
       'redis',
       'sql',

@@ -7,16 +7,21 @@ export interface Applied {
   written: string[]
   appended: string[]
   skipped: string[]
+  /** The app's own file, edited as the plan showed. */
+  edited: string[]
+  /** The app's own file left alone: it changed after the plan read it. */
+  changed: string[]
 }
 
 /**
  * Writes the plan's files and appends its lines. A file that is there with
  * other text is left alone unless `force`; a line is appended only to a file
- * that does not end without a newline mid-line (one is added first).
+ * that does not end without a newline mid-line (one is added first). The app's
+ * own file is edited only if it still holds the text the plan read.
  */
 export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Applied {
   const { dir } = plan.facts
-  const applied: Applied = { written: [], appended: [], skipped: [] }
+  const applied: Applied = { written: [], appended: [], skipped: [], edited: [], changed: [] }
   for (const file of plan.files) {
     if (file.state === 'same' || (file.state === 'differs' && !options.force)) {
       if (file.state === 'differs') applied.skipped.push(file.path)
@@ -32,6 +37,15 @@ export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Ap
     const gap = before === '' || before.endsWith('\n') ? '' : '\n'
     appendFileSync(path, `${gap}${append.lines.join('\n')}\n`)
     applied.appended.push(append.path)
+  }
+  if (plan.edit) {
+    // Written only over the text the diff was made from: an editor's save in between wins.
+    const path = join(dir, plan.edit.path)
+    const now = existsSync(path) ? readFileSync(path, 'utf8') : undefined
+    if (now === plan.edit.before) {
+      writeFileSync(path, plan.edit.text)
+      applied.edited.push(plan.edit.path)
+    } else applied.changed.push(plan.edit.path)
   }
   return applied
 }

@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, posix, relative } from 'node:path'
 import type { AppFacts } from './detect.js'
+import { unifiedDiff } from './diff.js'
+import { editAppFile, editable } from './edit.js'
 import { HANDLERS, type RouteContext } from './stacks.js'
 import type { StoreContext } from './stores.js'
 
@@ -19,6 +21,17 @@ export interface PlannedAppend {
   why: string
 }
 
+/** The app's own file as `init` would edit it: written only if it still reads `before`. */
+export interface PlannedEdit {
+  path: string
+  before: string
+  text: string
+  /** Where the mount goes, in words. */
+  where: string
+  /** The change as a unified diff, line by line. */
+  diff: string[]
+}
+
 /** Everything `init` would do, as data: the CLI prints it, asks, then applies it. */
 export interface InitPlan {
   facts: AppFacts
@@ -28,8 +41,22 @@ export interface InitPlan {
   appends: PlannedAppend[]
   /** Packages the app does not have yet, and the command that installs them. */
   install: { packages: string[]; command: string[] }
-  /** Lines `init` does not write into the app's own file, where they go, and whether they are there. */
-  mount: { file: string | undefined; where: string; lines: string[]; mounted: boolean } | undefined
+  /**
+   * The lines a stack mounted in the app's own file needs, where they go, and
+   * whether they are there; `refused` says why `init` does not edit the file
+   * itself (then they are printed for the user to add).
+   */
+  mount:
+    | {
+        file: string | undefined
+        where: string
+        lines: string[]
+        mounted: boolean
+        refused?: string
+      }
+    | undefined
+  /** The edit of the app's own file, when `init` makes it (see `withEdit`). */
+  edit?: PlannedEdit
   notes: string[]
   /** Nothing to write, append or install: the app is set up already. */
   upToDate: boolean
@@ -262,5 +289,49 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
       `npx affiliate-webhooks endpoints create --url http://localhost:${port}${path} --show-secret   # put the secret in .env as ${secretEnv}, restart the app`,
       'npx affiliate-webhooks trigger conversion.created --commission 4.20 --currency EUR --wait',
     ],
+  }
+}
+
+/**
+ * The plan with the edit of the app's own file, for the stacks `init` edits:
+ * the edit as a diff, or why the file is left alone (the lines are printed).
+ * The parser is loaded then (editAppFile imports it), only when there is a file to edit.
+ */
+export async function withEdit(plan: InitPlan): Promise<InitPlan> {
+  const { mount, facts } = plan
+  if (!mount || mount.mounted) return plan
+  if (!editable(facts.stack.id))
+    return {
+      ...plan,
+      mount: { ...mount, refused: `init does not edit a ${facts.stack.name} app's file` },
+    }
+  if (!mount.file)
+    return {
+      ...plan,
+      mount: {
+        ...mount,
+        refused: `no app file found (looked for ${facts.stack.mount?.appFiles.join(', ')})`,
+      },
+    }
+  const before = readFileSync(join(facts.dir, mount.file), 'utf8')
+  const [importLine = '', mountLine = ''] = mount.lines
+  const edited = await editAppFile({
+    stack: facts.stack.id,
+    file: mount.file,
+    source: before,
+    esm: facts.esm,
+    importLine,
+    mountLine,
+  })
+  if ('refused' in edited) return { ...plan, mount: { ...mount, refused: edited.refused } }
+  return {
+    ...plan,
+    edit: {
+      path: mount.file,
+      before,
+      text: edited.text,
+      where: edited.where,
+      diff: unifiedDiff(mount.file, before, edited.text),
+    },
   }
 }

@@ -4,7 +4,7 @@ import type { Handler } from '../../framework/command.js'
 import { EXIT, type Io, UsageError, writeJson } from '../../framework/io.js'
 import { applyPlan } from '../../init/apply.js'
 import { detectApp, InitError } from '../../init/detect.js'
-import { type InitPlan, planInit } from '../../init/plan.js'
+import { type InitPlan, planInit, withEdit } from '../../init/plan.js'
 import { formatDone, formatPlan, formatUpToDate } from '../../text/local/init-text.js'
 import type { init } from './init.js'
 
@@ -62,7 +62,7 @@ function planFrom(values: Parameters<Handler<typeof init.options>>[0]): InitPlan
 
 /** Runs `init`. */
 export const run: Handler<typeof init.options> = async (values, io) => {
-  const plan = planFrom(values)
+  const plan = await withEdit(planFrom(values))
   if (plan.upToDate) {
     if (values.json) writeJson(io, { upToDate: true, plan })
     else io.stdout.write(`${formatUpToDate(plan)}\n`)
@@ -96,5 +96,7 @@ export const run: Handler<typeof init.options> = async (values, io) => {
   if (values.json) writeJson(io, { upToDate: false, plan, applied, installed })
   else io.stdout.write(`\n${formatDone(plan, applied, installed)}\n`)
   const installFailed = plan.install.packages.length > 0 && !values['skip-install'] && !installed
-  return applied.skipped.length > 0 || installFailed ? EXIT.failed : EXIT.ok
+  return applied.skipped.length > 0 || applied.changed.length > 0 || installFailed
+    ? EXIT.failed
+    : EXIT.ok
 }

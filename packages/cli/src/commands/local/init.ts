@@ -8,8 +8,9 @@ export const init = defineCommand({
   about: `Sets the receiver up in the app in the current folder (or --dir): finds its
 framework, database client, package manager and language; shows the plan (the
 files it creates, the lines it adds to .env, .gitignore or a Prisma schema, the
-packages it installs, and the lines to add to your app's own file where it does
-not edit it), asks, then writes, installs with the app's package manager and
+packages it installs, the edit of your app's own file as a diff (Express,
+Fastify, Koa, Hono, NestJS), or the lines to add there when it cannot be sure),
+asks, then writes, installs with the app's package manager and
 prints the next commands. It never overwrites a file without --force, never
 changes a variable already in .env, and says so when the app is set up already.`,
   options: {

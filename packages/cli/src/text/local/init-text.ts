@@ -41,9 +41,14 @@ export function formatPlan(plan: InitPlan, full: boolean): string {
       ? '  install nothing: every package is in package.json'
       : `  install ${plan.install.command.join(' ')}`,
   )
-  if (plan.mount && !plan.mount.mounted) {
+  if (plan.edit) {
     lines.push(
-      `  by hand ${plan.mount.file ?? "your app's file"}: init does not edit your app's own file; add, ${plan.mount.where}:`,
+      `  edit    ${plan.edit.path}: the import, and the mount ${plan.edit.where}`,
+      ...plan.edit.diff.map((line) => `    ${line}`),
+    )
+  } else if (plan.mount && !plan.mount.mounted) {
+    lines.push(
+      `  by hand ${plan.mount.file ?? "your app's file"}: init did not edit it (${plan.mount.refused ?? "init does not edit your app's own file"}); add, ${plan.mount.where}:`,
       ...plan.mount.lines.flatMap((line) => line.split('\n')).map((line) => `    + ${line}`),
     )
   }
@@ -56,6 +61,11 @@ export function formatDone(plan: InitPlan, applied: Applied, installed: boolean)
   const lines: string[] = []
   if (applied.written.length > 0) lines.push(`wrote ${applied.written.join(', ')}`)
   if (applied.appended.length > 0) lines.push(`added lines to ${applied.appended.join(', ')}`)
+  if (applied.edited.length > 0) lines.push(`edited ${applied.edited.join(', ')} as shown`)
+  if (applied.changed.length > 0)
+    lines.push(
+      `not edited ${applied.changed.join(', ')}: it changed after init read it; run init again`,
+    )
   if (applied.skipped.length > 0)
     lines.push(`kept ${applied.skipped.join(', ')} (other text there: --force overwrites)`)
   if (plan.install.packages.length > 0) {
