@@ -285,7 +285,7 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
       (mount === undefined || mount.mounted),
     next: [
       `${facts.packageManager === 'npm' ? 'npm run' : facts.packageManager} dev`,
-      'npx affiliate-webhooks emulator      # its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal',
+      'npx affiliate-webhooks emulator --time-scale 60   # a minute of service time per second, so the delivery batch comes at once; its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal',
       `npx affiliate-webhooks endpoints create --url http://localhost:${port}${path} --show-secret   # put the secret in .env as ${secretEnv}, restart the app`,
       'npx affiliate-webhooks trigger conversion.created --commission 4.20 --currency EUR --wait',
     ],
