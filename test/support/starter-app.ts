@@ -24,7 +24,7 @@ export function starterEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
     NEXT_TELEMETRY_DISABLED: '1',
     DO_NOT_TRACK: '1',
     ...extra,
-  } as NodeJS.ProcessEnv
+  } as unknown as NodeJS.ProcessEnv
 }
 
 /** Times each step and prints them on one line, for the closing note's table. */
