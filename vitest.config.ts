@@ -12,6 +12,12 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
  */
 export const CHAOS_TESTS = ['test/sql/sql-chaos.test.ts', 'test/stores/chaos.test.ts']
 
+/**
+ * `init` on starter apps made by each stack's own creator: each creates, installs,
+ * builds and serves an app, so they run with the stack builds, one at a time.
+ */
+export const STARTER_TESTS = ['test/adapters/{astro,sveltekit,react-router,nuxt}-init.test.ts']
+
 export const chaosProject = {
   extends: true,
   test: {
@@ -130,6 +136,7 @@ export default defineConfig({
             ...configDefaults.exclude,
             'test/adapters/next-*.test.ts',
             'test/stacks/*-build.test.ts',
+            ...STARTER_TESTS,
             ...CHAOS_TESTS,
           ],
         },
@@ -145,11 +152,12 @@ export default defineConfig({
         },
       },
       {
-        // Astro, Nuxt, SvelteKit, React Router: each build takes the CPU too; one at a time, after Next.
+        // Astro, Nuxt, SvelteKit, React Router (their examples and `init` on their starters):
+        // each build takes the CPU too; one at a time, after Next.
         extends: true,
         test: {
           name: 'stacks',
-          include: ['test/stacks/*-build.test.ts'],
+          include: ['test/stacks/*-build.test.ts', ...STARTER_TESTS],
           sequence: { groupOrder: 2 },
           fileParallelism: false,
         },

@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config'
-import base, { CHAOS_TESTS, chaosProject } from './vitest.config.js'
+import base, { CHAOS_TESTS, chaosProject, STARTER_TESTS } from './vitest.config.js'
 
 /**
  * The libraries' tests: core, the adapters, the stores, the client and the queue, beside
@@ -27,8 +27,14 @@ export default defineConfig({
         test: {
           name: 'libs',
           include: LIBRARY_TESTS,
-          // `next build` is a framework build, proven on the project's Node with the stacks.
-          exclude: [...configDefaults.exclude, 'test/adapters/next-*.test.ts', ...CHAOS_TESTS],
+          // `next build` and the starters' builds are framework builds, proven on the
+          // project's Node with the stacks.
+          exclude: [
+            ...configDefaults.exclude,
+            'test/adapters/next-*.test.ts',
+            ...STARTER_TESTS,
+            ...CHAOS_TESTS,
+          ],
         },
       },
       // Both chaos tests, the SQL one on every driver: on Node 22 it once waited for

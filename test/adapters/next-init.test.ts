@@ -9,29 +9,24 @@
  * `next start`, the emulator, an endpoint, `trigger --wait`: the conversion is
  * written once in PostgreSQL through ctx.tx. The times of each step are printed.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { afterAll, describe, expect, it } from 'vitest'
 import { lockedVersion, root, run } from '../stacks/copied-example.js'
 import { CLI, killLive, startLoop } from '../support/cli-live.js'
 import { createPostgresTestDatabase, type TestDatabase } from '../support/postgres-db.js'
 import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
+import { type ServedApp, serveApp, stepTimer } from '../support/starter-app.js'
 
 const work = mkdtempSync(join(tmpdir(), 'aw-next-init-'))
 const parent = join(work, 'a', 'b', 'c')
 const app = join(parent, 'shop')
 let db: TestDatabase | undefined
-let server: ChildProcess | undefined
+let server: ServedApp | undefined
 
 afterAll(async () => {
-  if (server?.exitCode === null) {
-    server.kill('SIGTERM')
-    await once(server, 'exit')
-  }
+  await server?.stop()
   killLive()
   await db?.drop()
   rmSync(work, { recursive: true, force: true })
@@ -50,44 +45,21 @@ const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
   } as unknown as NodeJS.ProcessEnv
 }
 
-/** `next start` on a free port; resolves with its URL once ready. */
-async function start(extra: Record<string, string>): Promise<string> {
+/** `next start` on `port`, served once it answers. */
+function start(extra: Record<string, string>): Promise<ServedApp> {
   const nextBin = join(app, 'node_modules/next/dist/bin/next')
-  server = spawn(
-    process.execPath,
-    [nextBin, 'start', '--port', extra.PORT as string, '--hostname', '127.0.0.1'],
-    {
-      cwd: app,
-      env: env({ NODE_ENV: 'production', ...extra }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  return serveApp(
+    [process.execPath, nextBin, 'start', '--port', extra.PORT as string, '--hostname', '127.0.0.1'],
+    app,
+    env({ NODE_ENV: 'production', ...extra }),
+    `http://127.0.0.1:${extra.PORT}`,
   )
-  let log = ''
-  server.stderr?.on('data', (chunk) => {
-    log += chunk
-  })
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: server?.stdout as NodeJS.ReadableStream })
-    lines.on('line', (line) => {
-      log += `${line}\n`
-      if (/Ready/.test(line)) resolve(`http://127.0.0.1:${extra.PORT}`)
-    })
-    server?.once('exit', (code) => reject(new Error(`next start exited ${code}:\n${log}`)))
-  })
 }
 
 describe('init on an app create-next-app made, with Prisma 7 on PostgreSQL', () => {
   it('creates, adds Prisma, init --yes, builds, and a conversion from the emulator lands once in PostgreSQL', async () => {
     mkdirSync(parent, { recursive: true })
-    const times: Record<string, number> = {}
-    const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
-      const started = performance.now()
-      try {
-        return await work()
-      } finally {
-        times[name] = (performance.now() - started) / 1000
-      }
-    }
+    const { step: timed, line } = stepTimer()
     const version = lockedVersion('next', 'next')
     await timed('create-next-app', () =>
       run(
@@ -171,7 +143,7 @@ describe('init on an app create-next-app made, with Prisma 7 on PostgreSQL', () 
     )
     expect(made.code, made.stderr).toBe(0)
     const secret = /^export AFFILIATE_WEBHOOK_SECRET=(whsec_\S+)$/m.exec(made.stdout)?.[1] as string
-    await start({ PORT: port, AFFILIATE_WEBHOOK_SECRET: secret, DATABASE_URL: db.url })
+    server = await start({ PORT: port, AFFILIATE_WEBHOOK_SECRET: secret, DATABASE_URL: db.url })
     const triggered = await cli(
       'trigger',
       'conversion.created',
@@ -188,10 +160,6 @@ describe('init on an app create-next-app made, with Prisma 7 on PostgreSQL', () 
       'SELECT conversion_id::text AS id, status, commission::text AS commission, currency FROM affiliate_conversions',
     )
     expect(rows).toEqual([{ id: '5151', status: 'pending', commission: '7.30', currency: 'EUR' }])
-    console.log(
-      `create-next-app + Prisma + init: ${Object.entries(times)
-        .map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`)
-        .join(', ')}`,
-    )
+    console.log(line('create-next-app + Prisma + init'))
   }, 600_000)
 })

@@ -49,7 +49,12 @@ export async function sharedRegistry(timeoutMs = 120_000): Promise<string> {
   )
 }
 
-/** An app folder's `.npmrc` line pointing the @affiliate-webhooks scope at `url`. */
-export function pointScopeAt(app: string, url: string): void {
-  writeFileSync(join(app, '.npmrc'), `@affiliate-webhooks:registry=${url}\n`)
+/**
+ * An app folder's `.npmrc` line pointing the @affiliate-webhooks scope at `url`;
+ * with `keep`, added after the lines a starter's own `.npmrc` has (sv's `engine-strict`).
+ */
+export function pointScopeAt(app: string, url: string, keep = false): void {
+  const file = join(app, '.npmrc')
+  const kept = keep && existsSync(file) ? readFileSync(file, 'utf8').replace(/\n?$/, '\n') : ''
+  writeFileSync(file, `${kept}@affiliate-webhooks:registry=${url}\n`)
 }

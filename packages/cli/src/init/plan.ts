@@ -268,7 +268,7 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
       mountFile !== undefined &&
       readFileSync(join(dir, mountFile), 'utf8').includes(`'${mountContext.moduleImport}'`),
   }
-  const port = options.port ?? 3000
+  const port = options.port ?? stack.devPort ?? 3000
   return {
     facts,
     path,

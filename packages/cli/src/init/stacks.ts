@@ -31,6 +31,8 @@ export interface Stack {
   adapter: string
   /** The route's default path, when the stack has a convention (`/api/hooks` in Next.js). */
   defaultPath?: string
+  /** The port its dev server (`npm run dev`) listens on by default, when not 3000 (Vite's 5173, Astro's 4321). */
+  devPort?: number
   /**
    * A stack whose routes are files: where the route file goes for `path`, and
    * what it says. A stack whose routes live in the app's own code has `mount` instead.
@@ -135,6 +137,7 @@ export const STACKS: readonly Stack[] = [
     handler: 'web',
     name: 'Astro',
     dependencies: ['astro'],
+    devPort: 4321,
     priority: 20,
     adapter: '@affiliate-webhooks/web',
     routeFile: {
@@ -153,6 +156,7 @@ export const STACKS: readonly Stack[] = [
     handler: 'web',
     name: 'SvelteKit',
     dependencies: ['@sveltejs/kit'],
+    devPort: 5173,
     priority: 20,
     adapter: '@affiliate-webhooks/web',
     routeFile: {
@@ -170,6 +174,7 @@ export const STACKS: readonly Stack[] = [
     handler: 'web',
     name: 'React Router (framework mode)',
     dependencies: ['@react-router/dev'],
+    devPort: 5173,
     priority: 20,
     adapter: '@affiliate-webhooks/web',
     routeFile: {
