@@ -147,7 +147,7 @@ describe('init on a React Router app laid out as create-react-router lays it out
     // What init could not edit: app/routes.ts. It says which line goes there; a user adds it.
     expect(readFileSync(join(app, 'app/routes.ts'), 'utf8')).toBe(ROUTES)
     const printed =
-      /add (route\('hooks', 'routes\/hooks\.ts'\)) there \(init does not edit it\)/.exec(
+      /add (route\('hooks', 'routes\/hooks\.ts'\)) there, and route to its import from @react-router\/dev\/routes \(init does not edit it\)/.exec(
         initRun,
       )?.[1]
     expect(printed, initRun).toBeDefined()

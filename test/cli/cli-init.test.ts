@@ -207,7 +207,7 @@ describe('init: what it finds and plans, per stack', () => {
 it('React Router: the plan says the route must be listed in app/routes.ts, which init does not edit', async () => {
   const planned = await plan(copy('react-router'))
   expect(planned.notes).toContain(
-    "the route: with routes listed in app/routes.ts, add route('hooks', 'routes/hooks.ts') there (init does not edit it); with flatRoutes() the file is found by its name",
+    "the route: with routes listed in app/routes.ts, add route('hooks', 'routes/hooks.ts') there, and route to its import from @react-router/dev/routes (init does not edit it); with flatRoutes() the file is found by its name",
   )
 })
 

@@ -186,7 +186,7 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'an action that reads request.formData() or request.json() before the webhook',
     routeNote: (path) =>
-      `the route: with routes listed in app/routes.ts, add route('${strip(path)}', 'routes/${strip(path).replaceAll('/', '.')}.ts') there (init does not edit it); with flatRoutes() the file is found by its name`,
+      `the route: with routes listed in app/routes.ts, add route('${strip(path)}', 'routes/${strip(path).replaceAll('/', '.')}.ts') there, and route to its import from @react-router/dev/routes (init does not edit it); with flatRoutes() the file is found by its name`,
     moduleDir: 'lib',
   },
   {
