@@ -122,7 +122,7 @@ function findStore(deps: Record<string, string>, forced: string | undefined) {
     store,
     because:
       named.length === 0
-        ? 'no database client in package.json: the memory store (one process; pass --store for another)'
+        ? 'no database client in package.json; pass --store for another'
         : `${named.join(', ')} in package.json`,
   }
 }
