@@ -1,6 +1,15 @@
 #!/usr/bin/env node
 import { main } from './main.js'
 
+// A reader that went away (`... | head`): stop quietly, as a pipeline expects,
+// instead of dying on an unhandled EPIPE. Any other write error stays fatal.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0)
+    throw error
+  })
+}
+
 main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
