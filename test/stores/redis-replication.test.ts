@@ -35,15 +35,21 @@ beforeAll(async () => {
   probe.disconnect()
 })
 
+/** Closes every store made so far (with its client and its WAIT connections). */
+const closeStores = () =>
+  Promise.all(stores.splice(0).map((store) => store.close({ timeoutMs: 1000 })))
+
 afterAll(async () => {
-  await Promise.all(stores.map((store) => store.close({ timeoutMs: 1000 })))
+  await closeStores()
   await replica?.stop()
   await primary?.stop()
 })
 
 /** A store with its own client on `url`, closed (with its WAIT connections) after the file. */
 function storeOn(url: string, options: Parameters<typeof redisStore>[0] = {}) {
-  const store = redisStore({ client: new Redis(url), logger: false, ...options })
+  const client = new Redis(url)
+  client.on('error', () => {})
+  const store = redisStore({ client, logger: false, ...options })
   stores.push(store)
   return store
 }
@@ -94,6 +100,7 @@ describe('redisStore with replication, when the replicas do not acknowledge', ()
   })
   afterAll(async () => {
     server?.close()
+    await closeStores()
     await alone?.stop()
   })
 
@@ -113,19 +120,43 @@ describe('redisStore with replication, when the replicas do not acknowledge', ()
     const begun = await plain.begin({ eventId: 'evt_marked', conversionId: 4802, order: 1 })
     if (begun.status !== 'claimed') throw new Error(begun.status)
     expect(await plain.commit(begun.claim)).toBe(true)
-    expect((await plain.begin({ eventId: 'evt_marked', conversionId: 4802, order: 1 })).status).toBe(
-      'duplicate',
-    )
+    expect(
+      (await plain.begin({ eventId: 'evt_marked', conversionId: 4802, order: 1 })).status,
+    ).toBe('duplicate')
     const gated = storeOn(alone.url, { replication: REPLICATION })
-    await expect(gated.begin({ eventId: 'evt_marked', conversionId: 4802, order: 1 })).rejects.toThrow(
-      /0 of 1 replica\(s\) acknowledged/,
+    await expect(
+      gated.begin({ eventId: 'evt_marked', conversionId: 4802, order: 1 }),
+    ).rejects.toThrow(/0 of 1 replica\(s\) acknowledged/)
+    await expect(
+      gated.begin({ eventId: 'evt_older', conversionId: 4802, order: 0 }),
+    ).rejects.toThrow(/0 of 1 replica/)
+    await expect(
+      gated.peek({ eventId: 'evt_marked', conversionId: 4802, order: 1 }),
+    ).rejects.toThrow(/0 of 1 replica/)
+  })
+
+  it('past its 32 connections, operations wait for one and still end, refused', async () => {
+    const store = storeOn(alone.url, { replication: { replicas: 1, timeoutMs: 100 } })
+    // Other stores' gate connections on this server, idle after their WAIT.
+    const waitsIn = async () =>
+      ((await (store.client as Redis).client('LIST')) as string).match(/cmd=wait/g)?.length ?? 0
+    const before = await waitsIn()
+    const claims = await Promise.all(
+      Array.from({ length: 40 }, async (_, n) => {
+        const begun = await store.begin({
+          eventId: `evt_many_${n}`,
+          conversionId: 5000 + n,
+          order: 1,
+        })
+        if (begun.status !== 'claimed') throw new Error(begun.status)
+        return begun.claim
+      }),
     )
-    await expect(gated.begin({ eventId: 'evt_older', conversionId: 4802, order: 0 })).rejects.toThrow(
-      /0 of 1 replica/,
+    const ends = await Promise.allSettled(claims.map((claim) => store.commit(claim)))
+    expect(ends.map((end) => end.status === 'rejected' && String(end.reason))).toEqual(
+      claims.map(() => expect.stringMatching(/0 of 1 replica/)),
     )
-    await expect(gated.peek({ eventId: 'evt_marked', conversionId: 4802, order: 1 })).rejects.toThrow(
-      /0 of 1 replica/,
-    )
+    expect((await waitsIn()) - before).toBe(32)
   })
 
   it('waits on a connection of its own: a blocked WAIT delays no other store command', async () => {

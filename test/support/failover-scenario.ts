@@ -78,7 +78,14 @@ async function send(url: string, event: ConversionEvent, attempt: number, phase:
       signal: AbortSignal.timeout(15_000),
     })
     const json = (await response.json().catch(() => ({}))) as { outcome?: string }
-    return { eventId: event.id, phase, status: response.status, outcome: json.outcome, startedAt, endedAt: Date.now() }
+    return {
+      eventId: event.id,
+      phase,
+      status: response.status,
+      outcome: json.outcome,
+      startedAt,
+      endedAt: Date.now(),
+    }
   } catch {
     return { eventId: event.id, phase, status: 0, startedAt, endedAt: Date.now() }
   }
@@ -127,7 +134,17 @@ async function startReceivers(target: FailoverTarget, effectsPrefix: string) {
     const [message] = (await once(child, 'message')) as [{ port: number }]
     urls.push(`http://127.0.0.1:${message.port}/`)
   }
-  return { urls, stop: () => children.forEach((child) => child.kill('SIGTERM')) }
+  const stop = async () => {
+    await Promise.all(
+      children.map((child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return undefined
+        const exited = once(child, 'exit')
+        child.kill('SIGTERM')
+        return exited
+      }),
+    )
+  }
+  return { urls, stop }
 }
 
 export interface ScenarioOptions {
@@ -157,7 +174,12 @@ export async function runFailoverScenario(
   const receivers = await startReceivers(target, effectsPrefix)
   try {
     const bound = (ms: number) => ({ retry: true, deadline: Date.now() + ms })
-    const answers = await deliver(stream.slice(0, firstPart), receivers.urls, 'before', bound(20_000))
+    const answers = await deliver(
+      stream.slice(0, firstPart),
+      receivers.urls,
+      'before',
+      bound(20_000),
+    )
     await target.cut()
     const cutPart = stream.slice(firstPart, firstPart + duringCut)
     answers.push(...(await deliver(cutPart, receivers.urls, 'cut', { retry: false, deadline: 0 })))
@@ -166,7 +188,9 @@ export async function runFailoverScenario(
     const failoverMs = Date.now() - killedAt
     const rest = stream.slice(firstPart + duringCut)
     answers.push(...(await deliver(rest, receivers.urls, 'after', bound(20_000))))
-    answers.push(...(await deliver(shuffle(events, rand), receivers.urls, 'redelivery', bound(20_000))))
+    answers.push(
+      ...(await deliver(shuffle(events, rand), receivers.urls, 'redelivery', bound(20_000))),
+    )
     const applied = await effects.lrange(`${effectsPrefix}effects`, 0, -1)
     const state = await effects.hgetall(`${effectsPrefix}state`)
     return {
@@ -175,7 +199,7 @@ export async function runFailoverScenario(
       runMs: Date.now() - started,
     }
   } finally {
-    receivers.stop()
+    await receivers.stop()
     const keys = await effects.keys(`${effectsPrefix}*`)
     if (keys.length > 0) await effects.unlink(...keys)
     effects.disconnect()
@@ -198,7 +222,10 @@ export function failoverFigures(
   const byId = new Map(events.map((e) => [e.id, e]))
   const firstAck = new Map<string, number>()
   for (const a of answers.filter(is2xx)) {
-    firstAck.set(a.eventId, Math.min(firstAck.get(a.eventId) ?? Number.POSITIVE_INFINITY, a.endedAt))
+    firstAck.set(
+      a.eventId,
+      Math.min(firstAck.get(a.eventId) ?? Number.POSITIVE_INFINITY, a.endedAt),
+    )
   }
   const counts = new Map<string, number>()
   const acknowledgedThenAppliedAgain = new Set<string>()

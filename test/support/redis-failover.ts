@@ -114,7 +114,8 @@ export async function startRedisFailover(): Promise<RedisFailover> {
     await until(async () => (await cli(primary.port, 'ping')) === 'PONG', 'the primary')
     launch(replica, serverArgs(replica, ['--replicaof', '127.0.0.1', String(primary.port)]))
     await until(
-      async () => (await cli(replica.port, 'info', 'replication')).includes('master_link_status:up'),
+      async () =>
+        (await cli(replica.port, 'info', 'replication')).includes('master_link_status:up'),
       'the replica in sync',
     )
     for (const node of sentinelNodes) {
@@ -161,11 +162,15 @@ export async function startRedisFailover(): Promise<RedisFailover> {
     },
     async awaitPromotion(ms = 20_000) {
       const target = replica.port
-      await until(async () => {
-        const seen = await Promise.all(sentinelNodes.map((s) => masterSeenBy(s.port)))
-        const role = await cli(target, 'role')
-        return seen.filter((port) => port === target).length >= 2 && role.startsWith('master')
-      }, 'Sentinel to promote the replica', ms)
+      await until(
+        async () => {
+          const seen = await Promise.all(sentinelNodes.map((s) => masterSeenBy(s.port)))
+          const role = await cli(target, 'role')
+          return seen.filter((port) => port === target).length >= 2 && role.startsWith('master')
+        },
+        'Sentinel to promote the replica',
+        ms,
+      )
       ;[primary, replica] = [replica, primary]
       return target
     },

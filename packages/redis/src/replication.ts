@@ -91,32 +91,78 @@ export interface ReplicationGate {
   disconnect(): void
 }
 
-const IDLE_KEPT = 16
+/** Connections the gate keeps at most; operations beyond wait for one (within their bound). */
+const MAX_CONNECTIONS = 32
+
+type Conn = Redis | Cluster
+
+/**
+ * The gate's connections: each lent to one operation at a time (a WAIT blocks
+ * its connection), up to MAX_CONNECTIONS, kept for reuse.
+ */
+function connectionPool(client: Redis | Cluster) {
+  const idle: Conn[] = []
+  const all = new Set<Conn>()
+  const waiting: { take: (conn: Conn) => void; gone: boolean }[] = []
+  const make = () => {
+    const made = (client.duplicate as () => Conn).call(client)
+    // A lost connection fails the operation (503); its events are not news.
+    made.on('error', () => {})
+    all.add(made)
+    return made
+  }
+  const lend = (conn: Conn | undefined) => {
+    for (let next = waiting.shift(); next; next = waiting.shift()) {
+      if (next.gone) continue
+      next.take(conn ?? make())
+      return
+    }
+    if (conn) idle.push(conn)
+  }
+  return {
+    acquire(signal: Promise<never>): Promise<Conn> {
+      const kept = idle.pop()
+      if (kept) return Promise.resolve(kept)
+      if (all.size < MAX_CONNECTIONS) return Promise.resolve(make())
+      const waiter = { take: (_: Conn) => {}, gone: false }
+      const given = new Promise<Conn>((resolve) => {
+        waiter.take = resolve
+      })
+      waiting.push(waiter)
+      signal.catch(() => {
+        waiter.gone = true
+      })
+      return Promise.race([given, signal])
+    },
+    release(conn: Conn) {
+      if ((conn as { status?: string }).status === 'ready') lend(conn)
+      else this.drop(conn)
+    },
+    /** A connection that may still have a command in flight (timed out, failed) is not reused. */
+    drop(conn: Conn) {
+      all.delete(conn)
+      conn.disconnect()
+      lend(undefined)
+    },
+    async close() {
+      idle.length = 0
+      await Promise.all([...all].map((conn) => conn.quit().catch(() => conn.disconnect())))
+      all.clear()
+    },
+    disconnect() {
+      idle.length = 0
+      for (const conn of all) conn.disconnect()
+      all.clear()
+    },
+  }
+}
 
 export function replicationGate(
   client: Redis | Cluster,
   option: RedisReplicationOptions,
   operationTimeoutMs: number,
 ): ReplicationGate {
-  const idle: (Redis | Cluster)[] = []
-  const all = new Set<Redis | Cluster>()
-  const acquire = () => {
-    const kept = idle.pop()
-    if (kept) return kept
-    const made = (client.duplicate as () => Redis | Cluster).call(client)
-    // A lost connection fails the operation (503); its events are not news.
-    made.on('error', () => {})
-    all.add(made)
-    return made
-  }
-  const drop = (conn: Redis | Cluster) => {
-    all.delete(conn)
-    conn.disconnect()
-  }
-  const release = (conn: Redis | Cluster) => {
-    if (idle.length < IDLE_KEPT && (conn as { status?: string }).status === 'ready') idle.push(conn)
-    else drop(conn)
-  }
+  const pool = connectionPool(client)
   const exec = async (
     conn: Redis | Cluster,
     syncKey: string,
@@ -135,14 +181,15 @@ export function replicationGate(
     return (await conn.pipeline(commands as string[][]).exec()) as Reply
   }
   const settle = async (syncKey: string, script?: GatedScript) => {
-    const conn = acquire()
     let timer: ReturnType<typeof setTimeout> | undefined
     const bound = operationTimeoutMs + option.timeoutMs
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${bound} ms`)), bound)
     })
     let healthy = false
+    let conn: Conn | undefined
     try {
+      conn = await pool.acquire(expired)
       await whenReady(conn, expired)
       let replies = await Promise.race([exec(conn, syncKey, script, false), expired])
       if (script && replies[0]?.[0]?.message.startsWith('NOSCRIPT')) {
@@ -156,22 +203,9 @@ export function replicationGate(
       return script ? replies[0]?.[1] : undefined
     } finally {
       clearTimeout(timer)
-      // A connection left with a command in flight (timed out) is not reused.
-      if (healthy) release(conn)
-      else drop(conn)
+      if (conn && healthy) pool.release(conn)
+      else if (conn) pool.drop(conn)
     }
   }
-  return {
-    settle,
-    async close() {
-      idle.length = 0
-      await Promise.all([...all].map((conn) => conn.quit().catch(() => conn.disconnect())))
-      all.clear()
-    },
-    disconnect() {
-      idle.length = 0
-      for (const conn of all) conn.disconnect()
-      all.clear()
-    },
-  }
+  return { settle, close: () => pool.close(), disconnect: () => pool.disconnect() }
 }
