@@ -46,7 +46,7 @@ const columns: [string, (f: FailoverFigures) => string | number][] = [
   ['events', (f) => f.events],
   ['acknowledged before redelivery', (f) => f.acknowledged],
   ['2xx of the deliveries during the cut', (f) => `${f.cutAcknowledged}/${f.cutDeliveries}`],
-  ['acknowledged, then applied again', (f) => f.acknowledgedThenAppliedAgain],
+  ['applied after its 2xx', (f) => f.appliedAfterAcknowledged],
   ['applied twice (any)', (f) => f.appliedTwice],
   ['acknowledged, never applied', (f) => f.acknowledgedNeverApplied],
   ['older applied over a newer acknowledged', (f) => f.olderOverNewerAcknowledged],

@@ -44,8 +44,11 @@ export interface FailoverFigures {
   /** Deliveries during the cut, and how many of them were answered 2xx. */
   cutDeliveries: number
   cutAcknowledged: number
-  /** Events whose handler ran again after the event had been answered 2xx. */
-  acknowledgedThenAppliedAgain: number
+  /**
+   * Events whose handler ran after the event had been answered 2xx: handled a
+   * second time, or answered `stale`/`duplicate` and then handled all the same.
+   */
+  appliedAfterAcknowledged: number
   /** Events whose handler ran two or more times, acknowledged or not. */
   appliedTwice: number
   /** Events answered 2xx whose effect never landed and that no newer event of the conversion covers. */
@@ -228,7 +231,7 @@ export function failoverFigures(
     )
   }
   const counts = new Map<string, number>()
-  const acknowledgedThenAppliedAgain = new Set<string>()
+  const appliedAfterAcknowledged = new Set<string>()
   let olderOverNewer = 0
   let olderOverNewerAcknowledged = 0
   const newestApplied = new Map<number, string>()
@@ -238,7 +241,7 @@ export function failoverFigures(
     const conversionId = event.data.conversion.id
     counts.set(eventId, (counts.get(eventId) ?? 0) + 1)
     if (Number(at) > (firstAck.get(eventId) ?? Number.POSITIVE_INFINITY)) {
-      acknowledgedThenAppliedAgain.add(eventId)
+      appliedAfterAcknowledged.add(eventId)
     }
     if ((newestApplied.get(conversionId) ?? '') > event.createdAt) olderOverNewer++
     else newestApplied.set(conversionId, event.createdAt)
@@ -264,7 +267,7 @@ export function failoverFigures(
     acknowledged: beforeRedelivery.size,
     cutDeliveries: cut.length,
     cutAcknowledged: cut.filter(is2xx).length,
-    acknowledgedThenAppliedAgain: acknowledgedThenAppliedAgain.size,
+    appliedAfterAcknowledged: appliedAfterAcknowledged.size,
     appliedTwice: [...counts.values()].filter((n) => n > 1).length,
     acknowledgedNeverApplied: [...firstAck.keys()].filter((id) => {
       const event = byId.get(id) as ConversionEvent
