@@ -164,7 +164,7 @@ describe('redisStore with replication, when the replicas do not acknowledge', ()
     const begun = await store.begin({ eventId: 'evt_waits', conversionId: 4803, order: 1 })
     if (begun.status !== 'claimed') throw new Error(begun.status)
     const settled: string[] = []
-    const commit = store.commit(begun.claim).then(
+    const commit = Promise.resolve(store.commit(begun.claim)).then(
       () => settled.push('commit'),
       () => settled.push('commit refused'),
     )
@@ -202,7 +202,7 @@ describe('redisStore with replication on a Cluster', () => {
     const slot = await client.cluster('KEYSLOT', `aw:{c:${conversionId}}:wm`)
     const holder = (await client.cluster('SLOTS')).find(
       ([from, to]) => (from as number) <= slot && slot <= (to as number),
-    )?.[2] as [string, number]
+    )?.[2] as unknown as [string, number]
     const waitsOn = async (port: number) => {
       const node = new Redis({ port })
       const found = (await node.info('commandstats')).match(/cmdstat_wait:calls=(\d+)/)
