@@ -119,31 +119,40 @@ function connectionPool(client: Redis | Cluster) {
     }
     if (conn) idle.push(conn)
   }
+  /** A connection that may still have a command in flight (timed out, failed) is not reused. */
+  const drop = (conn: Conn) => {
+    all.delete(conn)
+    conn.disconnect()
+    lend(undefined)
+  }
   return {
     acquire(signal: Promise<never>): Promise<Conn> {
       const kept = idle.pop()
       if (kept) return Promise.resolve(kept)
       if (all.size < MAX_CONNECTIONS) return Promise.resolve(make())
-      const waiter = { take: (_: Conn) => {}, gone: false }
-      const given = new Promise<Conn>((resolve) => {
-        waiter.take = resolve
+      return new Promise<Conn>((resolve, reject) => {
+        // Taken or expired, whichever comes first; a connection taken just as the
+        // bound ran out goes to the operation, which then drops it.
+        const waiter = {
+          gone: false,
+          take(conn: Conn) {
+            waiter.gone = true
+            resolve(conn)
+          },
+        }
+        waiting.push(waiter)
+        signal.catch((error) => {
+          if (waiter.gone) return
+          waiter.gone = true
+          reject(error)
+        })
       })
-      waiting.push(waiter)
-      signal.catch(() => {
-        waiter.gone = true
-      })
-      return Promise.race([given, signal])
     },
     release(conn: Conn) {
       if ((conn as { status?: string }).status === 'ready') lend(conn)
-      else this.drop(conn)
+      else drop(conn)
     },
-    /** A connection that may still have a command in flight (timed out, failed) is not reused. */
-    drop(conn: Conn) {
-      all.delete(conn)
-      conn.disconnect()
-      lend(undefined)
-    },
+    drop,
     async close() {
       idle.length = 0
       await Promise.all([...all].map((conn) => conn.quit().catch(() => conn.disconnect())))
@@ -195,9 +204,10 @@ export function replicationGate(
       if (script && replies[0]?.[0]?.message.startsWith('NOSCRIPT')) {
         replies = await Promise.race([exec(conn, syncKey, script, true), expired])
       }
-      healthy = true
       const failed = replies.find(([error]) => error !== null)
+      // A connection whose command failed (a READONLY former primary...) is not kept.
       if (failed) throw failed[0]
+      healthy = true
       const acknowledged = Number(replies.at(-1)?.[1])
       if (!(acknowledged >= option.replicas)) throw new ReplicationShortError(acknowledged, option)
       return script ? replies[0]?.[1] : undefined
