@@ -5,12 +5,17 @@
  *
  * Run with `npm run bench:redis` (REDIS_URL, default redis://127.0.0.1:6379).
  * Everything it writes has its own prefix and is deleted at the end.
+ *
+ * The cost of `replication`: a private primary with one replica (redis-server
+ * processes started here, removed at the end) runs the store with and without
+ * `replication: { replicas: 1, timeoutMs: 500 }`, in the same rounds.
  */
 import { randomUUID } from 'node:crypto'
 import type * as Core from '@affiliate-webhooks/core'
 import type * as Testing from '@affiliate-webhooks/core/testing'
 import type * as RedisPackage from '@affiliate-webhooks/redis'
 import { Redis } from 'ioredis'
+import { startRedis } from '../test/support/redis-servers.js'
 import { writeResults } from './results.js'
 
 const built = (path: string) => new URL(`../packages/${path}`, import.meta.url).href
@@ -23,6 +28,17 @@ const SECRET = 'whsec_redis_bench_secret'
 const PREFIX = `aw-bench-${randomUUID().slice(0, 8)}:`
 const client = new Redis(REDIS_URL)
 const admin = new Redis(REDIS_URL)
+
+// The primary and replica for the replication rows, both on this machine.
+const primary = await startRedis(['--repl-diskless-sync-delay', '0'])
+const replica = await startRedis(['--replicaof', '127.0.0.1', String(primary.port)])
+const replicated = new Redis(primary.url)
+const probe = new Redis(replica.url)
+while (!(await probe.info('replication')).includes('master_link_status:up')) {
+  await new Promise((resolve) => setTimeout(resolve, 50))
+}
+probe.disconnect()
+const REPLICATION = { replicas: 1, timeoutMs: 500 }
 
 type Input = { headers: Record<string, string>; rawBody: Buffer }
 
@@ -107,6 +123,10 @@ const median = (values: number[]) =>
 // Warm-up (JIT, script cache in Redis).
 await drive(receiverOn(redisStore({ client, prefix: PREFIX })), await pool(250), 8)
 await drive(receiverOn(core.memoryStore()), await pool(250), 8)
+const onPrimary = () => redisStore({ client: replicated, prefix: PREFIX })
+const withReplication = redisStore({ client: replicated, prefix: PREFIX, replication: REPLICATION })
+await drive(receiverOn(onPrimary()), await pool(250), 8)
+await drive(receiverOn(withReplication), await pool(250), 8)
 
 const rows: Record<string, { perSecond: number[]; p50: number[]; p99: number[] }> = {}
 const record = (name: string, r: { perSecond: number; p50: number; p99: number }) => {
@@ -137,6 +157,15 @@ for (let round = 0; round < ROUNDS; round++) {
     roundTrips += sent - sentBefore
     scripts += (await scriptCalls()) - scriptsBefore
     handled += forRedis.length
+    // Same primary (with its replica), without and with the replication gate.
+    record(
+      `redisStore on a primary with a replica, concurrency ${concurrency}`,
+      await drive(receiverOn(onPrimary()), await pool(PER_ROUND / 4), concurrency),
+    )
+    record(
+      `redisStore, replication 1 replica, concurrency ${concurrency}`,
+      await drive(receiverOn(withReplication), await pool(PER_ROUND / 4), concurrency),
+    )
   }
 }
 
@@ -188,6 +217,15 @@ console.log(
 console.log(
   `Latency added over memoryStore at concurrency 64: p50 ${fmt(added(64, 'p50'), 1)} µs, p99 ${fmt(added(64, 'p99'), 1)} µs`,
 )
+const replicationRatio = (c: number) =>
+  median(rows[`redisStore, replication 1 replica, concurrency ${c}`]?.perSecond ?? []) /
+  median(rows[`redisStore on a primary with a replica, concurrency ${c}`]?.perSecond ?? [])
+const replicationAdded = (c: number) =>
+  median(rows[`redisStore, replication 1 replica, concurrency ${c}`]?.p50 ?? []) -
+  median(rows[`redisStore on a primary with a replica, concurrency ${c}`]?.p50 ?? [])
+console.log(
+  `replication { replicas: 1, timeoutMs: 500 } on a primary with one replica: events/s ${fmt(replicationRatio(1), 2)}x without it at concurrency 1 (p50 +${fmt(replicationAdded(1), 1)} µs), ${fmt(replicationRatio(64), 2)}x at concurrency 64 (p50 +${fmt(replicationAdded(64), 1)} µs)`,
+)
 console.log(
   `Redis memory per handled event (lifecycles of 4 events): ${fmt(bytesPerEvent)} bytes (used_memory delta over ${fmt(MEMORY_EVENTS)} events)`,
 )
@@ -201,6 +239,10 @@ writeResults('redis', {
       median(rows['redisStore, concurrency 64']?.perSecond ?? []) /
       median(rows['memoryStore, concurrency 64']?.perSecond ?? []),
     'added p50 at concurrency 1 / two PING round trips': added(1, 'p50') / (2 * pingP50),
+    'replication / without, events/s on a primary with a replica, concurrency 1':
+      replicationRatio(1),
+    'replication / without, events/s on a primary with a replica, concurrency 64':
+      replicationRatio(64),
   },
   targets: {
     'round trips per handled event (target 2)': roundTrips / handled,
@@ -216,3 +258,7 @@ do {
 } while (cursor !== '0')
 client.disconnect()
 admin.disconnect()
+replicated.disconnect()
+await withReplication.close()
+await replica.stop()
+await primary.stop()

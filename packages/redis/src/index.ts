@@ -5,6 +5,7 @@ export {
   recommendedRedisOptions,
   redisStore,
 } from './redis-store.js'
+export type { RedisReplicationOptions } from './replication.js'
 export {
   type RedisSecretSource,
   type RedisSecretSourceOptions,

@@ -20,6 +20,12 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import { type Cluster, Redis } from 'ioredis'
 import { warnIfEvicting } from './eviction.js'
+import {
+  checkReplication,
+  type RedisReplicationOptions,
+  type ReplicationGate,
+  replicationGate,
+} from './replication.js'
 import { BEGIN, COMMIT, EXTEND, PEEK, RECORD_ANSWER, RELEASE } from './scripts.js'
 
 /** Options of {@link redisStore}: a `client`, or a `url` for the store to connect to. */
@@ -46,6 +52,16 @@ export interface RedisStoreOptions extends StoreTimings {
    * service's 10 s. Default 2000.
    */
   operationTimeoutMs?: number | undefined
+  /**
+   * Wait for replicas before every 2xx that rests on Redis state: after the
+   * handled mark and watermark are written, and before a `duplicate` or `stale`
+   * answer, `WAIT replicas timeoutMs` (on connections of the store's own, made
+   * with `client.duplicate()`). Fewer acknowledgements than `replicas` is a store
+   * error: 503, never a 2xx. Without it (the default) a failover can lose marks
+   * the receiver already acknowledged. See "When the database fails over" in the
+   * stores guide.
+   */
+  replication?: RedisReplicationOptions | undefined
 }
 
 /**
@@ -158,6 +174,14 @@ const keysFor =
     return conversionId === undefined ? own : [...own, `${tag}:wm`, `${tag}:lock`]
   }
 
+/** The key the replication gate writes before its WAIT: same slot as the event's keys. */
+const syncKeyFor =
+  (prefix: string) =>
+  (eventId: string, conversionId: number | undefined): string =>
+    conversionId === undefined
+      ? `${prefix}{e:${eventId}}:sync`
+      : `${prefix}{c:${conversionId}}:sync`
+
 // While the client is (re)connecting, wait for it within the operation's time
 // rather than fail at once: the first request after start-up, or a failover
 // that completes within the timeout, still gets an answer.
@@ -239,6 +263,26 @@ function beginStep(
 }
 
 /**
+ * With a replication gate, a `duplicate` or `stale` answer (a 2xx) waits until
+ * the replicas have what it rests on; every other result passes as it is.
+ */
+function settledAnswers(
+  gate: ReplicationGate | undefined,
+  syncKey: (eventId: string, conversionId: number | undefined) => string,
+) {
+  return async <R extends { status: string } | string>(
+    { eventId, conversionId }: { eventId: string; conversionId?: number | undefined },
+    result: R,
+  ): Promise<R> => {
+    const status = typeof result === 'string' ? result : result.status
+    if (gate && (status === 'duplicate' || status === 'stale')) {
+      await gate.settle(syncKey(eventId, conversionId))
+    }
+    return result
+  }
+}
+
+/**
  * An {@link EventStore} on Redis, shared by every process that uses the same
  * Redis and prefix. Each operation is one Lua script in one round trip
  * (EVALSHA; the script is sent once more only after Redis lost it).
@@ -248,46 +292,59 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   const prefix = options.prefix ?? 'aw:'
   checkPrefix(client, prefix)
   const timings = resolveStoreTimings(options, 'redisStore')
-  const run = scriptRunner(client, checkTimeout(options.operationTimeoutMs ?? 2000))
+  const operationTimeoutMs = checkTimeout(options.operationTimeoutMs ?? 2000)
+  const replication = checkReplication(options.replication)
+  const run = scriptRunner(client, operationTimeoutMs)
   const keys = keysFor(prefix)
   const dedupeTtl = String(timings.dedupeTtl)
   const orderingTtl = String(timings.orderingTtl)
   // One streak per prefix (per endpoint), both keys in one slot.
   const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
+  const gate = replication && replicationGate(client, replication, operationTimeoutMs)
+  const settled = settledAnswers(gate, syncKeyFor(prefix))
 
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   // Once, off the delivery path: an evicting Redis can drop marks and watermarks.
   warnIfEvicting(client, logger)
+  const begin = beginStep(run, keys, timings)
   return {
     client,
-    begin: beginStep(run, keys, timings),
+    begin: async (input) => settled(input, await begin(input)),
     // QUIT waits for the replies in flight; with Redis gone it fails at once
     // (enableOfflineQueue off) or never answers: then the socket is dropped.
     close: closer(
       'redisStore',
       logger,
-      () => client.quit(),
-      () => client.disconnect(),
+      async () => {
+        await Promise.all([client.quit(), gate?.close()])
+      },
+      () => {
+        gate?.disconnect()
+        client.disconnect()
+      },
     ),
 
     async commit(claim: Claim): Promise<boolean> {
-      const result = await run(scripts.commit, keys(claim.eventId, claim.conversionId), [
-        claim.token,
-        claim.order,
-        dedupeTtl,
-        orderingTtl,
-      ])
+      const keyList = keys(claim.eventId, claim.conversionId)
+      const args = [claim.token, claim.order, dedupeTtl, orderingTtl]
+      const result = gate
+        ? await gate.settle(syncKeyFor(prefix)(claim.eventId, claim.conversionId), {
+            ...scripts.commit,
+            keys: keyList,
+            args,
+          })
+        : await run(scripts.commit, keyList, args)
       return result === 1
     },
 
-    async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
-      const [done, , wm] = keys(eventId, conversionId)
+    async peek(input: PeekInput): Promise<PeekResult> {
+      const [done, , wm] = keys(input.eventId, input.conversionId)
       const [status] = (await run(
         scripts.peek,
         wm === undefined ? [done as string] : [done as string, wm],
-        [order],
+        [input.order],
       )) as [PeekResult]
-      return status
+      return settled(input, status)
     },
 
     async release(claim: Claim): Promise<void> {
