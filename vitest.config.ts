@@ -6,11 +6,16 @@ import { browserScriptVite } from './scripts/browser-script.mjs'
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 /**
- * The chaos tests: two receiver processes, thousands of deliveries and SIGKILLs each.
+ * The chaos tests: two receiver processes, thousands of deliveries and SIGKILLs each;
+ * and the failover tests, whose Sentinels and standbys judge a server down by timers.
  * Beside other files they starved (a run past 180 s on a loaded machine): they run in a
  * group of their own, one file at a time, with nothing else beside them.
  */
-export const CHAOS_TESTS = ['test/sql/sql-chaos.test.ts', 'test/stores/chaos.test.ts']
+export const CHAOS_TESTS = [
+  'test/sql/sql-chaos.test.ts',
+  'test/stores/chaos.test.ts',
+  'test/stores/redis-failover.test.ts',
+]
 
 /**
  * `init` on starter apps made by each stack's own creator: each creates, installs,
