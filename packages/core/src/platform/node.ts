@@ -48,7 +48,7 @@ const mac = Buffer.alloc(32)
 /**
  * HMAC-SHA256 of a small body: H(outer pad || H(inner pad || prefix || body)).
  * The prefix is ASCII (checked), so its latin1 bytes are its UTF-8 bytes. Each
- * digest comes back as a latin1 string and is written where it goes: on Node 24
+ * digest comes back as a latin1 (`binary`) string and is written where it goes: on Node 24
  * `hash()` returns a string in half the time it takes to return a Buffer. All
  * synchronous, so the shared buffers are filled and read before anything else runs.
  */
@@ -56,10 +56,10 @@ function smallDigest(secret: string, signedPrefix: string, body: Uint8Array): Bu
   const { inner, outer } = padsFor(secret)
   const message = Buffer.allocUnsafe(BLOCK + signedPrefix.length + body.byteLength)
   message.set(inner, 0)
-  const written = message.latin1Write(signedPrefix, BLOCK)
+  const written = message.write(signedPrefix, BLOCK, 'latin1')
   message.set(body, BLOCK + written)
-  outer.latin1Write(hash('sha256', message, 'latin1'), BLOCK)
-  mac.latin1Write(hash('sha256', outer, 'latin1'), 0)
+  outer.write(hash('sha256', message, 'binary'), BLOCK, 'latin1')
+  mac.write(hash('sha256', outer, 'binary'), 0, 'latin1')
   return mac
 }
 
