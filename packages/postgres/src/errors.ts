@@ -14,6 +14,28 @@ export function leaseEnded(leaseMs: number): Error {
   )
 }
 
+/** The code of the error of a commit no synchronous standby confirmed within the bound. */
+const NOT_REPLICATED = 'not_replicated'
+
+/**
+ * Why a delivery is answered 503 though its COMMIT may stand on the primary:
+ * no synchronous standby confirmed it within the bound. The service's retry
+ * finds the mark (a duplicate, answered once the standby has it), or, after a
+ * failover that lost it, applies the event once.
+ */
+export function notReplicated(store: string, timeoutMs: number, cause?: unknown): Error {
+  return Object.assign(
+    new Error(
+      `${store}: the commit was not confirmed within ${timeoutMs} ms (the database, or a synchronous standby it waits for, does not answer): it may stand on the primary only, so the delivery is not acknowledged and the service retries it`,
+      { cause },
+    ),
+    { code: NOT_REPLICATED },
+  )
+}
+
+/** True for {@link notReplicated}: the connection was handed back already. */
+export const isNotReplicated = (error: unknown): boolean => codeOf(error) === NOT_REPLICATED
+
 /** SQLSTATEs (and the store's own code) after which a claim's transaction is over without a commit. */
 const TRANSACTION_OVER = new Set([
   // The server ended the session: idle in the transaction past the lease.
