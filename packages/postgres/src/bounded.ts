@@ -16,6 +16,23 @@ export const bounded = (
   timeoutMs = STORE_STATEMENT_TIMEOUT_MS,
 ): QueryConfig & { query_timeout: number } => ({ text, values, query_timeout: timeoutMs })
 
+const heard = new WeakSet<PoolClient>()
+
+/**
+ * A checked-out client whose connection ends (a server killed, an address that
+ * moved) emits 'error', which ends the process if nothing listens: the pool
+ * listens only while the client is idle. The statement running on it fails
+ * with the same error, and that is where the store handles it; this listener,
+ * added once per client, only keeps the event from ending the process.
+ */
+export function listened(client: PoolClient): PoolClient {
+  if (!heard.has(client)) {
+    heard.add(client)
+    client.on('error', () => {})
+  }
+  return client
+}
+
 /**
  * Runs one statement on a client of its own, taken within the store's deadline
  * (`pool.query` would wait for ever for a connection to a server that accepts it
@@ -31,11 +48,11 @@ export async function queryWithin<Row extends QueryResultRow>(
     client.release()
     return result
   } catch (error) {
+    client.release(error as Error)
     // Past its bound: the statement is cancelled on the server too (a write
     // waiting for a synchronous standby would hold its backend otherwise).
     if (config.query_timeout !== undefined && (error as Error).message === 'Query read timeout')
       await cancelRequest(client)
-    client.release(error as Error)
     throw error
   }
 }

@@ -26,7 +26,7 @@ const NOT_REPLICATED = 'not_replicated'
 export function notReplicated(store: string, timeoutMs: number, cause?: unknown): Error {
   return Object.assign(
     new Error(
-      `${store}: the commit was not confirmed within ${timeoutMs} ms (the database, or a synchronous standby it waits for, does not answer): it may stand on the primary only, so the delivery is not acknowledged and the service retries it`,
+      `${store}: the commit did not answer within ${timeoutMs} ms (the database, or a synchronous standby it waits for, is not answering): it may stand on the primary only, so the delivery is not acknowledged and the service retries it`,
       { cause },
     ),
     { code: NOT_REPLICATED },

@@ -27,7 +27,7 @@ import {
   takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolClient } from 'pg'
-import { bounded, commitAndRelease, pgSetupDriver, queryWithin } from './bounded.js'
+import { bounded, commitAndRelease, listened, pgSetupDriver, queryWithin } from './bounded.js'
 import {
   connectionFailure,
   handlerEndedTransaction,
@@ -357,7 +357,7 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
   const timeoutMs = checkAcquireTimeout('postgresStore', options.acquireTimeoutMs ?? 3000)
   const acquire = () =>
     checkoutWithin(
-      () => pool.connect(),
+      () => pool.connect().then(listened),
       (client) => client.release(),
       timeoutMs,
     )
