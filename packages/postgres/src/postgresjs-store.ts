@@ -88,6 +88,18 @@ interface OpenJs {
 type ReservedSql = postgres.ReservedSql<any>
 
 /**
+ * Cancels `query` if the server is running it now. Not one sent behind
+ * another on the same connection: postgres.js 3.4.9 pipelines, and cancelling
+ * a query waiting in that pipeline hands its answer to the query after it, so
+ * a reserved connection would never be handed back. That one waits, as before.
+ */
+function cancelRunning(query: unknown): void {
+  const q = query as { cancel?: () => unknown; active?: boolean }
+  if (typeof q.cancel !== 'function' || q.active !== true) return
+  Promise.resolve(q.cancel()).catch(() => {})
+}
+
+/**
  * `promise`, or a rejection after `ms`: postgres.js has no per-query timeout.
  * A query (one with `cancel`) still running then is cancelled as well, so that
  * its connection comes back to the pool when its server answers the cancel (a
@@ -98,8 +110,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const cancel = (promise as { cancel?: () => unknown }).cancel
-      if (typeof cancel === 'function') Promise.resolve(cancel.call(promise)).catch(() => {})
+      cancelRunning(promise)
       reject(new Error(`the database did not answer within ${ms} ms`))
     }, ms)
   })
@@ -244,7 +255,7 @@ async function commitWithin(conn: ReservedSql, text: string): Promise<void> {
   const query = conn.unsafe(text)
   let outcome = await settledWithin(query, STORE_STATEMENT_TIMEOUT_MS)
   if (outcome === 'late') {
-    query.cancel()
+    cancelRunning(query)
     outcome = await settledWithin(query, CANCEL_GRACE_MS)
     const error = notReplicated('postgresStore', STORE_STATEMENT_TIMEOUT_MS)
     if (outcome !== 'late' && outcome.ok) conn.release()
