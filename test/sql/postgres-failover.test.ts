@@ -218,7 +218,9 @@ describe.each(DRIVERS)('PostgreSQL failover, synchronous standby, $name', (drive
       expect(answer.ms).toBeLessThan(SERVICE_TIMEOUT_MS)
     }
     // Cancelled at the bound, not refused for want of a connection, and every connection back.
-    expect(lines.filter((line) => line.includes('it may stand on the primary only')).length).toBeGreaterThan(0)
+    expect(
+      lines.filter((line) => line.includes('it may stand on the primary only')).length,
+    ).toBeGreaterThan(0)
     await opened.ping()
     // A retry finds the mark on the primary, which no standby has: not acknowledged either.
     const retried = await timedDeliveries(receiving.url, [during[0] as object])
