@@ -10,7 +10,8 @@
  * primary is killed, the standby promoted, and every event delivered again:
  * each event acknowledged before is applied exactly once, each answered 503
  * during the cut is applied exactly once. A store on the standby itself (read
- * only) answers 503.
+ * only) answers 503. A role that may not run pg_logical_emit_message still gets
+ * its duplicates answered 2xx.
  */
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
@@ -22,6 +23,7 @@ import { postgresStore } from '@affiliate-webhooks/postgres'
 import pg from 'pg'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
 import {
   type MovableProxy,
   movableProxy,
@@ -238,4 +240,40 @@ describe.each(DRIVERS)('PostgreSQL failover, synchronous standby, $name', (drive
     const counts = await applied(replicated.standby.url)
     for (const event of [...before, ...during]) expect(counts.get(event.id)).toBe(1)
   }, 60_000)
+})
+
+describe.each(DRIVERS)('a duplicate where the role may not emit a WAL message, $name', (driver) => {
+  let server: PostgresServer
+
+  beforeAll(async () => {
+    server = await startPrivatePostgres()
+    for (const statement of [
+      'REVOKE EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) FROM PUBLIC',
+      'REVOKE EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, bytea) FROM PUBLIC',
+      'CREATE ROLE app LOGIN',
+      'GRANT CREATE ON SCHEMA public TO app',
+      'CREATE TABLE effects (event_id text NOT NULL, conversion_id bigint NOT NULL)',
+      'GRANT INSERT ON effects TO app',
+    ])
+      await queryOnce(server.url, statement)
+  }, 30_000)
+
+  afterAll(async () => {
+    await server?.destroy()
+  })
+
+  it('is answered 2xx from the mark, handled once (the wait for standbys is skipped, not a 503 for ever)', async () => {
+    const log = capturedLog()
+    const opened = driver.openOn(server.url.replace('postgres@', 'app@'), log.logger)
+    const receiving = await receiver(opened, log.logger)
+    try {
+      const event = buildConversionEvent({ conversion: { id: 7 } })
+      expect(await deliver(receiving.url, event)).toBe(200)
+      expect(await deliver(receiving.url, event, 2)).toBe(200)
+      expect((await applied(server.url)).get(event.id)).toBe(1)
+    } finally {
+      receiving.server.close()
+      await opened.end().catch(() => {})
+    }
+  })
 })

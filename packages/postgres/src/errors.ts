@@ -36,6 +36,14 @@ export function notReplicated(store: string, timeoutMs: number, cause?: unknown)
 /** True for {@link notReplicated}: the connection was handed back already. */
 export const isNotReplicated = (error: unknown): boolean => codeOf(error) === NOT_REPLICATED
 
+/**
+ * The server refused the duplicate's wait for its standbys itself: the role may
+ * not run pg_logical_emit_message (42501), or the server has no such function
+ * (42883). The duplicate is then answered from the mark as it stands.
+ */
+export const isBarrierRefused = (error: unknown): boolean =>
+  codeOf(error) === '42501' || codeOf(error) === '42883'
+
 /** SQLSTATEs (and the store's own code) after which a claim's transaction is over without a commit. */
 const TRANSACTION_OVER = new Set([
   // The server ended the session: idle in the transaction past the lease.

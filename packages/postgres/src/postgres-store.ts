@@ -32,6 +32,7 @@ import {
   connectionFailure,
   handlerEndedTransaction,
   isAborted,
+  isBarrierRefused,
   isHandlerEnded,
   isLeaseEnd,
   isLockNotAvailable,
@@ -187,7 +188,12 @@ function beginStep(
     // duplicate changed nothing, but its answer rests on a mark that may not
     // have reached the synchronous standbys yet (a commit cancelled at its
     // bound stands on the primary): its commit waits for them too.
-    await finish(client, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+    try {
+      await finish(client, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+    } catch (error) {
+      // The client was dropped, so the server rolled back: nothing to undo.
+      if (verdict === 'stale' || !isBarrierRefused(error)) throw error
+    }
     return { status: verdict } as BeginResult<PoolClient>
   }
 }

@@ -29,6 +29,7 @@ import { CANCEL_GRACE_MS } from './bounded.js'
 import {
   handlerEndedTransaction,
   isAborted,
+  isBarrierRefused,
   isHandlerEnded,
   isLeaseEnd,
   isLockNotAvailable,
@@ -338,7 +339,12 @@ function beginStep(
       // duplicate changed nothing, but its answer rests on a mark that may not
       // have reached the synchronous standbys yet (a commit cancelled at its
       // bound stands on the primary): its commit waits for them too.
-      await settleOn(conn, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+      try {
+        await settleOn(conn, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+      } catch (error) {
+        // Rolled back by settleOn.
+        if (verdict === 'stale' || !isBarrierRefused(error)) throw error
+      }
       return { status: verdict } as BeginResult<PostgresJsTransaction>
     }
     const leaseMs = input.leaseMs ?? timings.leaseMs
