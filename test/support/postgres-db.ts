@@ -18,7 +18,7 @@ const run = promisify(execFile)
 /** The machine's server: trust authentication for the postgres user. */
 export const POSTGRES_URL =
   process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
+export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
 
 export interface TestDatabase {
   /** Connection string of the new database. */
@@ -64,6 +64,8 @@ export interface PostgresServer {
   port: number
   /** Connection string of its `postgres` database. */
   url: string
+  /** Its data folder (postmaster.pid is in it). */
+  data: string
   /** pg_ctl stop -m immediate: as a crash, every session gone. */
   stop(): Promise<void>
   start(): Promise<void>
@@ -76,7 +78,7 @@ export interface PostgresServer {
   destroy(): Promise<void>
 }
 
-const asPostgres = (command: string, args: string[]) =>
+export const asPostgres = (command: string, args: string[]) =>
   process.getuid?.() === 0
     ? run('runuser', ['-u', 'postgres', '--', command, ...args])
     : run(command, args)
@@ -190,6 +192,7 @@ async function privateServer(
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    data,
     stop,
     start,
     freeze(frozen) {

@@ -14,6 +14,36 @@ export function leaseEnded(leaseMs: number): Error {
   )
 }
 
+/** The code of the error of a commit no synchronous standby confirmed within the bound. */
+const NOT_REPLICATED = 'not_replicated'
+
+/**
+ * Why a delivery is answered 503 though its COMMIT may stand on the primary:
+ * no synchronous standby confirmed it within the bound. The service's retry
+ * finds the mark (a duplicate, answered once the standby has it), or, after a
+ * failover that lost it, applies the event once.
+ */
+export function notReplicated(store: string, timeoutMs: number, cause?: unknown): Error {
+  return Object.assign(
+    new Error(
+      `${store}: the commit did not answer within ${timeoutMs} ms (the database, or a synchronous standby it waits for, is not answering): it may stand on the primary only, so the delivery is not acknowledged and the service retries it`,
+      { cause },
+    ),
+    { code: NOT_REPLICATED },
+  )
+}
+
+/** True for {@link notReplicated}: the connection was handed back already. */
+export const isNotReplicated = (error: unknown): boolean => codeOf(error) === NOT_REPLICATED
+
+/**
+ * The server refused the duplicate's wait for its standbys itself: the role may
+ * not run pg_logical_emit_message (42501), or the server has no such function
+ * (42883). The duplicate is then answered from the mark as it stands.
+ */
+export const isBarrierRefused = (error: unknown): boolean =>
+  codeOf(error) === '42501' || codeOf(error) === '42883'
+
 /** SQLSTATEs (and the store's own code) after which a claim's transaction is over without a commit. */
 const TRANSACTION_OVER = new Set([
   // The server ended the session: idle in the transaction past the lease.

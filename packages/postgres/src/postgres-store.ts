@@ -27,11 +27,12 @@ import {
   takeOpenClaim,
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolClient } from 'pg'
-import { bounded, pgSetupDriver, queryWithin } from './bounded.js'
+import { bounded, commitAndRelease, listened, pgSetupDriver, queryWithin } from './bounded.js'
 import {
   connectionFailure,
   handlerEndedTransaction,
   isAborted,
+  isBarrierRefused,
   isHandlerEnded,
   isLeaseEnd,
   isLockNotAvailable,
@@ -47,6 +48,7 @@ import { replicationOnce } from './replication.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
+  DURABLE_DUPLICATE_SQL,
   int,
   type PeekRow,
   peekSql,
@@ -56,6 +58,8 @@ import {
   streakSql,
   TRANSACTION_ID,
 } from './statements.js'
+
+const STORE = 'postgresStore'
 
 /** Options of `postgresStore`. */
 export interface PostgresStoreOptions extends PooledStoreOptions, PostgresSchemaOptions {
@@ -110,7 +114,9 @@ function beginStep(
   // The claim may wait lockWaitMs for the conversion's row on purpose.
   const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
   const lockWait = `'${int(timings.lockWaitMs)}ms'`
+  // A stale mark's COMMIT waits for the synchronous standbys like any other.
   const finish = async (client: PoolClient, sql: string) => {
+    if (sql !== 'ROLLBACK') return commitAndRelease(client, STORE, sql)
     try {
       await client.query(bounded(sql))
       client.release()
@@ -179,8 +185,15 @@ function beginStep(
     }
     client.off('error', state.onError)
     // A stale event was marked done inside the transaction: commit it. A
-    // duplicate changed nothing, and the row its claim locked goes with the ROLLBACK.
-    await finish(client, verdict === 'stale' ? 'COMMIT' : 'ROLLBACK')
+    // duplicate changed nothing, but its answer rests on a mark that may not
+    // have reached the synchronous standbys yet (a commit cancelled at its
+    // bound stands on the primary): its commit waits for them too.
+    try {
+      await finish(client, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+    } catch (error) {
+      // The client was dropped, so the server rolled back: nothing to undo.
+      if (verdict === 'stale' || !isBarrierRefused(error)) throw error
+    }
     return { status: verdict } as BeginResult<PoolClient>
   }
 }
@@ -193,17 +206,16 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
     state.closed = true
     const { client } = state
     if (state.ended !== undefined) return transactionLost(state.ended)
+    client.off('error', state.onError)
     try {
       // The watermark (or the event's row) was written by the claim, in this
       // transaction: committing it is the handled mark. The check before it
-      // stops a COMMIT of a transaction the handler ended and began anew.
-      await client.query(bounded(`SELECT ${names.held}(${state.xact}); COMMIT`))
+      // stops a COMMIT of a transaction the handler ended and began anew. A
+      // failed client is dropped, not rolled back by hand: the server rolls
+      // back as it closes, and a database that stopped answering would not
+      // answer a ROLLBACK either.
+      await commitAndRelease(client, STORE, `SELECT ${names.held}(${state.xact}); COMMIT`)
     } catch (error) {
-      if (state.ended !== undefined) return transactionLost(state.ended)
-      client.off('error', state.onError)
-      // Dropped, not rolled back by hand: the server rolls back as it closes,
-      // and a database that stopped answering would not answer a ROLLBACK either.
-      client.release(error as Error)
       if (isAborted(error))
         throw handlerLeftAborted(error, 'wrap a statement that may fail in a SAVEPOINT')
       // Only the handler's statements ran on this client since the claim: what
@@ -211,8 +223,6 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
       if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
       return transactionLost(error)
     }
-    client.off('error', state.onError)
-    client.release()
     afterCommit()
     return true
   }
@@ -353,7 +363,7 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
   const timeoutMs = checkAcquireTimeout('postgresStore', options.acquireTimeoutMs ?? 3000)
   const acquire = () =>
     checkoutWithin(
-      () => pool.connect(),
+      () => pool.connect().then(listened),
       (client) => client.release(),
       timeoutMs,
     )

@@ -25,12 +25,16 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import type postgres from 'postgres'
 import type { Sql, TransactionSql } from 'postgres'
+import { CANCEL_GRACE_MS } from './bounded.js'
 import {
   handlerEndedTransaction,
   isAborted,
+  isBarrierRefused,
   isHandlerEnded,
   isLeaseEnd,
   isLockNotAvailable,
+  isNotReplicated,
+  notReplicated,
   unreachable,
 } from './errors.js'
 import { guardedTransaction } from './postgresjs-guard.js'
@@ -39,6 +43,7 @@ import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './sch
 import { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
 import {
   claimCallSql,
+  DURABLE_DUPLICATE_SQL,
   heldLiteralSql,
   type PeekRow,
   peekSql,
@@ -83,11 +88,32 @@ interface OpenJs {
 // biome-ignore lint/suspicious/noExplicitAny: postgres.js types are generic in the app's custom types.
 type ReservedSql = postgres.ReservedSql<any>
 
-/** `promise`, or a rejection after `ms`: postgres.js has no per-query timeout. */
+/**
+ * Cancels `query` if the server is running it now. Not one sent behind
+ * another on the same connection: postgres.js 3.4.9 pipelines, and cancelling
+ * a query waiting in that pipeline hands its answer to the query after it, so
+ * a reserved connection would never be handed back. That one waits, as before.
+ */
+function cancelRunning(query: unknown): void {
+  const q = query as { cancel?: () => unknown; active?: boolean }
+  if (typeof q.cancel !== 'function' || q.active !== true) return
+  Promise.resolve(q.cancel()).catch(() => {})
+}
+
+/**
+ * `promise`, or a rejection after `ms`: postgres.js has no per-query timeout.
+ * A query (one with `cancel`) still running then is cancelled as well, so that
+ * its connection comes back to the pool when its server answers the cancel (a
+ * write waiting for a synchronous standby that is gone: statement_timeout does
+ * not end that wait).
+ */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the database did not answer within ${ms} ms`)), ms)
+    timer = setTimeout(() => {
+      cancelRunning(promise)
+      reject(new Error(`the database did not answer within ${ms} ms`))
+    }, ms)
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
@@ -200,6 +226,60 @@ function finish(conn: ReservedSql, text: string): Promise<void> {
   return within(ended, STORE_STATEMENT_TIMEOUT_MS)
 }
 
+/** `promise`'s outcome, or 'late' after `ms`. */
+async function settledWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+): Promise<{ ok: true } | { ok: false; error: unknown } | 'late'> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, ms, 'late')
+  })
+  const settled = promise.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  )
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * Runs `text` (ending in COMMIT) and hands the connection back once it is
+ * answered. A COMMIT still waiting at the store's bound (a synchronous standby
+ * gone: the server does not end that wait on statement_timeout) is cancelled
+ * (`query.cancel()`): the server ends the wait, the transaction stands on the
+ * primary only, and the connection comes back to the pool; it throws
+ * {@link notReplicated} (the connection handed back, or kept out until its
+ * server answers). Throws the statement's own error otherwise, the connection
+ * still the caller's.
+ */
+async function commitWithin(conn: ReservedSql, text: string): Promise<void> {
+  const query = conn.unsafe(text)
+  let outcome = await settledWithin(query, STORE_STATEMENT_TIMEOUT_MS)
+  if (outcome === 'late') {
+    cancelRunning(query)
+    outcome = await settledWithin(query, CANCEL_GRACE_MS)
+    const error = notReplicated('postgresStore', STORE_STATEMENT_TIMEOUT_MS)
+    if (outcome !== 'late' && outcome.ok) conn.release()
+    // Not answered even the cancel, or the cancel ended it before COMMIT: rolled
+    // back, and handed back once the server answers.
+    else finish(conn, 'ROLLBACK').catch(() => {})
+    throw error
+  }
+  if (!outcome.ok) throw outcome.error
+  conn.release()
+}
+
+/** A stale mark's or a duplicate's commit: a failure rolls back (the connection handed back once answered). */
+async function settleOn(conn: ReservedSql, text: string): Promise<void> {
+  if (closedOf(conn) !== undefined) throw new Error('the connection to the database closed')
+  try {
+    await commitWithin(conn, text)
+  } catch (error) {
+    if (!isNotReplicated(error)) finish(conn, 'ROLLBACK').catch(() => {})
+    throw error
+  }
+}
+
 type Timings = ReturnType<typeof resolveStoreTimings>
 
 /** BEGIN and the claim, pipelined on the reserved connection: its verdict. */
@@ -256,8 +336,15 @@ function beginStep(
     }
     if (!TRANSACTION_ID.test(verdict)) {
       // A stale event was marked done inside the transaction: commit it. A
-      // duplicate changed nothing, and the row its claim locked goes with the ROLLBACK.
-      await finish(conn, verdict === 'stale' ? 'COMMIT' : 'ROLLBACK')
+      // duplicate changed nothing, but its answer rests on a mark that may not
+      // have reached the synchronous standbys yet (a commit cancelled at its
+      // bound stands on the primary): its commit waits for them too.
+      try {
+        await settleOn(conn, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+      } catch (error) {
+        // Rolled back by settleOn.
+        if (verdict === 'stale' || !isBarrierRefused(error)) throw error
+      }
       return { status: verdict } as BeginResult<PostgresJsTransaction>
     }
     const leaseMs = input.leaseMs ?? timings.leaseMs
@@ -316,11 +403,10 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
       // The held check and COMMIT in one simple query: if the check fails, the
       // server skips the COMMIT. It stops a COMMIT of a transaction the handler
       // ended (and maybe began anew) by a statement the guard could not see.
-      await within(
-        state.conn.unsafe(`${heldLiteralSql(names, state.xact)}; COMMIT`),
-        STORE_STATEMENT_TIMEOUT_MS,
-      )
+      await commitWithin(state.conn, `${heldLiteralSql(names, state.xact)}; COMMIT`)
     } catch (error) {
+      // Not confirmed in time: the connection is handled already.
+      if (isNotReplicated(error)) throw error
       // Nothing committed (or, for a database that stopped answering, not
       // known): the ROLLBACK goes out behind the COMMIT, and the connection
       // goes back once it is answered. Awaited when the server answered (it
@@ -334,7 +420,6 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
       if (isLeaseEnd(error)) return false
       throw error
     }
-    state.conn.release()
     afterCommit()
     return true
   }

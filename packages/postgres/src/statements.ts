@@ -76,13 +76,23 @@ export function peekVerdict(
   return 'unsettled'
 }
 
+/**
+ * In a statement that commits on its own: its commit waits for no standby
+ * (synchronous_commit = local, for this transaction only). For the streak and
+ * prune writes, which a failover may lose harmlessly: a synchronous standby
+ * gone must not keep a connection per failed answer waiting for it.
+ */
+const COMMIT_LOCALLY = `set_config('synchronous_commit', 'local', true)`
+
 /** A 2xx resets the streak. */
-export const streakResetSql = (n: SchemaNames) => `DELETE FROM ${n.streak} WHERE name = 'answers'`
+export const streakResetSql = (n: SchemaNames) =>
+  `DELETE FROM ${n.streak} WHERE name = 'answers' AND ${COMMIT_LOCALLY} IS NOT NULL`
 
 /** One more failed answer. Parameters: code, codes kept, dedupeMs. */
 export const streakSql = (n: SchemaNames) =>
   `INSERT INTO ${n.streak} AS s (name, count, codes, expires_at)
-   VALUES ('answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond')
+   SELECT 'answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond'
+     FROM (SELECT ${COMMIT_LOCALLY}) AS local_commit
    ON CONFLICT (name) DO UPDATE SET
      count = CASE WHEN s.expires_at <= clock_timestamp() THEN 1 ELSE s.count + 1 END,
      codes = (ARRAY[$1::text] || CASE WHEN s.expires_at <= clock_timestamp() THEN '{}'::text[] ELSE s.codes END)[1:$2::integer],
@@ -92,5 +102,15 @@ export const streakSql = (n: SchemaNames) =>
 /** Deletes at most `limit` expired rows of `table`, skipping rows a delivery holds. */
 export const pruneSql = (table: string, limit: number) =>
   `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-     SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT ${int(limit)}
+     SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() AND ${COMMIT_LOCALLY} IS NOT NULL LIMIT ${int(limit)}
      FOR UPDATE SKIP LOCKED))`
+
+/**
+ * How a duplicate's transaction ends: committed with one transactional WAL
+ * record of no effect (a logical decoding message, prefix
+ * `affiliate-webhooks`), so that the commit waits for the synchronous standbys
+ * as a mark's commit does. WAL reaches a standby in order: once this commit is
+ * there, the mark the duplicate was judged on is too, and the 2xx answered for
+ * it survives a failover. (A transaction that wrote nothing would not wait.)
+ */
+export const DURABLE_DUPLICATE_SQL = `SELECT pg_logical_emit_message(true, 'affiliate-webhooks', 'duplicate'); COMMIT`
