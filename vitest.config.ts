@@ -15,6 +15,7 @@ export const CHAOS_TESTS = [
   'test/sql/sql-chaos.test.ts',
   'test/stores/chaos.test.ts',
   'test/stores/redis-failover.test.ts',
+  'test/sql/postgres-failover.test.ts',
 ]
 
 /**
