@@ -135,6 +135,33 @@ describe('redisStore with replication, when the replicas do not acknowledge', ()
     ).rejects.toThrow(/0 of 1 replica/)
   })
 
+  it("takes neither the client's lazyConnect nor its commandTimeout: the WAIT runs its whole timeout", async () => {
+    // As with recommendedRedisOptions' commandTimeout: a copy that kept it would
+    // cut the WAIT at 100 ms ("Command timed out"); one that kept lazyConnect
+    // would never connect and end at the gate's bound instead.
+    const client = new Redis(alone.url, { lazyConnect: true, commandTimeout: 100 })
+    client.on('error', () => {})
+    const store = redisStore({
+      client,
+      logger: false,
+      replication: { replicas: 1, timeoutMs: 400 },
+    })
+    stores.push(store)
+    const begun = await store.begin({ eventId: 'evt_lazy', conversionId: 4805, order: 1 })
+    if (begun.status !== 'claimed') throw new Error(begun.status)
+    await expect(store.commit(begun.claim)).rejects.toThrow(
+      /0 of 1 replica\(s\) acknowledged the store's writes within 400 ms/,
+    )
+  })
+
+  it('after close, an operation is refused at once and opens no connection', async () => {
+    const store = storeOn(alone.url, { replication: { replicas: 1, timeoutMs: 100 } })
+    const begun = await store.begin({ eventId: 'evt_closed', conversionId: 4806, order: 1 })
+    if (begun.status !== 'claimed') throw new Error(begun.status)
+    await store.close({ timeoutMs: 1000 })
+    await expect(store.commit(begun.claim)).rejects.toThrow()
+  })
+
   it('past its 32 connections, operations wait for one and still end, refused', async () => {
     const store = storeOn(alone.url, { replication: { replicas: 1, timeoutMs: 100 } })
     // Other stores' gate connections on this server, idle after their WAIT.

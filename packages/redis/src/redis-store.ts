@@ -195,11 +195,16 @@ function scriptRunner(client: Redis | Cluster, timeoutMs: number): RunScript {
     let timer: ReturnType<typeof setTimeout> | undefined
     let onReady: (() => void) | undefined
     const call = async () => {
-      if (CONNECTING.has((client as { status?: string }).status ?? '')) {
-        await new Promise<void>((resolve) => {
+      const status = (client as { status?: string }).status ?? ''
+      if (CONNECTING.has(status)) {
+        const ready = new Promise<void>((resolve) => {
           onReady = resolve
           client.once('ready', onReady)
         })
+        // A lazyConnect client nobody has used yet connects on its first command:
+        // waiting for 'ready' alone would wait for ever.
+        if (status === 'wait') client.connect().catch(() => {})
+        await ready
       }
       try {
         return await client.evalsha(script.sha, keyList.length, ...keyList, ...args)

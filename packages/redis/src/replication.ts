@@ -48,7 +48,10 @@ const CONNECTING = new Set(['wait', 'connecting', 'connect', 'reconnecting'])
 
 /** Waits for a connection that is still (re)connecting; gives up with `signal`. */
 async function whenReady(conn: Redis | Cluster, signal: Promise<never>): Promise<void> {
-  if (!CONNECTING.has((conn as { status?: string }).status ?? '')) return
+  const status = (conn as { status?: string }).status ?? ''
+  if (!CONNECTING.has(status)) return
+  // A lazy connection that was never asked to connect would wait for ever.
+  if (status === 'wait') conn.connect().catch(() => {})
   let onReady: (() => void) | undefined
   const ready = new Promise<void>((resolve) => {
     onReady = resolve
@@ -103,15 +106,26 @@ type Conn = Redis | Cluster
 function connectionPool(client: Redis | Cluster) {
   const idle: Conn[] = []
   const all = new Set<Conn>()
-  const waiting: { take: (conn: Conn) => void; gone: boolean }[] = []
+  const waiting: { take: (conn: Conn) => void; fail: (error: Error) => void; gone: boolean }[] = []
+  let closed = false
   const make = () => {
-    const made = (client.duplicate as () => Conn).call(client)
+    // Connected at once (a copy of a lazyConnect client would wait for a command
+    // first), and with no commandTimeout of its own: the gate bounds each
+    // operation itself, and ioredis would cut a WAIT short at the client's.
+    const made = (client as { isCluster?: boolean }).isCluster
+      ? (client as Cluster).duplicate([], { lazyConnect: false })
+      : (client as Redis).duplicate({ lazyConnect: false, commandTimeout: undefined })
     // A lost connection fails the operation (503); its events are not news.
     made.on('error', () => {})
     all.add(made)
     return made
   }
   const lend = (conn: Conn | undefined) => {
+    // After close no connection is made or kept: it would outlive the store.
+    if (closed) {
+      conn?.disconnect()
+      return
+    }
     for (let next = waiting.shift(); next; next = waiting.shift()) {
       if (next.gone) continue
       next.take(conn ?? make())
@@ -125,8 +139,16 @@ function connectionPool(client: Redis | Cluster) {
     conn.disconnect()
     lend(undefined)
   }
+  const shut = () => {
+    closed = true
+    idle.length = 0
+    for (const waiter of waiting.splice(0)) {
+      if (!waiter.gone) waiter.fail(new Error('redisStore: the store is closed'))
+    }
+  }
   return {
     acquire(signal: Promise<never>): Promise<Conn> {
+      if (closed) return Promise.reject(new Error('redisStore: the store is closed'))
       const kept = idle.pop()
       if (kept) return Promise.resolve(kept)
       if (all.size < MAX_CONNECTIONS) return Promise.resolve(make())
@@ -138,6 +160,10 @@ function connectionPool(client: Redis | Cluster) {
           take(conn: Conn) {
             waiter.gone = true
             resolve(conn)
+          },
+          fail(error: Error) {
+            waiter.gone = true
+            reject(error)
           },
         }
         waiting.push(waiter)
@@ -154,12 +180,12 @@ function connectionPool(client: Redis | Cluster) {
     },
     drop,
     async close() {
-      idle.length = 0
+      shut()
       await Promise.all([...all].map((conn) => conn.quit().catch(() => conn.disconnect())))
       all.clear()
     },
     disconnect() {
-      idle.length = 0
+      shut()
       for (const conn of all) conn.disconnect()
       all.clear()
     },
