@@ -237,6 +237,66 @@ describe('the edit, as data', () => {
     )
   })
 
+  it('the app made on a line with other code (express.json(), a Koa body parser): not edited, as no line of its own fits', async () => {
+    for (const [stack, source, mountLine] of [
+      [
+        'express',
+        "import express from 'express'\nconst app = express(); app.use(express.json())\n",
+        "app.post('/hooks', webhook)",
+      ],
+      [
+        'koa',
+        "import Koa from 'koa'\nimport bodyParser from 'koa-bodyparser'\nconst app = new Koa(); app.use(bodyParser())\n",
+        'app.use(webhook)',
+      ],
+    ] as const) {
+      const result = await editAppFile({
+        stack,
+        file: 'index.js',
+        esm: true,
+        source,
+        importLine: "import { webhook } from './affiliate-webhooks.js'",
+        mountLine,
+      })
+      expect(result).toEqual({
+        refused: expect.stringMatching(/other code shares the line where app is made/),
+      })
+    }
+  })
+
+  it('a CRLF file gets CRLF lines; a trailing comment on the app line is no obstacle', async () => {
+    const result = await editAppFile({
+      stack: 'express',
+      file: 'index.js',
+      esm: true,
+      source:
+        "import express from 'express'\r\nconst app = express() // the app\r\napp.use(express.json())\r\n",
+      importLine: "import { webhook } from './affiliate-webhooks.js'",
+      mountLine: "app.post('/hooks', webhook)",
+    })
+    expect('text' in result && result.text).toBe(
+      "import express from 'express'\r\nimport { webhook } from './affiliate-webhooks.js'\r\nconst app = express() // the app\r\napp.post('/hooks', webhook)\r\napp.use(express.json())\r\n",
+    )
+  })
+
+  it("does not edit the app's file to import a module it kept with other text (no --force)", async () => {
+    const dir = copy('express-json')
+    const plan = await withEdit(planInit(detectApp(dir, {})))
+    const module = plan.files.find((file) => file.path.includes('affiliate-webhooks'))
+    if (!module) throw new Error('no module in the plan')
+    const before = read(dir, 'src/app.js')
+    const applied = applyPlan({
+      ...plan,
+      files: plan.files.map((file) =>
+        file === module ? { ...file, state: 'differs' as const } : file,
+      ),
+    })
+    expect(applied.skipped).toEqual([module.path])
+    expect(applied.notEdited).toEqual(['src/app.js'])
+    expect(applied.edited).toEqual([])
+    expect(read(dir, 'src/app.js')).toBe(before)
+  })
+
   it('a .js file with import syntax in a package without "type" is edited as the ES module Node runs it as', async () => {
     const result = await editAppFile({
       stack: 'fastify',

@@ -11,6 +11,8 @@ export interface Applied {
   edited: string[]
   /** The app's own file left alone: it changed after the plan read it. */
   changed: string[]
+  /** The app's own file left alone: a file it would import was kept with other text. */
+  notEdited: string[]
 }
 
 /**
@@ -21,7 +23,14 @@ export interface Applied {
  */
 export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Applied {
   const { dir } = plan.facts
-  const applied: Applied = { written: [], appended: [], skipped: [], edited: [], changed: [] }
+  const applied: Applied = {
+    written: [],
+    appended: [],
+    skipped: [],
+    edited: [],
+    changed: [],
+    notEdited: [],
+  }
   for (const file of plan.files) {
     if (file.state === 'same' || (file.state === 'differs' && !options.force)) {
       if (file.state === 'differs') applied.skipped.push(file.path)
@@ -38,7 +47,10 @@ export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Ap
     appendFileSync(path, `${gap}${append.lines.join('\n')}\n`)
     applied.appended.push(append.path)
   }
-  if (plan.edit) {
+  // The edit imports the module init writes: with that module kept as it was
+  // (other text, no --force), the app's file is not edited to import it.
+  if (plan.edit && applied.skipped.length > 0) applied.notEdited.push(plan.edit.path)
+  else if (plan.edit) {
     // Written only over the text the diff was made from: an editor's save in between wins.
     const path = join(dir, plan.edit.path)
     const now = existsSync(path) ? readFileSync(path, 'utf8') : undefined

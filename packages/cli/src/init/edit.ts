@@ -269,11 +269,19 @@ const endOfLine = (source: string, offset: number) => {
   return end === -1 ? source.length : end + 1
 }
 
-/** Inserts `line` (one line, no newline) at `offset`, which is a line start or the end. */
+/**
+ * Inserts `line` (one line, no newline) at `offset`, which is a line start or
+ * the end, ending it as the file ends its lines (CRLF or LF).
+ */
 function insert(source: string, offset: number, line: string): string {
-  const gap = offset === source.length && !source.endsWith('\n') && source !== '' ? '\n' : ''
-  return `${source.slice(0, offset)}${gap}${line}\n${source.slice(offset)}`
+  const eol = source.includes('\r\n') ? '\r\n' : '\n'
+  const gap = offset === source.length && !source.endsWith('\n') && source !== '' ? eol : ''
+  return `${source.slice(0, offset)}${gap}${line}${eol}${source.slice(offset)}`
 }
+
+/** Only blanks and a line comment between `from` and `to`: no other code shares the line. */
+const lineRestIsEmpty = (source: string, from: number, to: number) =>
+  /^[ \t]*(\/\/[^\n]*)?\r?\n?$/.test(source.slice(from, to))
 
 /** The import in the file's own module system. */
 function importFor(input: EditInput, module: boolean, semicolons: boolean): string {
@@ -330,6 +338,13 @@ export async function editAppFile(input: EditInput): Promise<EditResult> {
   const before = bodyParserAfter(program, rule, app.list, app.id)
   const { start, indent } = lineAt(input.source, (before ?? app.node).start)
   const mountAt = before ? start : endOfLine(input.source, app.node.end)
+  // The mount goes on a line of its own: where the app's statement shares its
+  // line with other code (`const app = express(); app.use(express.json())`), a
+  // line before or after would mount it before the app exists or after the parser.
+  if (before ? start < app.node.end : !lineRestIsEmpty(input.source, app.node.end, mountAt))
+    return {
+      refused: `other code shares the line where ${app.id} is made, so no line of its own puts the mount in the right place`,
+    }
   const importAt = importOffset(input.source, program)
   const importLine = importFor(input, module, semicolons)
   // The later offset first, so the earlier one still points where it did.

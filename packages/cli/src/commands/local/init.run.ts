@@ -96,7 +96,10 @@ export const run: Handler<typeof init.options> = async (values, io) => {
   if (values.json) writeJson(io, { upToDate: false, plan, applied, installed })
   else io.stdout.write(`\n${formatDone(plan, applied, installed)}\n`)
   const installFailed = plan.install.packages.length > 0 && !values['skip-install'] && !installed
-  return applied.skipped.length > 0 || applied.changed.length > 0 || installFailed
+  return applied.skipped.length > 0 ||
+    applied.changed.length > 0 ||
+    applied.notEdited.length > 0 ||
+    installFailed
     ? EXIT.failed
     : EXIT.ok
 }

@@ -68,6 +68,10 @@ export function formatDone(plan: InitPlan, applied: Applied, installed: boolean)
     )
   if (applied.skipped.length > 0)
     lines.push(`kept ${applied.skipped.join(', ')} (other text there: --force overwrites)`)
+  if (applied.notEdited.length > 0)
+    lines.push(
+      `not edited ${applied.notEdited.join(', ')}: the file it would import was kept; run init again with --force, or mount the webhook by hand`,
+    )
   if (plan.install.packages.length > 0) {
     lines.push(
       installed
