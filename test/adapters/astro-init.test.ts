@@ -14,30 +14,21 @@
  * processed, a replay of the delivery is a duplicate, onConversion's line
  * printed once. Each step's time is printed.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { lockedVersion, run } from '../stacks/copied-example.js'
-import { CLI, killLive } from '../support/cli-live.js'
+import { CLI } from '../support/cli-live.js'
 import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
 import {
   conversionHandledOnce,
-  type ServedApp,
   serveApp,
   starterEnv,
+  starterWorkspace,
   stepTimer,
 } from '../support/starter-app.js'
 
-const work = mkdtempSync(join(tmpdir(), 'aw-astro-init-'))
-const app = join(work, 'shop')
-let served: ServedApp | undefined
-
-afterAll(async () => {
-  await served?.stop()
-  killLive()
-  rmSync(work, { recursive: true, force: true })
-})
+const { app, served } = starterWorkspace('astro')
 
 /** What Astro's manual setup has a user write before `npm install astro`. */
 function manualSetup(): void {
@@ -90,7 +81,7 @@ describe('init on an Astro app set up by hand as Astro documents it, with astro 
     expect(await run([process.execPath, CLI, 'init', '--yes'], app, env)).toMatch(/^up to date/m)
 
     await step('npm run build', () => run(['npm', 'run', 'build'], app, env))
-    served = await step('node dist/server/entry.mjs + first verified event', () =>
+    served.app = await step('node dist/server/entry.mjs + first verified event', () =>
       conversionHandledOnce('/hooks', (extra, base) =>
         serveApp(
           [process.execPath, 'dist/server/entry.mjs'],

@@ -16,30 +16,21 @@
  * delivery is a duplicate, onConversion's line printed once. Each step's time is
  * printed.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { lockedVersion, npmInstall, run } from '../stacks/copied-example.js'
-import { CLI, killLive } from '../support/cli-live.js'
+import { CLI } from '../support/cli-live.js'
 import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
 import {
   conversionHandledOnce,
-  type ServedApp,
   serveApp,
   starterEnv,
+  starterWorkspace,
   stepTimer,
 } from '../support/starter-app.js'
 
-const work = mkdtempSync(join(tmpdir(), 'aw-react-router-init-'))
-const app = join(work, 'shop')
-let served: ServedApp | undefined
-
-afterAll(async () => {
-  await served?.stop()
-  killLive()
-  rmSync(work, { recursive: true, force: true })
-})
+const { app, served } = starterWorkspace('react-router')
 
 const ROUTES = `import { type RouteConfig, index } from '@react-router/dev/routes'
 
@@ -161,7 +152,7 @@ describe('init on a React Router app laid out as create-react-router lays it out
     expect(await run([process.execPath, CLI, 'init', '--yes'], app, env)).toMatch(/^up to date/m)
 
     await step('npm run build', () => run(['npm', 'run', 'build'], app, env))
-    served = await step('react-router-serve + first verified event', () =>
+    served.app = await step('react-router-serve + first verified event', () =>
       conversionHandledOnce('/hooks', (extra, base) =>
         serveApp(
           [join(app, 'node_modules/.bin/react-router-serve'), './build/server/index.js'],

@@ -11,33 +11,24 @@
  * a replay of the delivery is a duplicate, onConversion's line printed once.
  * Each step's time is printed.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { npmInstall, run } from '../stacks/copied-example.js'
-import { CLI, killLive } from '../support/cli-live.js'
+import { CLI } from '../support/cli-live.js'
 import { pointScopeAt, sharedRegistry } from '../support/shared-registry.js'
 import {
   conversionHandledOnce,
-  type ServedApp,
   serveApp,
   starterEnv,
+  starterWorkspace,
   stepTimer,
 } from '../support/starter-app.js'
 
 /** The creator, pinned: the template's dependency ranges are the ones this version writes. */
 const SV = 'sv@0.17.1'
 
-const work = mkdtempSync(join(tmpdir(), 'aw-sveltekit-init-'))
-const app = join(work, 'shop')
-let served: ServedApp | undefined
-
-afterAll(async () => {
-  await served?.stop()
-  killLive()
-  rmSync(work, { recursive: true, force: true })
-})
+const { app, work, served } = starterWorkspace('sveltekit')
 
 describe('init on an app `sv create` made, with adapter-node', () => {
   it('creates, init --yes, builds, and a conversion from the emulator is handled once', async () => {
@@ -82,7 +73,7 @@ describe('init on an app `sv create` made, with adapter-node', () => {
     expect(again).toMatch(/^up to date/m)
 
     await step('npm run build', () => run(['npm', 'run', 'build'], app, env))
-    served = await step('node build + first verified event', () =>
+    served.app = await step('node build + first verified event', () =>
       conversionHandledOnce('/hooks', (extra, base) =>
         serveApp(
           [process.execPath, 'build'],

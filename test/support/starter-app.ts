@@ -9,9 +9,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { expect } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect } from 'vitest'
 import { stopGroup } from '../stacks/copied-example.js'
-import { startLoop } from './cli-live.js'
+import { killLive, startLoop } from './cli-live.js'
 import { freePort } from './redis-servers.js'
 
 /** This process's environment as a user's shell has it: no secret, no NODE_ENV, no telemetry. */
@@ -173,4 +176,23 @@ export async function conversionHandledOnce(
   })
   expect(app.log().match(handled)?.length).toBe(1)
   return app
+}
+
+/**
+ * The starter test's folder (a new `aw-<name>-init-` folder in tmp, the app in its `shop`) and the app it
+ * serves, stopped with the emulator and the folder removed after the file.
+ */
+export function starterWorkspace(name: string): {
+  app: string
+  work: string
+  served: { app?: ServedApp }
+} {
+  const work = mkdtempSync(join(tmpdir(), `aw-${name}-init-`))
+  const served: { app?: ServedApp } = {}
+  afterAll(async () => {
+    await served.app?.stop()
+    killLive()
+    rmSync(work, { recursive: true, force: true })
+  })
+  return { app: join(work, 'shop'), work, served }
 }
