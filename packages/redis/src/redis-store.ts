@@ -306,7 +306,8 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   // One streak per prefix (per endpoint), both keys in one slot.
   const streakKeys = [`${prefix}{streak}:count`, `${prefix}{streak}:codes`]
   const gate = replication && replicationGate(client, replication, operationTimeoutMs)
-  const settled = settledAnswers(gate, syncKeyFor(prefix))
+  const syncKey = syncKeyFor(prefix)
+  const settled = settledAnswers(gate, syncKey)
 
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   // Once, off the delivery path: an evicting Redis can drop marks and watermarks.
@@ -314,7 +315,8 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
   const begin = beginStep(run, keys, timings)
   return {
     client,
-    begin: async (input) => settled(input, await begin(input)),
+    // Without replication a begin's answer is final as it comes: no extra await per delivery.
+    begin: gate ? async (input) => settled(input, await begin(input)) : begin,
     // QUIT waits for the replies in flight; with Redis gone it fails at once
     // (enableOfflineQueue off) or never answers: then the socket is dropped.
     close: closer(
@@ -333,7 +335,7 @@ export function redisStore(options: RedisStoreOptions): RedisEventStore {
       const keyList = keys(claim.eventId, claim.conversionId)
       const args = [claim.token, claim.order, dedupeTtl, orderingTtl]
       const result = gate
-        ? await gate.settle(syncKeyFor(prefix)(claim.eventId, claim.conversionId), {
+        ? await gate.settle(syncKey(claim.eventId, claim.conversionId), {
             ...scripts.commit,
             keys: keyList,
             args,
