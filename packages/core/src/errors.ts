@@ -60,6 +60,18 @@ export const ERROR_CODES = {
   ),
   /** The handler threw or rejected; the claim was released for the retry. */
   handler_failed: row(500, 'failed', 'The event handler failed; the delivery will be retried.'),
+  /**
+   * The event's handled mark became durable through a statement the store did
+   * not send (a COMMIT the handler ran on ctx.tx, hidden where the store could
+   * not refuse it), so the handler's effects may be partial. The event is held:
+   * every delivery of it (and of its conversion) is answered 500 until someone
+   * resolves it (run the handler again, or accept it as applied); never 2xx.
+   */
+  event_held: row(
+    500,
+    'failed',
+    'The event is held: its handled mark was committed by a statement of the handler, not by the store; resolve it, then the retry is answered.',
+  ),
   /** The store could not be reached, before or after the handler; nothing is marked done. */
   store_unavailable: row(
     503,

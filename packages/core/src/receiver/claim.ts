@@ -8,6 +8,9 @@ import {
   type MaybePromise,
 } from '../store/event-store.js'
 
+/** Codes a store throws that are answered as they are, not as `store_unavailable`. */
+const STORE_VERDICTS: ReadonlySet<string> = new Set(['handler_failed', 'event_held'])
+
 /** Answers a refusal: observes it (`onError`) and builds the answer. */
 export type Fail = (e: WebhookError, ev?: AnyWebhookEvent) => ReceiveResult
 
@@ -19,8 +22,17 @@ const TX_ENDED =
  * released after the handler failed (500), or a store that failed (503).
  */
 export function claimEndings(store: EventStore<unknown>, fail: Fail) {
+  // A store that finds the handler to blame (it left the transaction unusable,
+  // or ended it) throws `handler_failed`, answered 500 like a handler that
+  // threw; one that holds an event whose mark escaped its commit throws
+  // `event_held`. Anything else a store throws is its own failure: 503.
   const storeFailed = (cause: unknown, event: AnyWebhookEvent) =>
-    fail(new WebhookError('store_unavailable', undefined, { cause }), event)
+    fail(
+      isWebhookError(cause) && STORE_VERDICTS.has(cause.code)
+        ? cause
+        : new WebhookError('store_unavailable', undefined, { cause }),
+      event,
+    )
 
   const handlerFailed = (
     claim: Claim<unknown>,
@@ -51,13 +63,8 @@ export function claimEndings(store: EventStore<unknown>, fail: Fail) {
       : storeFailed(new Error(TX_ENDED), event)
 
   // Handled but not recorded answers 503: a retry may run the handler again,
-  // which beats telling the service to stop for an event we could not mark. A
-  // store that finds the handler to blame (it left the transaction unusable)
-  // throws `handler_failed`, answered 500 like a handler that threw.
-  const commitFailed = (cause: unknown, event: AnyWebhookEvent) =>
-    isWebhookError(cause) && cause.code === 'handler_failed'
-      ? fail(cause, event)
-      : storeFailed(cause, event)
+  // which beats telling the service to stop for an event we could not mark.
+  const commitFailed = storeFailed
 
   const commit = (claim: Claim<unknown>, event: AnyWebhookEvent): MaybePromise<ReceiveResult> => {
     try {
