@@ -83,10 +83,10 @@ const sendUnseen = (tx: pg.PoolClient, text: string) =>
       text: string
       callback: (error: Error | null) => void
     }
+    query.callback = (error) => (error ? reject(error) : resolve())
     const submit = query.submit.bind(query)
     query.submit = (connection) => {
       query.text = text
-      query.callback = (error) => (error ? reject(error) : resolve())
       return submit(connection)
     }
     tx.query(query)
@@ -163,14 +163,17 @@ describe('postgresStore: what a handler may not do with ctx.tx', () => {
         if (begun.status !== 'claimed') throw new Error(`expected claimed, got ${begun.status}`)
         const tx = begun.claim.tx as pg.PoolClient
         await sendUnseen(tx, 'ROLLBACK')
-        if (after !== undefined) await sendUnseen(tx, after)
+        // The protocol said the transaction ended: ctx.tx takes nothing more.
+        if (after !== undefined) {
+          await expect(sendUnseen(tx, after)).rejects.toMatchObject({ code: 'ERR_AW_TX_GONE' })
+        }
         const error = await store.commit(begun.claim).then(
           () => undefined,
           (e: Error) => e,
         )
         expect(error).toMatchObject({ code: 'handler_failed', status: 500 })
         expect(error?.message).toMatch(
-          /ended before the store's commit by a statement the handler ran/,
+          /the handler ended the delivery's transaction itself on ctx\.tx .*Nothing it wrote in this attempt was kept and the event is not marked handled: the service's retry runs the handler again/,
         )
         expect(await store.peek({ eventId, conversionId, order: 10 })).toBe('unsettled')
       }
@@ -211,7 +214,7 @@ describe('postgresStore tables', () => {
     await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version integer NOT NULL)`)
     await db.pool.query(`INSERT INTO ${tablePrefix}schema VALUES (0)`)
     const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
-    await expect(store.ready()).rejects.toThrow(/version 0.*needs 2.*sql schema --postgres/s)
+    await expect(store.ready()).rejects.toThrow(/version 0.*needs 3.*sql schema --postgres/s)
     await expect(store.begin({ eventId: 'evt_old', order: 1 })).rejects.toThrow(/version 0/)
   })
 
@@ -233,10 +236,10 @@ describe('postgresStore tables', () => {
       (error: Error) => error.message,
     )
     expect(refused).toMatch(
-      /layout version 1 .*needs layout 2.*Stop every process of the older version, then upgrade in place/,
+      /layout version 1 .*needs layout 3.*Stop every process of the older version, then upgrade in place/,
     )
     expect(refused).toMatch(/or drop the tables/i)
-    // The statements it names, run as they are: the store then starts on layout 2.
+    // The statements it names, run as they are: the store then starts on layout 3.
     const upgrade = /upgrade in place, keeping every watermark: (.*;) The next start/.exec(
       refused ?? '',
     )?.[1]
@@ -245,7 +248,7 @@ describe('postgresStore tables', () => {
     const again = postgresStore({ pool: db.pool, tablePrefix, logger: false })
     await again.ready()
     const { rows } = await db.pool.query(`SELECT version FROM ${tablePrefix}schema`)
-    expect(rows).toEqual([{ version: 2 }])
+    expect(rows).toEqual([{ version: 3 }])
     // The layout-1 watermark and mark still decide.
     expect(
       (await again.begin({ eventId: 'evt_one_older', conversionId: 4100, order: 4000 })).status,
@@ -337,7 +340,7 @@ describe('postgresStore tables', () => {
   it('refuses a version row whose functions are missing, saying to run the DDL again', async () => {
     const tablePrefix = `aw_fn_${randomUUID().slice(0, 6)}_`
     await db.pool.query(postgresSchema({ tablePrefix }))
-    await db.pool.query(`DROP FUNCTION ${tablePrefix}held`)
+    await db.pool.query(`DROP FUNCTION ${tablePrefix}held(bigint, text)`)
     const store = postgresStore({ pool: db.pool, tablePrefix, logger: false })
     await expect(store.ready()).rejects.toThrow(/functions .*missing.*sql schema --postgres/)
   })

@@ -68,16 +68,28 @@ export const isAborted = (error: unknown): boolean => codeOf(error) === '25P02'
 /** True when the held check found the claim's transaction ended (and maybe another begun) under the store. */
 export const isHandlerEnded = (error: unknown): boolean => codeOf(error) === 'AWLST'
 
+/** True when the guard trigger refused a COMMIT the store did not send (the handler's). */
+export const isEscapeRefused = (error: unknown): boolean => codeOf(error) === 'AWESC'
+
 /**
  * The held check found the delivery's transaction ended before the store's
  * commit: only the handler's statements ran on that connection meanwhile, so it
  * is the handler's doing (answered 500 like a handler that threw), not the
- * store's; nothing it wrote was kept.
+ * store's. What was kept: nothing. A COMMIT of the handler's that carried the
+ * claim was refused by the server (the guard trigger), which rolled the whole
+ * attempt back; after a ROLLBACK of its own, what it wrote went with it, and
+ * the session took no writes outside the claim (read-only). The event is not
+ * marked handled, so the service's retry runs the handler again.
  */
-export function handlerEndedTransaction(store: string, cause: unknown): WebhookError {
+export function handlerEndedTransaction(
+  store: string,
+  cause: unknown,
+  seen?: string,
+): WebhookError {
+  const what = seen === undefined ? 'a COMMIT or ROLLBACK the store could not see' : seen
   return new WebhookError(
     'handler_failed',
-    `${store}: the delivery's transaction was ended before the store's commit by a statement the handler ran on ctx.tx (a COMMIT or ROLLBACK the store could not see), so nothing it wrote was kept. Let the store commit (return from the handler) or roll back (throw); use a savepoint for a part that may fail.`,
+    `${store}: the handler ended the delivery's transaction itself on ctx.tx (${what}) before the store's commit. Nothing it wrote in this attempt was kept and the event is not marked handled: the service's retry runs the handler again. Let the store commit (return from the handler) or roll back (throw); use a savepoint for a part that may fail.`,
     { cause },
   )
 }

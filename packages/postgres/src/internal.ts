@@ -9,6 +9,7 @@
  */
 export {
   isAborted,
+  isEscapeRefused,
   isLeaseEnd,
   isLockNotAvailable,
   leaseEnded,
@@ -24,7 +25,13 @@ export {
   type StandbyRow,
 } from './replication.js'
 export { type SchemaNames, schemaNames } from './schema.js'
-export { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
+export {
+  ensureSchema,
+  type RunSql,
+  readServerFacts,
+  type ServerFacts,
+  type SetupDriver,
+} from './setup.js'
 export {
   claimCallSql,
   heldSql,

@@ -7,6 +7,7 @@
 import {
   refusedStatement,
   transactionControl,
+  transactionGone,
   transactionOver,
 } from '@affiliate-webhooks/core/internal'
 import type { PoolClient } from 'pg'
@@ -33,9 +34,21 @@ function textOf(config: unknown): string | undefined {
   return typeof text === 'string' ? text : undefined
 }
 
+/** What the guard is told, and tells, about the claim's transaction. */
+export interface GuardHooks {
+  /** Settled (committed, released) or past its lease. */
+  over: () => boolean
+  /** Why the transaction ended under the handler, once it did. */
+  gone: () => string | undefined
+  /** The transaction ended under the handler: every later query is refused. */
+  onGone: (why: string) => void
+}
+
 /** Why this query may not go out, or undefined. */
-function refusal(over: () => boolean, config: unknown): Error | undefined {
-  if (over()) return transactionOver(STORE)
+function refusal(hooks: GuardHooks, config: unknown): Error | undefined {
+  if (hooks.over()) return transactionOver(STORE)
+  const gone = hooks.gone()
+  if (gone !== undefined) return transactionGone(STORE, gone)
   const text = textOf(config)
   const statement = text === undefined ? undefined : transactionControl(text, 'postgres')
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
@@ -72,12 +85,81 @@ function refuse(
 const REFUSED_RELEASE =
   "ctx.tx.release() (the store's client goes back to the pool when it commits or rolls back)"
 
+/** A statement's text as a message may show it: its start only. */
+const clip = (text: string | undefined) =>
+  text === undefined
+    ? 'a statement'
+    : `"${text.trim().replace(/\s+/g, ' ').slice(0, 60)}${text.length > 60 ? '…' : ''}"`
+
+/**
+ * After each of the handler's statements, the protocol's own word on the
+ * transaction: the status of the ReadyForQuery that ended it ('I': no
+ * transaction open). The claim's transaction is open from the store's BEGIN,
+ * so 'I' means a statement of the handler ended it, however it was spelled;
+ * so does the guard trigger's refusal of a COMMIT (AWESC).
+ */
+function watcher(client: PoolClient, hooks: GuardHooks, config: unknown) {
+  const status = client as unknown as { getTransactionStatus?: () => string | null }
+  return (error?: unknown) => {
+    if (hooks.over() || hooks.gone() !== undefined) return
+    const refused = (error as { code?: unknown } | undefined)?.code === 'AWESC'
+    if (refused || status.getTransactionStatus?.() === 'I') {
+      hooks.onGone(
+        `${clip(textOf(config))} ended it${refused ? ': a COMMIT the server refused, the whole attempt rolled back' : ''}`,
+      )
+    }
+  }
+}
+
+/** The query sent, with `check` run as it settles, in whichever way pg reports it. */
+function watched(
+  client: PoolClient,
+  check: (error?: unknown) => void,
+  args: [unknown, unknown, unknown],
+): unknown {
+  const [config, values, callback] = args
+  if (isSubmittable(config)) {
+    const emitter = config as unknown as {
+      once?: (event: string, fn: (e?: unknown) => void) => void
+    }
+    emitter.once?.('end', () => check())
+    emitter.once?.('error', (error) => check(error))
+    return Reflect.apply(client.query, client, args)
+  }
+  const cbAt = typeof values === 'function' ? 1 : typeof callback === 'function' ? 2 : -1
+  if (cbAt !== -1) {
+    const cb = args[cbAt] as Callback
+    const wrapped = [...args]
+    wrapped[cbAt] = (error: Error, result?: unknown) => {
+      check(error)
+      cb(error, result)
+    }
+    return Reflect.apply(client.query, client, wrapped)
+  }
+  const sent = Reflect.apply(client.query, client, args) as Promise<unknown>
+  return sent.then(
+    (result) => {
+      check()
+      return result
+    },
+    (error: unknown) => {
+      check(error)
+      throw error
+    },
+  )
+}
+
 /** ctx.tx: `client` whose `query` is checked first and whose `release` is the store's alone. */
-export function guardedClient(client: PoolClient, over: () => boolean): PoolClient {
+export function guardedClient(client: PoolClient, hooks: GuardHooks): PoolClient {
   function query(config: unknown, values?: unknown, callback?: unknown) {
-    const refused = refusal(over, config)
+    const status = client as unknown as { getTransactionStatus?: () => string | null }
+    // Known idle before it goes out: the transaction ended under a statement not awaited.
+    if (!hooks.over() && hooks.gone() === undefined && status.getTransactionStatus?.() === 'I') {
+      hooks.onGone('a statement of the handler ended it')
+    }
+    const refused = refusal(hooks, config)
     if (refused !== undefined) return refuse(config, values, callback, refused, client)
-    return Reflect.apply(client.query, client, [config, values, callback]) as unknown
+    return watched(client, watcher(client, hooks, config), [config, values, callback])
   }
   const release = () => {
     throw refusedStatement(STORE, REFUSED_RELEASE)

@@ -46,14 +46,16 @@ import {
 } from './postgresjs-store.js'
 import { replicationOnce } from './replication.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
-import { ensureSchema } from './setup.js'
+import { ensureSchema, readServerFacts, type ServerFacts } from './setup.js'
 import {
-  DURABLE_DUPLICATE_SQL,
+  durableDuplicateSql,
+  heldLiteralSql,
   int,
   type PeekRow,
   peekSql,
   peekVerdict,
   pruneSql,
+  staleCommitSql,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,
@@ -79,6 +81,8 @@ interface Open {
   xact: string
   /** Why the session ended before commit or release: the server, or the lease. */
   ended: Error | undefined
+  /** The transaction ended under the handler (its own COMMIT or ROLLBACK): what the guard saw. */
+  gone: string | undefined
   onError: (error: Error) => void
   timer: ReturnType<typeof setTimeout> | undefined
 }
@@ -110,13 +114,15 @@ function beginStep(
   acquire: Acquire,
   ready: () => Promise<void>,
   open: OpenTransactions,
+  facts: ServerFacts,
 ) {
   // The claim may wait lockWaitMs for the conversion's row on purpose.
   const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
   const lockWait = `'${int(timings.lockWaitMs)}ms'`
   // A stale mark's COMMIT waits for the synchronous standbys like any other.
-  const finish = async (client: PoolClient, sql: string) => {
-    if (sql !== 'ROLLBACK') return commitAndRelease(client, STORE, sql)
+  const finish = async (client: PoolClient, end: string) => {
+    const sql = end
+    if (end !== 'ROLLBACK') return commitAndRelease(client, STORE, sql)
     try {
       await client.query(bounded(sql))
       client.release()
@@ -138,6 +144,7 @@ function beginStep(
       closed: false,
       xact: '',
       ended: undefined,
+      gone: undefined,
       onError: () => {},
       timer: undefined,
     }
@@ -153,7 +160,10 @@ function beginStep(
     let verdict: string
     try {
       // One round trip: BEGIN, the lease's bounds and the claim in one
-      // simple-protocol query. The bounds end a handler that hangs (idle in the
+      // simple-protocol query. (No read-only session around it, as postgres.js
+      // has: in one query the SET would join the transaction BEGIN opens, and
+      // a ROLLBACK would undo it. pg tells the transaction's status after each
+      // statement instead, and the guard reads it.) The bounds end a handler that hangs (idle in the
       // transaction) or runs one statement too long; a transaction not claimed
       // ends at once, so setting them before the verdict costs nothing.
       const results = (await client.query(
@@ -162,8 +172,8 @@ function beginStep(
           [],
           claimTimeoutMs,
         ),
-      )) as unknown as [unknown, unknown, unknown, { rows: [{ verdict: string }] }]
-      verdict = results[3].rows[0].verdict
+      )) as unknown as { rows: [{ verdict: string }] }[]
+      verdict = (results[3] as { rows: [{ verdict: string }] }).rows[0].verdict
     } catch (error) {
       client.off('error', state.onError)
       // Another live transaction holds the row past lockWaitMs: not ours to decide yet.
@@ -180,7 +190,13 @@ function beginStep(
       state.timer = setTimeout(expire, leaseMs, open, token, state, leaseMs)
       state.timer.unref()
       open.set(token, state)
-      const tx = guardedClient(client, () => state.closed || state.ended !== undefined)
+      const tx = guardedClient(client, {
+        over: () => state.closed || state.ended !== undefined,
+        gone: () => state.gone,
+        onGone: (why) => {
+          state.gone ??= why
+        },
+      })
       return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
     }
     client.off('error', state.onError)
@@ -189,7 +205,10 @@ function beginStep(
     // have reached the synchronous standbys yet (a commit cancelled at its
     // bound stands on the primary): its commit waits for them too.
     try {
-      await finish(client, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+      await finish(
+        client,
+        verdict === 'stale' ? staleCommitSql(facts.sync) : durableDuplicateSql(facts.sync),
+      )
     } catch (error) {
       // The client was dropped, so the server rolled back: nothing to undo.
       if (verdict === 'stale' || !isBarrierRefused(error)) throw error
@@ -198,7 +217,12 @@ function beginStep(
   }
 }
 
-function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () => void) {
+function commitStep(
+  open: OpenTransactions,
+  names: SchemaNames,
+  facts: ServerFacts,
+  afterCommit: () => void,
+) {
   return async (claim: Claim<PoolClient>): Promise<boolean> => {
     const state = takeOpenClaim(open, claim)
     // Committed or released already: a second commit changes nothing.
@@ -214,13 +238,18 @@ function commitStep(open: OpenTransactions, names: SchemaNames, afterCommit: () 
       // failed client is dropped, not rolled back by hand: the server rolls
       // back as it closes, and a database that stopped answering would not
       // answer a ROLLBACK either.
-      await commitAndRelease(client, STORE, `SELECT ${names.held}(${state.xact}); COMMIT`)
+      // held() signs this commit for the guard trigger and pins its synchronous_commit.
+      await commitAndRelease(
+        client,
+        STORE,
+        `${heldLiteralSql(names, state.xact, facts.sync)}; COMMIT`,
+      )
     } catch (error) {
       if (isAborted(error))
         throw handlerLeftAborted(error, 'wrap a statement that may fail in a SAVEPOINT')
       // Only the handler's statements ran on this client since the claim: what
       // ended the transaction under the held check is the handler's doing.
-      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
+      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error, state.gone)
       return transactionLost(error)
     }
     afterCommit()
@@ -372,8 +401,13 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
   const driver = pgSetupDriver(pool, acquire)
   const checkReplication = replicationOnce(driver.run, logger)
   let setup: Promise<void> | undefined
+  const facts: ServerFacts = { sync: 'NULL' }
   const ready = () => {
     setup ??= ensureSchema(driver, names)
+      .then(() => readServerFacts(driver.run, names))
+      .then((read) => {
+        facts.sync = read.sync
+      })
       .then(checkReplication)
       .catch((error: unknown) => {
         // Tried again on the next call: the database may come up later.
@@ -388,8 +422,8 @@ function pgStore(options: PostgresStoreOptions): PostgresEventStore {
 
   return {
     ready,
-    begin: beginStep(names, timings, acquire, ready, open),
-    commit: commitStep(open, names, afterCommit),
+    begin: beginStep(names, timings, acquire, ready, open, facts),
+    commit: commitStep(open, names, facts, afterCommit),
     release: releaseStep(open),
     async peek({ eventId, conversionId, order }: PeekInput): Promise<PeekResult> {
       await ready()

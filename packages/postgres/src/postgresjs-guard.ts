@@ -29,6 +29,10 @@ export interface GuardState {
   closed: () => Error | undefined
   /** Savepoints named so far (s0, s1, ...), as postgres.js names them. */
   savepoints: number
+  /** Why the transaction ended under the handler, once the guard saw it. */
+  gone: () => string | undefined
+  /** The transaction ended under the handler: every later query is refused. */
+  onGone: (why: string) => void
 }
 
 /** What the guard needs of a postgres.js Query (a lazy promise): its text and the function that sends it. */
@@ -72,8 +76,38 @@ function refusal(state: GuardState, query: QueryLike): Error | undefined {
   if (state.over()) return transactionOver(STORE)
   const closed = state.closed()
   if (closed !== undefined) return connectionClosed(closed)
+  const gone = state.gone()
+  if (gone !== undefined) return transactionGone(STORE, gone)
   const statement = transactionControl(textOf(query), 'postgres')
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
+}
+
+/**
+ * SQLSTATEs that tell the claim's transaction is gone: the guard trigger
+ * refused a COMMIT of the handler's (the server rolled the whole attempt
+ * back), or a write ran outside the claim's transaction, in the read-only
+ * session the store leaves around it (a COMMIT or ROLLBACK got past the
+ * checks). postgres.js does not keep ReadyForQuery's status; the server's
+ * answers say it instead.
+ */
+const GONE_CODES: Record<string, string> = {
+  AWESC: 'a COMMIT the server refused, the whole attempt rolled back',
+  '25006': 'a write outside the claim: the transaction had ended before it',
+}
+
+/** A statement's text as a message may show it: its start only. */
+const clip = (text: string) =>
+  `"${text.trim().replace(/\s+/g, ' ').slice(0, 60)}${text.length > 60 ? '…' : ''}"`
+
+/** Watches a sent query's answer for a sign that the transaction is gone. */
+function watchAnswer(state: GuardState, query: QueryLike): void {
+  Promise.prototype.then.call(query, undefined, (error: unknown) => {
+    const code = (error as { code?: unknown } | null)?.code
+    const why = typeof code === 'string' ? GONE_CODES[code] : undefined
+    if (why !== undefined && state.gone() === undefined) {
+      state.onGone(`${clip(textOf(query))} failed: ${why}`)
+    }
+  })
 }
 
 /**
@@ -86,7 +120,10 @@ function guardQuery<Q>(state: GuardState, made: Q, read?: (done: (text: string) 
   const send = made.handler
   const checked = (query: QueryLike) => {
     const refused = refusal(state, query)
-    return refused === undefined ? send(query) : query.reject(refused)
+    if (refused !== undefined) return query.reject(refused)
+    const sent = send(query)
+    watchAnswer(state, query)
+    return sent
   }
   const handler: QueryLike['handler'] =
     read === undefined

@@ -40,16 +40,25 @@ import {
 import { guardedTransaction } from './postgresjs-guard.js'
 import { replicationOnce } from './replication.js'
 import { type PostgresSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
-import { ensureSchema, type RunSql, type SetupDriver } from './setup.js'
+import {
+  ensureSchema,
+  type RunSql,
+  readServerFacts,
+  type ServerFacts,
+  type SetupDriver,
+} from './setup.js'
 import {
   claimCallSql,
-  DURABLE_DUPLICATE_SQL,
+  durableDuplicateSql,
   heldLiteralSql,
   type PeekRow,
   peekSql,
   peekVerdict,
   pruneSql,
   SERVER_IDLE_MARGIN_MS,
+  SESSION_READ_ONLY,
+  SESSION_WRITABLE,
+  staleCommitSql,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,
@@ -83,6 +92,8 @@ interface OpenJs {
   over: boolean
   savepoints: number
   timer: ReturnType<typeof setTimeout> | undefined
+  /** The transaction ended under the handler: what the guard saw. */
+  gone: string | undefined
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: postgres.js types are generic in the app's custom types.
@@ -222,7 +233,7 @@ function finish(conn: ReservedSql, text: string): Promise<void> {
   if (closedOf(conn) !== undefined) return Promise.resolve()
   // On a failure it is not released: a closed connection is postgres.js's
   // again already, and a live one whose transaction may be open is kept out.
-  const ended = conn.unsafe(text).then(() => conn.release())
+  const ended = conn.unsafe(`${text}; ${SESSION_WRITABLE}`).then(() => conn.release())
   return within(ended, STORE_STATEMENT_TIMEOUT_MS)
 }
 
@@ -253,7 +264,8 @@ async function settledWithin<T>(
  * still the caller's.
  */
 async function commitWithin(conn: ReservedSql, text: string): Promise<void> {
-  const query = conn.unsafe(text)
+  // The session is writable again only once the store committed (statements.ts).
+  const query = conn.unsafe(`${text}; ${SESSION_WRITABLE}`)
   let outcome = await settledWithin(query, STORE_STATEMENT_TIMEOUT_MS)
   if (outcome === 'late') {
     cancelRunning(query)
@@ -304,9 +316,12 @@ async function claimOn(
   ]
   // Sent together (postgres.js pipelines a connection's queries); the claim is
   // prepared once per connection: the server parses and plans it once.
-  const [, rows] = await within(
+  const [, , rows] = await within(
     Promise.all([
-      conn.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED', [], watchClose(conn) as never),
+      // A query of its own: in BEGIN's query it would join the transaction, and
+      // a ROLLBACK of the handler's would undo it (statements.ts).
+      conn.unsafe(SESSION_READ_ONLY),
+      conn.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE', [], watchClose(conn) as never),
       conn.unsafe(claimCallSql(names), params as never[], { prepare: true }),
     ]),
     claimTimeoutMs,
@@ -321,6 +336,7 @@ function beginStep(
   acquireTimeoutMs: number,
   ready: () => Promise<void>,
   open: Map<string, OpenJs>,
+  facts: ServerFacts,
 ) {
   return async (input: BeginInput): Promise<BeginResult<PostgresJsTransaction>> => {
     await ready()
@@ -340,7 +356,10 @@ function beginStep(
       // have reached the synchronous standbys yet (a commit cancelled at its
       // bound stands on the primary): its commit waits for them too.
       try {
-        await settleOn(conn, verdict === 'stale' ? 'COMMIT' : DURABLE_DUPLICATE_SQL)
+        await settleOn(
+          conn,
+          verdict === 'stale' ? staleCommitSql(facts.sync) : durableDuplicateSql(facts.sync),
+        )
       } catch (error) {
         // Rolled back by settleOn.
         if (verdict === 'stale' || !isBarrierRefused(error)) throw error
@@ -349,7 +368,14 @@ function beginStep(
     }
     const leaseMs = input.leaseMs ?? timings.leaseMs
     const token = randomUUID()
-    const state: OpenJs = { conn, xact: verdict, over: false, savepoints: 0, timer: undefined }
+    const state: OpenJs = {
+      conn,
+      xact: verdict,
+      over: false,
+      savepoints: 0,
+      timer: undefined,
+      gone: undefined,
+    }
     state.timer = setTimeout(() => expire(open, token, state), leaseMs)
     state.timer.unref()
     open.set(token, state)
@@ -361,6 +387,10 @@ function beginStep(
       },
       set savepoints(n: number) {
         state.savepoints = n
+      },
+      gone: () => state.gone,
+      onGone: (why: string) => {
+        state.gone ??= why
       },
     }
     const tx = guardedTransaction(conn, guard, sql.options)
@@ -383,7 +413,12 @@ function expire(open: Map<string, OpenJs>, token: string, state: OpenJs): void {
   finish(state.conn, 'ROLLBACK').catch(() => {})
 }
 
-function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: () => void) {
+function commitStep(
+  open: Map<string, OpenJs>,
+  names: SchemaNames,
+  facts: ServerFacts,
+  afterCommit: () => void,
+) {
   return async (claim: Claim<PostgresJsTransaction>): Promise<boolean> => {
     const state = takeOpenClaim(open, claim)
     // Settled already, or past its lease (rolled back then): nothing commits.
@@ -403,7 +438,7 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
       // The held check and COMMIT in one simple query: if the check fails, the
       // server skips the COMMIT. It stops a COMMIT of a transaction the handler
       // ended (and maybe began anew) by a statement the guard could not see.
-      await commitWithin(state.conn, `${heldLiteralSql(names, state.xact)}; COMMIT`)
+      await commitWithin(state.conn, `${heldLiteralSql(names, state.xact, facts.sync)}; COMMIT`)
     } catch (error) {
       // Not confirmed in time: the connection is handled already.
       if (isNotReplicated(error)) throw error
@@ -416,7 +451,7 @@ function commitStep(open: Map<string, OpenJs>, names: SchemaNames, afterCommit: 
       if (isAborted(error) || isHandlerEnded(error) || isLeaseEnd(error)) await rolledBack
       if (isAborted(error))
         throw handlerLeftAborted(error, 'wrap a statement that may fail in ctx.tx.savepoint()')
-      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error)
+      if (isHandlerEnded(error)) throw handlerEndedTransaction('postgresStore', error, state.gone)
       if (isLeaseEnd(error)) return false
       throw error
     }
@@ -504,8 +539,13 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
   const logger = options.logger === false ? undefined : (options.logger ?? console)
   const checkReplication = replicationOnce(driver.run, logger)
   let setup: Promise<void> | undefined
+  const facts: ServerFacts = { sync: 'NULL' }
   const ready = () => {
     setup ??= ensureSchema(driver, names)
+      .then(() => readServerFacts(driver.run, names))
+      .then((read) => {
+        facts.sync = read.sync
+      })
       .then(checkReplication)
       .catch((error: unknown) => {
         // Tried again on the next call: the database may come up later.
@@ -519,8 +559,8 @@ export function postgresJsStore(options: PostgresJsStoreOptions): PostgresJsEven
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(rest.prune))
   return {
     ready,
-    begin: beginStep(sql, names, timings, acquireTimeoutMs, ready, open),
-    commit: commitStep(open, names, afterCommit),
+    begin: beginStep(sql, names, timings, acquireTimeoutMs, ready, open, facts),
+    commit: commitStep(open, names, facts, afterCommit),
     release: releaseStep(open),
     ...rest,
     // postgres.js waits for the queries in flight, then ends the connections at once

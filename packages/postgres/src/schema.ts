@@ -20,7 +20,7 @@
 import { checkSqlIdentifier } from '@affiliate-webhooks/core/internal'
 
 /** The layout these functions expect; a table of another version is refused. */
-export const POSTGRES_SCHEMA_VERSION = 2
+export const POSTGRES_SCHEMA_VERSION = 3
 
 /** Where the store's tables live. */
 export interface PostgresSchemaOptions {
@@ -42,6 +42,10 @@ export interface SchemaNames {
   claim: string
   settle: string
   held: string
+  /** The trigger function that refuses a claim's commit the store did not make. */
+  guard: string
+  /** The deferred constraint triggers' name (one on each claimed table). */
+  trigger: string
   /**
    * The advisory-lock namespace (int4) of the DDL: processes starting together
    * create the tables one at a time. Deliveries take no advisory lock.
@@ -76,8 +80,22 @@ export function schemaNames(options: PostgresSchemaOptions, caller: string): Sch
     claim: name('claim'),
     settle: name('settle'),
     held: name('held'),
+    guard: name('commit_guard'),
+    trigger: `${prefix}claim_commit`,
     lockSpace: { ddl: int4Hash(`${space}:ddl`) },
   }
+}
+
+/**
+ * Puts `schema.` before every table and function name of `names`, in place
+ * (the store's statements read them when they run); the DDL lock's namespace
+ * stays the one every process of this configuration uses.
+ */
+export function qualifyNames(names: SchemaNames, schema: string): void {
+  const { prefix, lockSpace } = names
+  Object.assign(names, schemaNames({ tablePrefix: prefix, schema }, 'postgresStore'), {
+    lockSpace,
+  })
 }
 
 /**
@@ -125,6 +143,13 @@ function tablesSql(n: SchemaNames): string[] {
   ]
 }
 
+/** The transaction-local setting a claim sets: this transaction wrote a claim's row. */
+const CLAIM_SETTING = 'affiliate_webhooks.claim'
+/** The transaction-local setting held() sets: the store itself commits this transaction. */
+const COMMIT_SETTING = 'affiliate_webhooks.commit'
+/** The SQLSTATE of a commit the guard refused: the handler ended the transaction itself. */
+export const ESCAPE_REFUSED = 'AWESC'
+
 /** `p_ms` milliseconds from the transaction's start, as a timestamptz. */
 const after = (ms: string) => `now() + ${ms} * interval '1 millisecond'`
 
@@ -142,12 +167,16 @@ function claimSql(n: SchemaNames): string {
   return `CREATE OR REPLACE FUNCTION ${n.claim}(
   p_event text, p_conversion bigint, p_order bigint,
   p_lock_wait text, p_dedupe_ms bigint, p_ordering_ms bigint
-) RETURNS text LANGUAGE plpgsql VOLATILE SET lock_timeout = 0 AS $fn$
+) RETURNS text LANGUAGE plpgsql VOLATILE SET lock_timeout = 0 SET search_path FROM CURRENT AS $fn$
 DECLARE
   v_mark bigint;
   v_event text;
 BEGIN
   PERFORM set_config('lock_timeout', p_lock_wait, true);
+  -- Marks the rows this call writes as a claim's: the guard trigger then lets
+  -- them commit only through the store's held() (settle, which the store
+  -- commits itself, takes the mark off first).
+  PERFORM set_config('${CLAIM_SETTING}', 'claim', true);
   IF p_conversion IS NULL THEN
     -- No conversion (webhook.test): the event's own row is its mark and its lock.
     INSERT INTO ${n.events} AS e (event_id, expires_at)
@@ -192,8 +221,9 @@ $fn$`
 function settleSql(n: SchemaNames): string {
   return `CREATE OR REPLACE FUNCTION ${n.settle}(
   p_event text, p_mark_event text, p_dedupe_ms bigint
-) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+) RETURNS text LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $fn$
 BEGIN
+  PERFORM set_config('${CLAIM_SETTING}', '', true);
   IF p_event = p_mark_event OR EXISTS (
     SELECT 1 FROM ${n.events} WHERE event_id = p_event AND expires_at > now()
   ) THEN
@@ -207,25 +237,79 @@ $fn$`
 }
 
 /**
- * held(xact): raises AWLST unless the current transaction is the claim's (the
- * handler did not end it with its own COMMIT or ROLLBACK), so the COMMIT sent
- * after it in the same query never commits a transaction without the claim.
+ * held(xact, synchronous_commit): raises AWLST unless the current transaction
+ * is the claim's (the handler did not end it with its own COMMIT or ROLLBACK),
+ * so the COMMIT sent after it in the same query never commits a transaction
+ * without the claim. Then it signs the commit (the token the guard trigger
+ * asks for) and pins synchronous_commit for this transaction to the value the
+ * store read at start, whatever the handler set in the session. held(xact)
+ * alone is the layout-2 call, kept for processes of the previous version
+ * during a rolling upgrade.
  */
 function heldSql(n: SchemaNames): string {
-  return `CREATE OR REPLACE FUNCTION ${n.held}(p_xact bigint) RETURNS void
+  // No SET clause: it would undo the settings made here as the function returns.
+  return `CREATE OR REPLACE FUNCTION ${n.held}(p_xact bigint, p_sync text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
   IF txid_current_if_assigned() IS DISTINCT FROM p_xact THEN
     RAISE EXCEPTION 'the claim''s transaction was ended before the store''s commit (by the handler?)'
       USING ERRCODE = 'AWLST';
   END IF;
+  PERFORM set_config('${COMMIT_SETTING}', p_xact::text, true);
+  IF p_sync IS NOT NULL THEN
+    PERFORM set_config('synchronous_commit', p_sync, true);
+  END IF;
 END
 $fn$`
 }
 
+const heldOneSql = (n: SchemaNames) =>
+  `CREATE OR REPLACE FUNCTION ${n.held}(p_xact bigint) RETURNS void
+LANGUAGE sql VOLATILE AS $fn$ SELECT ${n.held}(p_xact, NULL) $fn$`
+
+/**
+ * The guard: a deferred constraint trigger on the rows a claim writes, run at
+ * COMMIT. A row written by a claim (the claim marked its transaction) commits
+ * only when the store's held() signed this very transaction: a COMMIT the
+ * handler got past every check (hidden in a text the store could not read)
+ * fails with AWESC instead, and the server rolls the whole attempt back, the
+ * handled mark with it, so the retry runs the handler on a clean slate. Rows
+ * written outside a claim (a migration, an operator) are not looked at.
+ */
+function guardSql(n: SchemaNames): string {
+  return `CREATE OR REPLACE FUNCTION ${n.guard}() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  IF current_setting('${COMMIT_SETTING}', true) IS DISTINCT FROM txid_current()::text THEN
+    RAISE EXCEPTION 'a COMMIT the store did not send would have made this event''s handled mark durable without the rest of its handler: refused, and the whole attempt rolled back'
+      USING ERRCODE = '${ESCAPE_REFUSED}';
+  END IF;
+  RETURN NULL;
+END
+$fn$`
+}
+
+/** The trigger on one claimed table: deferred, fired for rows a claim wrote. */
+const triggerSql = (n: SchemaNames, table: string) => [
+  `DROP TRIGGER IF EXISTS ${n.trigger} ON ${table}`,
+  `CREATE CONSTRAINT TRIGGER ${n.trigger} AFTER INSERT OR UPDATE ON ${table}
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+  WHEN (current_setting('${CLAIM_SETTING}', true) <> '')
+  EXECUTE FUNCTION ${n.guard}()`,
+]
+
 /** The DDL after the version table: the tables and the three functions. */
 export function schemaStatements(n: SchemaNames): string[] {
-  return [...tablesSql(n), settleSql(n), claimSql(n), heldSql(n)]
+  return [
+    ...tablesSql(n),
+    settleSql(n),
+    claimSql(n),
+    heldSql(n),
+    heldOneSql(n),
+    guardSql(n),
+    ...triggerSql(n, n.conversions),
+    ...triggerSql(n, n.events),
+  ]
 }
 
 /**

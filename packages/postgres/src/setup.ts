@@ -1,17 +1,21 @@
 import {
   createSchemaSql,
   POSTGRES_SCHEMA_VERSION,
+  qualifyNames,
   type SchemaNames,
   schemaStatements,
   TABLE_COLUMNS,
   versionTableSql,
 } from './schema.js'
+import { SYNC_SETTING_SQL, syncLiteral } from './statements.js'
 
 /** The functions of this layout, with their argument types, as `to_regprocedure` names them. */
 const routineSignatures = (names: SchemaNames) => [
   `${names.claim}(text, bigint, bigint, text, bigint, bigint)`,
   `${names.settle}(text, text, bigint)`,
   `${names.held}(bigint)`,
+  `${names.held}(bigint, text)`,
+  `${names.guard}()`,
 ]
 
 interface Recorded {
@@ -132,8 +136,15 @@ async function createAll(run: RunSql, names: SchemaNames): Promise<void> {
   await run(versionTableSql(names))
   const rows = await run<{ version: number }>(`SELECT version FROM ${names.version} LIMIT 1`)
   const now = rows[0]?.version
-  if (now !== undefined && now !== POSTGRES_SCHEMA_VERSION) throw wrongVersion(now, names)
-  if (now !== undefined) return
+  if (now === POSTGRES_SCHEMA_VERSION) return
+  if (now === 2) {
+    // Layout 2 has every table and column of 3: the functions are replaced and
+    // the guard trigger added, in place, in this transaction.
+    for (const statement of schemaStatements(names)) await run(statement)
+    await run(`UPDATE ${names.version} SET version = $1`, [POSTGRES_SCHEMA_VERSION])
+    return
+  }
+  if (now !== undefined) throw wrongVersion(now, names)
   await checkExistingTables(run, names)
   for (const statement of schemaStatements(names)) await run(statement)
   await run(`INSERT INTO ${names.version} (version) VALUES ($1)`, [POSTGRES_SCHEMA_VERSION])
@@ -156,6 +167,35 @@ export async function ensureSchema(driver: SetupDriver, names: SchemaNames): Pro
     if (!found.routines) throw missingRoutines(names)
     return
   }
-  if (found?.version !== undefined) throw wrongVersion(found.version, names)
+  if (found?.version !== undefined && found.version !== 2) throw wrongVersion(found.version, names)
   await driver.transaction((run) => createAll(run, names))
+}
+
+/** What the store reads of the server once its tables are there. */
+export interface ServerFacts {
+  /** synchronous_commit as SQL for the store's commits to pin ({@link syncLiteral}). */
+  sync: string
+}
+
+/** A schema name the store may write unquoted into its statements. */
+const PLAIN_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/**
+ * Reads what the store's commits pin (the synchronous_commit a new session
+ * gets), and qualifies the store's names with the schema its tables were
+ * found in: the store's calls then do not depend on the session's
+ * search_path, which a handler may have changed on a pooled connection.
+ */
+export async function readServerFacts(run: RunSql, names: SchemaNames): Promise<ServerFacts> {
+  const rows = await run<{ value: string | null; schema: string | null }>(
+    `SELECT (${SYNC_SETTING_SQL}) AS value,
+            (SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.oid = to_regclass($1)) AS schema`,
+    [names.conversions],
+  )
+  const row = rows[0]
+  if (names.qualifier === '' && row?.schema != null && PLAIN_NAME.test(row.schema)) {
+    qualifyNames(names, row.schema)
+  }
+  return { sync: syncLiteral(row?.value ?? undefined) }
 }

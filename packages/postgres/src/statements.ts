@@ -33,10 +33,31 @@ export const SERVER_IDLE_MARGIN_MS = 2000
 export const claimCallSql = (n: SchemaNames) =>
   `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $8, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
 
-const heldCall = (n: SchemaNames, xact: string) => `SELECT ${n.held}(${xact}::bigint)`
+/** The values synchronous_commit takes: the only texts {@link syncLiteral} inlines. */
+const SYNC_VALUES = new Set(['on', 'off', 'local', 'remote_write', 'remote_apply'])
 
-/** held(xact): raises AWLST unless the transaction is still the claim's. Parameter: the claim's xact. */
-export const heldSql = (n: SchemaNames) => heldCall(n, '$1')
+/**
+ * The synchronous_commit the store's commits are pinned to, as SQL: the value
+ * the server gives a new session of this pool (read once at start), so that
+ * a handler's `SET synchronous_commit = off` neither weakens its own commit
+ * nor the next delivery's on the same connection. NULL (no pin) when unknown.
+ */
+export function syncLiteral(value: string | undefined): string {
+  return value !== undefined && SYNC_VALUES.has(value) ? `'${value}'` : 'NULL'
+}
+
+/** Reads the synchronous_commit a new session of this pool gets (its reset value). */
+export const SYNC_SETTING_SQL = `SELECT reset_val AS value FROM pg_settings WHERE name = 'synchronous_commit'`
+
+const heldCall = (n: SchemaNames, xact: string, sync: string) =>
+  `SELECT ${n.held}(${xact}::bigint, ${sync})`
+
+/**
+ * held(xact, sync): raises AWLST unless the transaction is still the claim's,
+ * then signs the store's commit (the guard trigger refuses any other) and pins
+ * synchronous_commit. Parameter: the claim's xact; `sync` from {@link syncLiteral}.
+ */
+export const heldSql = (n: SchemaNames, sync: string) => heldCall(n, '$1', sync)
 
 /**
  * The same check with the claim's xact written into the text, no parameters:
@@ -46,10 +67,26 @@ export const heldSql = (n: SchemaNames) => heldCall(n, '$1')
  * ended the transaction itself, that answer finds the session idle, postgres.js
  * hands the connection back to its pool, and the waiting COMMIT is never sent.)
  */
-export function heldLiteralSql(n: SchemaNames, xact: string): string {
+export function heldLiteralSql(n: SchemaNames, xact: string, sync: string): string {
   if (!TRANSACTION_ID.test(xact)) throw new TypeError('not a transaction id')
-  return heldCall(n, xact)
+  return heldCall(n, xact, sync)
 }
+
+/**
+ * Before the store's BEGIN, in a query of its own (in BEGIN's query it would
+ * join the transaction, and a ROLLBACK would undo it), on the connection the
+ * store holds (postgres.js, which does not tell the transaction's status):
+ * every transaction the session starts after the claim's own (which BEGINs
+ * READ WRITE) is read-only.
+ * A COMMIT or ROLLBACK of the handler's that got past every check ends the
+ * claim's transaction; whatever the handler writes after it then fails on the
+ * server (25006) instead of committing on its own, where the store's rollback
+ * could not reach it. {@link SESSION_WRITABLE} ends it, after the store's COMMIT
+ * or ROLLBACK, before the connection serves anyone else.
+ */
+export const SESSION_READ_ONLY = 'SET default_transaction_read_only = on'
+/** The session as the pool gave it, after the store ended the claim's transaction. */
+export const SESSION_WRITABLE = 'SET default_transaction_read_only = off'
 
 /** peek: whether the event is done, and its conversion's committed watermark. Parameters: event, conversion. */
 export const peekSql = (n: SchemaNames) =>
@@ -112,5 +149,11 @@ export const pruneSql = (table: string, limit: number) =>
  * as a mark's commit does. WAL reaches a standby in order: once this commit is
  * there, the mark the duplicate was judged on is too, and the 2xx answered for
  * it survives a failover. (A transaction that wrote nothing would not wait.)
+ * Its commit is pinned like a mark's.
  */
-export const DURABLE_DUPLICATE_SQL = `SELECT pg_logical_emit_message(true, 'affiliate-webhooks', 'duplicate'); COMMIT`
+export const durableDuplicateSql = (sync: string) =>
+  `SELECT set_config('synchronous_commit', COALESCE(${sync}, current_setting('synchronous_commit')), true), pg_logical_emit_message(true, 'affiliate-webhooks', 'duplicate'); COMMIT`
+
+/** How a stale event's transaction ends: its mark committed, pinned like a claim's. */
+export const staleCommitSql = (sync: string) =>
+  `SELECT set_config('synchronous_commit', COALESCE(${sync}, current_setting('synchronous_commit')), true); COMMIT`

@@ -57,11 +57,13 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
   // READ COMMITTED is the claim's assumption; asked of Prisma (one more round
   // trip per delivery) only when the database's default is another level.
   let isolation: 'ReadCommitted' | undefined
+  let sync = 'NULL'
   return {
     sql: 'postgres',
     failure,
     async ready() {
       await pg.ensureSchema(setupDriver(parts, failure), names)
+      sync = (await pg.readServerFacts(run, names)).sync
       const rows = await run<{ level: string }>(
         "SELECT current_setting('default_transaction_isolation') AS level",
       )
@@ -94,7 +96,8 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
       return { status: verdict as 'duplicate' | 'stale' }
     },
     async beforeCommit(tx, _input, held) {
-      await tx.$executeRawUnsafe(pg.heldSql(names), held)
+      // Signs the commit for the guard trigger and pins its synchronous_commit.
+      await tx.$executeRawUnsafe(pg.heldSql(names, sync), held)
     },
     async beforeRollback() {},
     isAborted: (error) => pg.isAborted(databaseError(error)),
@@ -102,8 +105,12 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
     // AWLST: the held check found another transaction than the claim's (the handler ended it).
     isHandlerEnded: (error) => databaseError(error).code === 'AWLST',
     // PostgreSQL keeps a failed transaction open and aborted: it refuses what follows itself
-    // (25P02), and a ROLLBACK TO SAVEPOINT brings it back, so nothing is refused here.
-    goneReason: () => undefined,
+    // (25P02), and a ROLLBACK TO SAVEPOINT brings it back. Gone only when the guard
+    // trigger refused a COMMIT of the handler's: the server rolled the attempt back.
+    goneReason: (error) =>
+      pg.isEscapeRefused(databaseError(error))
+        ? 'a COMMIT the store did not send, refused by the server: the whole attempt was rolled back'
+        : undefined,
     async peek({ eventId, conversionId, order }: PeekInput) {
       const rows = await run<PeekRow>(pg.peekSql(names), [eventId, conversionId ?? null])
       return pg.peekVerdict(rows[0] as PeekRow, eventId, order)
