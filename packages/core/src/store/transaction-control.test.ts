@@ -136,6 +136,65 @@ describe('transactionControl', () => {
   })
 })
 
+const dialects = ['postgres', 'mysql', 'sqlite'] as const
+
+describe('transactionControl: the gaps of issue 57', () => {
+  it('finds the first word whatever precedes it: no cut of a long text before it', () => {
+    const comment = `/* ${'why '.repeat(2000)} */`
+    for (const dialect of dialects) {
+      expect(transactionControl(`${' '.repeat(4100)}COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${'\n\t'.repeat(3000)}ROLLBACK`, dialect)).toBe('ROLLBACK')
+      expect(transactionControl(`${'-- pad\n'.repeat(700)}COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${'/**/'.repeat(1100)} COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${comment} COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${comment} START TRANSACTION`, dialect)).toBe('START TRANSACTION')
+    }
+    // The statement that follows a long one is read, however long the first.
+    const rows = Array.from({ length: 500 }, (_, i) => `(${i}, 'a;b')`).join(', ')
+    expect(transactionControl(`INSERT INTO t VALUES ${rows}; COMMIT`, 'sqlite')).toBe('COMMIT')
+    expect(transactionControl(`INSERT INTO t VALUES ${rows}`, 'sqlite')).toBeUndefined()
+    // On MySQL a SET is read whole, however long: autocommit may be its last assignment.
+    const many = Array.from({ length: 200 }, (_, i) => `@v${i} = ${i}`).join(', ')
+    expect(transactionControl(`SET ${many}, autocommit = 1`, 'mysql')).toBe('SET AUTOCOMMIT')
+  })
+  it('reads non-ASCII characters in names, as the servers do (é$x$ is a name, not a dollar quote)', () => {
+    const text = 'SELECT 1 AS é$x$; COMMIT; BEGIN; SELECT 1 AS é$x$'
+    expect(transactionControl(text, 'postgres')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 AS ✓$x$; COMMIT; SELECT $x$', 'postgres')).toBe('COMMIT')
+    expect(statementWords('select naïve, übung from t;', 'postgres')).toEqual([
+      ['SELECT', 'NAïVE', 'üBUNG', 'FROM', 'T'],
+    ])
+    // A dollar quote's tag may hold non-ASCII letters: its inside is text.
+    expect(transactionControl('SELECT $é$; COMMIT $é$', 'postgres')).toBeUndefined()
+    for (const dialect of dialects) {
+      expect(transactionControl('SELECT prénom FROM t; COMMIT', dialect)).toBe('COMMIT')
+      // A non-ASCII letter never makes a keyword ('ı' upper-cases to 'I').
+      expect(transactionControl('commıt', dialect)).toBeUndefined()
+      // 'ß' upper-cases to two letters: the next word is not misplaced.
+      expect(transactionControl('SELECT straße; COMMIT', dialect)).toBe('COMMIT')
+    }
+  })
+  it('ends a comment where each server does', () => {
+    // PostgreSQL ends a -- comment at \r too; MySQL's -- needs a space after it.
+    expect(transactionControl('SELECT 1 -- x\r; COMMIT', 'postgres')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 -- x\r; COMMIT', 'sqlite')).toBeUndefined()
+    expect(transactionControl('SELECT 1 --1; COMMIT', 'mysql')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 -- 1; COMMIT', 'mysql')).toBeUndefined()
+    expect(transactionControl('SELECT 1 --\t; COMMIT', 'mysql')).toBeUndefined()
+  })
+  it('reads nested comments on PostgreSQL', () => {
+    expect(
+      transactionControl('SELECT 1 /* a /* nested */ comment; COMMIT */', 'postgres'),
+    ).toBeUndefined()
+    expect(transactionControl('/* a /* b */ COMMIT', 'postgres')).toBeUndefined()
+    expect(transactionControl('/* a /* b */ c */ COMMIT', 'postgres')).toBe('COMMIT')
+    expect(transactionControl('/* a /*/ b */ COMMIT', 'postgres')).toBeUndefined()
+    // MySQL and SQLite do not nest comments: the first */ closes.
+    expect(transactionControl('/* a /* b */ COMMIT', 'mysql')).toBe('COMMIT')
+    expect(transactionControl('/* a /* b */ COMMIT', 'sqlite')).toBe('COMMIT')
+  })
+})
+
 describe('the errors of ctx.tx', () => {
   it('name the statement, the code and what to do instead', () => {
     const refused = refusedStatement('mysqlStore', 'START TRANSACTION') as Error & { code: string }
