@@ -193,6 +193,30 @@ describe('transactionControl: the gaps of issue 57', () => {
     expect(transactionControl('/* a /* b */ COMMIT', 'mysql')).toBe('COMMIT')
     expect(transactionControl('/* a /* b */ COMMIT', 'sqlite')).toBe('COMMIT')
   })
+  it('reads quoted names in a MySQL SET, and lets user variables named autocommit through', () => {
+    for (const text of [
+      'SET `autocommit` = 1',
+      'SET @@`autocommit`=1',
+      'SET SESSION `autocommit`=1',
+      'SET @@session.`autocommit` = 1',
+      'SET @@SESSION.`AutoCommit` := 1',
+      'SET @@`session`.`autocommit` = 1',
+      'SET @a = 1, `autocommit` = 1',
+      'SET @@ autocommit = 1',
+    ]) {
+      expect(transactionControl(text, 'mysql'), text).toBe('SET AUTOCOMMIT')
+    }
+    for (const text of [
+      'SET @autocommit = 1',
+      'SET @`autocommit` = 1',
+      "SET @'autocommit' = 1",
+      'SET @"autocommit" = 1',
+      'SET @ autocommit = 1',
+      'SELECT `autocommit` FROM settings',
+    ]) {
+      expect(transactionControl(text, 'mysql'), text).toBeUndefined()
+    }
+  })
 })
 
 describe('the errors of ctx.tx', () => {

@@ -105,8 +105,23 @@ function refusedHead(words: readonly string[], dialect: SqlDialect): string | un
   return dialect === 'mysql' ? refusedOnMysql(words) : undefined
 }
 
-/** An assignment to autocommit, in any of MySQL's spellings (`@@session.autocommit`, ...). */
-const AUTOCOMMIT = /(^|[.@])AUTOCOMMIT$/
+/**
+ * MySQL's autocommit as a SET names it: `autocommit`, `@@autocommit`,
+ * `@@session.autocommit` (`@@local.`, `@@global.`), any part quoted in
+ * backticks (`` @@`session`.`autocommit` ``, the backticks taken out first).
+ * A user variable (`@autocommit`, `` @`autocommit` ``: one `@`) is the app's
+ * own, and setting it commits nothing.
+ */
+const AUTOCOMMIT = /^(?:@@(?:[^.@]+\.)?)?AUTOCOMMIT$/
+
+/** Whether `words` (a SET's) name autocommit: among its assignments, or (rarely) read in a value. */
+const namesAutocommit = (words: readonly string[]) =>
+  words.some(
+    (word, i) =>
+      AUTOCOMMIT.test(word.includes('`') ? word.replaceAll('`', '') : word) &&
+      // `@ autocommit`, a space after the `@`, is still a user variable.
+      words[i - 1] !== '@',
+  )
 
 /**
  * MySQL's statements that commit, or may, beyond their first words: `SET
@@ -123,7 +138,7 @@ function refusedOnMysql(words: readonly string[]): string | undefined {
     const found = inner === -1 ? undefined : refusedHead(words.slice(inner + 1), 'mysql')
     return found === undefined ? undefined : `SET STATEMENT ... FOR ${found}`
   }
-  if (first === 'SET' && words.some((word) => AUTOCOMMIT.test(word))) return 'SET AUTOCOMMIT'
+  if (first === 'SET' && namesAutocommit(words)) return 'SET AUTOCOMMIT'
   if (first === 'PREPARE' || first === 'EXECUTE') return first
   return undefined
 }
@@ -281,7 +296,7 @@ function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
     case DQUOTE:
       return skipQuoted(sql, at, DQUOTE, dialect === 'mysql')
     case BACKTICK:
-      return dialect === 'postgres' ? at : skipQuoted(sql, at, BACKTICK, false)
+      return dialect === 'sqlite' ? skipQuoted(sql, at, BACKTICK, false) : at
     case BRACKET: {
       if (dialect !== 'sqlite') return at
       const end = sql.indexOf(']', at + 1)
@@ -361,9 +376,16 @@ function readName(sql: string, at: number, statement: Statement): number {
   let ascii = true
   while (i < sql.length) {
     const c = sql.charCodeAt(i)
-    if (!nameChar(c)) break
-    if (c >= 0x80) ascii = false
-    i++
+    if (c === BACKTICK && statement.dialect === 'mysql') {
+      // A quoted part of a MySQL name, kept in its word with its backticks
+      // (`` @@session.`autocommit` ``): a quoted name is no keyword, but a
+      // SET may name autocommit so.
+      i = skipQuoted(sql, i, BACKTICK, false)
+      ascii = false
+    } else if (nameChar(c)) {
+      if (c >= 0x80) ascii = false
+      i++
+    } else break
   }
   if (statement.wants()) statement.add(upper(sql.slice(at, Math.min(i, at + MAX_WORD)), ascii))
   return i
@@ -384,7 +406,7 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
   while (i < sql.length) {
     const code = sql.charCodeAt(i)
     if (code <= 32) i++
-    else if (nameStart(code)) {
+    else if (nameStart(code) || (code === BACKTICK && dialect === 'mysql')) {
       i = readName(sql, i, statement)
       if (statement.decided() && semicolon < i) {
         semicolon = sql.indexOf(';', i)
