@@ -10,6 +10,16 @@
  * This reads statement heads only (a lexer, not a parser): comments, quoted
  * text, quoted names and PostgreSQL dollar quotes are skipped, and every
  * statement of a multi-statement text is looked at.
+ *
+ * It is an early refusal with a clear message, not the guarantee (issue
+ * 57): a text it cannot see into still ends the transaction, and the stores
+ * answer that from what the server reports after each statement, and hold an
+ * event whose mark a commit they did not send made durable (`event_held`). So
+ * `CALL` is not refused: a procedure's body is not in the text, most
+ * procedures commit nothing (PostgreSQL's cannot inside a transaction block),
+ * and refusing every CALL on MySQL would refuse legitimate code; a MySQL
+ * procedure that commits is caught when it returns, by the store's reading
+ * of the server's status flags, and its event held, not answered as handled.
  */
 
 /** The SQL dialect of a store: what a statement does to the open transaction differs. */
@@ -93,10 +103,54 @@ function harmless(words: readonly string[], dialect: SqlDialect): boolean {
   return false
 }
 
+/** MariaDB's compound statements by the word that opens them, as an error names them. */
+const COMPOUND = new Map([
+  ['IF', 'IF ... END IF'],
+  ['CASE', 'CASE ... END CASE'],
+  ['LOOP', 'LOOP ... END LOOP'],
+  ['REPEAT', 'REPEAT ... END REPEAT'],
+  ['WHILE', 'WHILE ... END WHILE'],
+  ['FOR', 'FOR ... END FOR'],
+  ['BEGIN', 'BEGIN ... END'],
+  ['DECLARE', 'DECLARE ... BEGIN ... END'],
+])
+
+/** What a compound statement's refusal adds to its name. */
+const COMPOUND_NOTE = "a compound statement: write its control flow in the handler's code"
+
+/**
+ * A MariaDB compound statement, named, or undefined. MariaDB runs them
+ * outside a stored program (`IF 1 THEN COMMIT; END IF`, `CASE`, `LOOP`,
+ * `WHILE`, `REPEAT`, `FOR`, `BEGIN NOT ATOMIC ... END`, labelled `l: LOOP` or,
+ * in Oracle mode, `<<l>> LOOP`, and Oracle mode's `DECLARE ... BEGIN ... END`),
+ * and whatever is inside runs. They are refused whole, not read inside: the
+ * statements inside start after THEN, ELSE, DO, LOOP, REPEAT, a handler's
+ * FOR, in forms only a parser follows, and one missed lets a COMMIT or an
+ * implicit commit through; the handler's own code does the same control flow
+ * around plain statements. MySQL runs none of them outside a program (a
+ * syntax error there), so refusing them costs nothing there.
+ */
+function compoundStatement(words: readonly string[]): string | undefined {
+  // The lexer adds ':' after a first word followed by a colon, and '<<' for a
+  // statement opening with `<<`: a label precedes the opener.
+  const at = words[1] === ':' || words[0] === '<<' ? 2 : 0
+  const opener = words[at]
+  const name = opener === undefined ? undefined : COMPOUND.get(opener)
+  if (name === undefined) return undefined
+  if (opener === 'BEGIN' && words[at + 1] === 'NOT' && words[at + 2] === 'ATOMIC') {
+    return `BEGIN NOT ATOMIC ... END (${COMPOUND_NOTE})`
+  }
+  // An unlabelled BEGIN [WORK] starts a transaction: refused as BEGIN.
+  if (opener === 'BEGIN' && at === 0) return undefined
+  return `${name} (${COMPOUND_NOTE})`
+}
+
 /** The head this statement's words are refused for on `dialect`, or undefined. */
 function refusedHead(words: readonly string[], dialect: SqlDialect): string | undefined {
   const [first, second] = words
   if (first === undefined || harmless(words, dialect)) return undefined
+  const compound = dialect === 'mysql' ? compoundStatement(words) : undefined
+  if (compound !== undefined) return compound
   const two = second === undefined ? first : `${first} ${second}`
   if (ENDS_ANYWHERE.has(two) || ENDS_ON[dialect].has(two)) return two
   if (ENDS_ANYWHERE.has(first) || ENDS_ON[dialect].has(first)) {
@@ -127,9 +181,8 @@ const namesAutocommit = (words: readonly string[]) =>
  * MySQL's statements that commit, or may, beyond their first words: `SET
  * autocommit` among other assignments (turning it on commits), `SET STATEMENT
  * ... FOR` another statement, and SQL-level `PREPARE`/`EXECUTE` (the
- * statement prepared is a string this reader cannot see). MariaDB's compound
- * `BEGIN NOT ATOMIC ... END` is refused as `BEGIN`. (SET TRANSACTION only sets
- * the next transaction's characteristics: harmless.)
+ * statement prepared is a string this reader cannot see). (SET TRANSACTION
+ * only sets the next transaction's characteristics: harmless.)
  */
 function refusedOnMysql(words: readonly string[]): string | undefined {
   const [first, second] = words
@@ -154,7 +207,10 @@ const STAR = 42
 const DASH = 45
 const DOT = 46
 const SLASH = 47
+const COLON = 58
 const SEMICOLON = 59
+const LESS = 60
+const EQUALS = 61
 const BRACKET = 91
 const BACKSLASH = 92
 const BACKTICK = 96
@@ -351,6 +407,18 @@ class Statement {
     else if (this.nesting > 0 && word === 'END') this.nesting--
   }
 
+  /** Notes the punctuation at `at` that a statement's reading needs: a MySQL label's. */
+  punctuation(sql: string, at: number): void {
+    if (this.dialect !== 'mysql') return
+    const code = sql.charCodeAt(at)
+    // `l: LOOP` (not `@a := 1`), and Oracle mode's `<<l>> LOOP`.
+    if (code === COLON && this.words.length === 1 && sql.charCodeAt(at + 1) !== EQUALS) {
+      this.words.push(':')
+    } else if (code === LESS && this.words.length === 0 && sql.charCodeAt(at + 1) === LESS) {
+      this.words.push('<<')
+    }
+  }
+
   /** Whether the words read settle what the statement does (no `;` left: nothing else follows). */
   decided(): boolean {
     return this.words.length >= DECIDING_WORDS && !this.readWhole()
@@ -417,6 +485,7 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
       i++
     } else {
       const past = skipOpaque(sql, i, dialect)
+      if (past === i) statement.punctuation(sql, i)
       i = past === i ? i + 1 : past
     }
   }
