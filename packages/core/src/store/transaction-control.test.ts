@@ -156,6 +156,7 @@ describe('transactionControl: the gaps of issue 57', () => {
     const many = Array.from({ length: 200 }, (_, i) => `@v${i} = ${i}`).join(', ')
     expect(transactionControl(`SET ${many}, autocommit = 1`, 'mysql')).toBe('SET AUTOCOMMIT')
   })
+
   it('reads non-ASCII characters in names, as the servers do (é$x$ is a name, not a dollar quote)', () => {
     const text = 'SELECT 1 AS é$x$; COMMIT; BEGIN; SELECT 1 AS é$x$'
     expect(transactionControl(text, 'postgres')).toBe('COMMIT')
@@ -173,6 +174,7 @@ describe('transactionControl: the gaps of issue 57', () => {
       expect(transactionControl('SELECT straße; COMMIT', dialect)).toBe('COMMIT')
     }
   })
+
   it('ends a comment where each server does', () => {
     // PostgreSQL ends a -- comment at \r too; MySQL's -- needs a space after it.
     expect(transactionControl('SELECT 1 -- x\r; COMMIT', 'postgres')).toBe('COMMIT')
@@ -181,6 +183,7 @@ describe('transactionControl: the gaps of issue 57', () => {
     expect(transactionControl('SELECT 1 -- 1; COMMIT', 'mysql')).toBeUndefined()
     expect(transactionControl('SELECT 1 --\t; COMMIT', 'mysql')).toBeUndefined()
   })
+
   it('reads nested comments on PostgreSQL', () => {
     expect(
       transactionControl('SELECT 1 /* a /* nested */ comment; COMMIT */', 'postgres'),
@@ -192,6 +195,7 @@ describe('transactionControl: the gaps of issue 57', () => {
     expect(transactionControl('/* a /* b */ COMMIT', 'mysql')).toBe('COMMIT')
     expect(transactionControl('/* a /* b */ COMMIT', 'sqlite')).toBe('COMMIT')
   })
+
   it('reads quoted names in a MySQL SET, and lets user variables named autocommit through', () => {
     for (const text of [
       'SET `autocommit` = 1',
@@ -216,6 +220,7 @@ describe('transactionControl: the gaps of issue 57', () => {
       expect(transactionControl(text, 'mysql'), text).toBeUndefined()
     }
   })
+
   it('refuses MariaDB compound statements on MySQL whole, whatever they hold', () => {
     const compound = "a compound statement: write its control flow in the handler's code"
     const refused: [string, string][] = [
@@ -245,6 +250,43 @@ describe('transactionControl: the gaps of issue 57', () => {
     expect(transactionControl('SET @x := 1; SELECT @x', 'mysql')).toBeUndefined()
     // CALL is not read (a procedure's body is not in the text): the store detects what it does.
     expect(transactionControl('CALL app_flush()', 'mysql')).toBeUndefined()
+  })
+
+  it("finds a SQLite trigger's body by its BEGIN, not by a name spelled begin", () => {
+    const refused = [
+      'CREATE TEMP TRIGGER tr AFTER UPDATE OF begin ON slots BEGIN SELECT 1; END; COMMIT; BEGIN',
+      'CREATE TRIGGER tr AFTER UPDATE OF "begin", end ON slots BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE OF case_, end ON slots BEGIN SELECT 1; END\n;COMMIT',
+      'CREATE TRIGGER begin INSERT ON end BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON begin FOR EACH ROW WHEN new.begin = 1 BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t WHEN new . begin = 1 BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t WHEN begin + (SELECT 1) BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t BEGIN UPDATE t SET end = 1; SELECT CASE WHEN end THEN 1 END; END; COMMIT',
+      'CREATE TEMPORARY TRIGGER IF NOT EXISTS tr AFTER DELETE ON t BEGIN DELETE FROM u; END;COMMIT',
+      'CREATE TRIGGER tr AFTER INSERT ON t BEGIN /* c */ INSERT INTO u VALUES (1); END; COMMIT',
+      // A trigger with no body (a syntax error): what follows is read.
+      'CREATE TRIGGER tr AFTER UPDATE OF begin ON slots; COMMIT',
+    ]
+    for (const text of refused) expect(transactionControl(text, 'sqlite'), text).toBe('COMMIT')
+    expect(
+      transactionControl(
+        'CREATE TRIGGER tr AFTER UPDATE OF begin ON slots BEGIN SELECT 1; SELECT 2; END',
+        'sqlite',
+      ),
+    ).toBeUndefined()
+    expect(
+      statementWords('CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END; SELECT 2', 'sqlite'),
+    ).toEqual([
+      ['CREATE', 'TRIGGER', 'TR', 'AFTER', 'INSERT', 'ON', 'T', 'BEGIN', 'SELECT', 'END'],
+      ['SELECT'],
+    ])
+    // PostgreSQL's triggers have no body in the text: a column named begin opens nothing.
+    expect(
+      transactionControl(
+        'CREATE TRIGGER tr AFTER UPDATE OF begin ON t FOR EACH ROW EXECUTE FUNCTION f(); COMMIT',
+        'postgres',
+      ),
+    ).toBe('COMMIT')
   })
 })
 

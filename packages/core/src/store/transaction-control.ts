@@ -365,9 +365,22 @@ function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
   }
 }
 
-/** Whether the statement whose head is `words` has a body of statements ending in END (a SQLite trigger). */
+/** Whether `words` open a SQLite trigger: CREATE [TEMP|TEMPORARY] TRIGGER. */
 const opensTrigger = (words: readonly string[]) =>
-  words[0] === 'CREATE' && (words[1] === 'TRIGGER' || words[2] === 'TRIGGER')
+  words[0] === 'CREATE' &&
+  (words[1] === 'TRIGGER' ||
+    ((words[1] === 'TEMP' || words[1] === 'TEMPORARY') && words[2] === 'TRIGGER'))
+
+/** The statements a SQLite trigger's body holds: its BEGIN is followed by one of these. */
+const BODY_HEADS = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'VALUES'])
+
+/**
+ * Where the reading of a SQLite trigger is: `head` until the ON of its
+ * table, `tail` until its body's BEGIN, `begin` on a BEGIN that may be it,
+ * `body` inside (a `;` ends an inner statement, not the trigger), `after`
+ * past the body's END.
+ */
+type TriggerPart = 'none' | 'head' | 'tail' | 'begin' | 'body' | 'after'
 
 /** The words kept of a statement: its first words decide what it does to the transaction. */
 const MAX_WORDS = 64
@@ -379,8 +392,9 @@ const MAX_WORD = 256
 /** The statement being read: its words so far, and whether a `;` ends it. */
 class Statement {
   words: string[] = []
-  // Inside a trigger's BEGIN ... END, semicolons end its inner statements, not it.
-  nesting = 0
+  trigger: TriggerPart = 'none'
+  // In a trigger's body, whether the next word starts an inner statement.
+  innerStart = false
 
   readonly dialect: SqlDialect
 
@@ -398,17 +412,53 @@ class Statement {
 
   /** Whether the next word counts (a long statement's later words cost nothing to skip). */
   wants(): boolean {
-    return this.words.length < MAX_WORDS || this.readWhole() || this.nesting > 0
+    return this.words.length < MAX_WORDS || this.readWhole() || this.trigger !== 'none'
   }
 
   add(word: string): void {
     if (this.words.length < MAX_WORDS || this.readWhole()) this.words.push(word)
-    if (opensTrigger(this.words) && (word === 'BEGIN' || word === 'CASE')) this.nesting++
-    else if (this.nesting > 0 && word === 'END') this.nesting--
+    if (this.dialect === 'sqlite') this.followTrigger(word)
   }
 
-  /** Notes the punctuation at `at` that a statement's reading needs: a MySQL label's. */
+  /**
+   * Follows a SQLite trigger to its body and past it. `begin` and `end` may
+   * be names (SQLite takes both for one: `UPDATE OF begin, end ON begin`),
+   * so a word BEGIN opens the body only after the table's ON (a keyword that
+   * is never a bare name) and only when an inner statement follows it
+   * straight, where a name `begin` in `WHEN new . begin = 1` is followed by
+   * an operator, or by FOR, WHEN or BEGIN. The body ends at an END where an
+   * inner statement would start: no inner statement starts with END, and a
+   * CASE's END (or a column `end`) is always inside one.
+   */
+  private followTrigger(word: string): void {
+    switch (this.trigger) {
+      case 'none':
+        if (this.words.length <= 3 && opensTrigger(this.words)) this.trigger = 'head'
+        return
+      case 'head':
+        if (word === 'ON') this.trigger = 'tail'
+        return
+      case 'begin':
+        this.trigger = BODY_HEADS.has(word) ? 'body' : word === 'BEGIN' ? 'begin' : 'tail'
+        return
+      case 'tail':
+        if (word === 'BEGIN') this.trigger = 'begin'
+        return
+      case 'body':
+        if (this.innerStart && word === 'END') this.trigger = 'after'
+        this.innerStart = false
+        return
+      default:
+        return
+    }
+  }
+
+  /**
+   * Notes the punctuation at `at` that a statement's reading needs: a MySQL
+   * label's, or anything after a trigger's BEGIN (no body follows then).
+   */
   punctuation(sql: string, at: number): void {
+    if (this.trigger === 'begin') this.trigger = 'tail'
     if (this.dialect !== 'mysql') return
     const code = sql.charCodeAt(at)
     // `l: LOOP` (not `@a := 1`), and Oracle mode's `<<l>> LOOP`.
@@ -424,16 +474,19 @@ class Statement {
     return this.words.length >= DECIDING_WORDS && !this.readWhole()
   }
 
-  /** Whether a `;` here ends the statement. */
-  endsAt(): boolean {
-    return this.nesting === 0
+  /** Takes a `;`: whether it ends the statement (in a trigger's body, it ends an inner one). */
+  semicolon(): boolean {
+    if (this.trigger !== 'body') return true
+    this.innerStart = true
+    return false
   }
 
   /** The words read, and a new statement begun. */
   take(): string[] {
     const words = this.words
     this.words = []
-    this.nesting = 0
+    this.trigger = 'none'
+    this.innerStart = false
     return words
   }
 }
@@ -481,7 +534,7 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
         if (semicolon === -1) break
       }
     } else if (code === SEMICOLON) {
-      if (statement.endsAt() && statement.words.length > 0 && visit(statement.take())) return
+      if (statement.semicolon() && statement.words.length > 0 && visit(statement.take())) return
       i++
     } else {
       const past = skipOpaque(sql, i, dialect)
