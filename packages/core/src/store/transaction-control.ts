@@ -384,8 +384,12 @@ type TriggerPart = 'none' | 'head' | 'tail' | 'begin' | 'body' | 'after'
 
 /** The words kept of a statement: its first words decide what it does to the transaction. */
 const MAX_WORDS = 64
-/** Words read of a statement past which, with no `;` left in the text, the rest is not read. */
-const DECIDING_WORDS = 4
+/**
+ * Words read of a statement past which, with no `;` left in the text, the
+ * rest is not read: what it does is in its first words (`l: BEGIN NOT ATOMIC`
+ * is the longest head read), not in a bulk INSERT's rows.
+ */
+const DECIDING_WORDS = 5
 /** A longer word is kept cut: no keyword is that long. */
 const MAX_WORD = 256
 
@@ -546,9 +550,10 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
 }
 
 /**
- * The words of each statement of `sql`, upper-cased, outside quotes and
- * comments (at most 64 a statement): its first words decide what it does to
- * the transaction, a few statements need more.
+ * The words of each statement of `sql`, upper-cased (ASCII letters), outside
+ * quotes and comments (at most 64 a statement, and of the last, when no `;`
+ * follows, its first few): its first words decide what it does to the
+ * transaction, a few statements need more (a MySQL SET is read whole).
  */
 export function statementWords(sql: string, dialect: SqlDialect): string[][] {
   const statements: string[][] = []
