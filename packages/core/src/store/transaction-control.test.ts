@@ -91,7 +91,6 @@ describe('transactionControl', () => {
     ).toBeUndefined()
     expect(transactionControl("PREPARE s FROM 'COMMIT'", 'mysql')).toBe('PREPARE')
     expect(transactionControl('EXECUTE s', 'mysql')).toBe('EXECUTE')
-    expect(transactionControl('BEGIN NOT ATOMIC COMMIT; END', 'mysql')).toBe('BEGIN')
     expect(transactionControl("SET @note = 'autocommit'", 'mysql')).toBeUndefined()
     expect(transactionControl('SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'mysql')).toBe(
       undefined,
@@ -133,6 +132,161 @@ describe('transactionControl', () => {
     const ok = `SELECT ${Math.random()}`
     expect(transactionControl(ok, 'sqlite')).toBeUndefined()
     expect(transactionControl(ok, 'sqlite')).toBeUndefined()
+  })
+})
+
+const dialects = ['postgres', 'mysql', 'sqlite'] as const
+
+describe('transactionControl: the gaps of issue 57', () => {
+  it('finds the first word whatever precedes it: no cut of a long text before it', () => {
+    const comment = `/* ${'why '.repeat(2000)} */`
+    for (const dialect of dialects) {
+      expect(transactionControl(`${' '.repeat(4100)}COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${'\n\t'.repeat(3000)}ROLLBACK`, dialect)).toBe('ROLLBACK')
+      expect(transactionControl(`${'-- pad\n'.repeat(700)}COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${'/**/'.repeat(1100)} COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${comment} COMMIT`, dialect)).toBe('COMMIT')
+      expect(transactionControl(`${comment} START TRANSACTION`, dialect)).toBe('START TRANSACTION')
+    }
+    // The statement that follows a long one is read, however long the first.
+    const rows = Array.from({ length: 500 }, (_, i) => `(${i}, 'a;b')`).join(', ')
+    expect(transactionControl(`INSERT INTO t VALUES ${rows}; COMMIT`, 'sqlite')).toBe('COMMIT')
+    expect(transactionControl(`INSERT INTO t VALUES ${rows}`, 'sqlite')).toBeUndefined()
+    // On MySQL a SET is read whole, however long: autocommit may be its last assignment.
+    const many = Array.from({ length: 200 }, (_, i) => `@v${i} = ${i}`).join(', ')
+    expect(transactionControl(`SET ${many}, autocommit = 1`, 'mysql')).toBe('SET AUTOCOMMIT')
+  })
+
+  it('reads non-ASCII characters in names, as the servers do (é$x$ is a name, not a dollar quote)', () => {
+    const text = 'SELECT 1 AS é$x$; COMMIT; BEGIN; SELECT 1 AS é$x$'
+    expect(transactionControl(text, 'postgres')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 AS ✓$x$; COMMIT; SELECT $x$', 'postgres')).toBe('COMMIT')
+    expect(statementWords('select naïve, übung from t;', 'postgres')).toEqual([
+      ['SELECT', 'NAïVE', 'üBUNG', 'FROM', 'T'],
+    ])
+    // A dollar quote's tag may hold non-ASCII letters: its inside is text.
+    expect(transactionControl('SELECT $é$; COMMIT $é$', 'postgres')).toBeUndefined()
+    for (const dialect of dialects) {
+      expect(transactionControl('SELECT prénom FROM t; COMMIT', dialect)).toBe('COMMIT')
+      // A non-ASCII letter never makes a keyword ('ı' upper-cases to 'I').
+      expect(transactionControl('commıt', dialect)).toBeUndefined()
+      // 'ß' upper-cases to two letters: the next word is not misplaced.
+      expect(transactionControl('SELECT straße; COMMIT', dialect)).toBe('COMMIT')
+    }
+  })
+
+  it('ends a comment where each server does', () => {
+    // PostgreSQL ends a -- comment at \r too; MySQL's -- needs a space after it.
+    expect(transactionControl('SELECT 1 -- x\r; COMMIT', 'postgres')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 -- x\r; COMMIT', 'sqlite')).toBeUndefined()
+    expect(transactionControl('SELECT 1 --1; COMMIT', 'mysql')).toBe('COMMIT')
+    expect(transactionControl('SELECT 1 -- 1; COMMIT', 'mysql')).toBeUndefined()
+    expect(transactionControl('SELECT 1 --\t; COMMIT', 'mysql')).toBeUndefined()
+  })
+
+  it('reads nested comments on PostgreSQL', () => {
+    expect(
+      transactionControl('SELECT 1 /* a /* nested */ comment; COMMIT */', 'postgres'),
+    ).toBeUndefined()
+    expect(transactionControl('/* a /* b */ COMMIT', 'postgres')).toBeUndefined()
+    expect(transactionControl('/* a /* b */ c */ COMMIT', 'postgres')).toBe('COMMIT')
+    expect(transactionControl('/* a /*/ b */ COMMIT', 'postgres')).toBeUndefined()
+    // MySQL and SQLite do not nest comments: the first */ closes.
+    expect(transactionControl('/* a /* b */ COMMIT', 'mysql')).toBe('COMMIT')
+    expect(transactionControl('/* a /* b */ COMMIT', 'sqlite')).toBe('COMMIT')
+  })
+
+  it('reads quoted names in a MySQL SET, and lets user variables named autocommit through', () => {
+    for (const text of [
+      'SET `autocommit` = 1',
+      'SET @@`autocommit`=1',
+      'SET SESSION `autocommit`=1',
+      'SET @@session.`autocommit` = 1',
+      'SET @@SESSION.`AutoCommit` := 1',
+      'SET @@`session`.`autocommit` = 1',
+      'SET @a = 1, `autocommit` = 1',
+      'SET @@ autocommit = 1',
+    ]) {
+      expect(transactionControl(text, 'mysql'), text).toBe('SET AUTOCOMMIT')
+    }
+    for (const text of [
+      'SET @autocommit = 1',
+      'SET @`autocommit` = 1',
+      "SET @'autocommit' = 1",
+      'SET @"autocommit" = 1',
+      'SET @ autocommit = 1',
+      'SELECT `autocommit` FROM settings',
+    ]) {
+      expect(transactionControl(text, 'mysql'), text).toBeUndefined()
+    }
+  })
+
+  it('refuses MariaDB compound statements on MySQL whole, whatever they hold', () => {
+    const compound = "a compound statement: write its control flow in the handler's code"
+    const refused: [string, string][] = [
+      ['IF 1 THEN COMMIT; END IF', 'IF ... END IF'],
+      ['if 1 then rollback; end if', 'IF ... END IF'],
+      ['IF 1 THEN CREATE TABLE t (i int); END IF', 'IF ... END IF'],
+      ['IF 1 THEN SELECT 1; ELSE COMMIT; END IF', 'IF ... END IF'],
+      ['CASE WHEN 1 THEN COMMIT; END CASE', 'CASE ... END CASE'],
+      ['WHILE 1 DO COMMIT; END WHILE', 'WHILE ... END WHILE'],
+      ['REPEAT COMMIT; UNTIL 1 END REPEAT', 'REPEAT ... END REPEAT'],
+      ['LOOP COMMIT; LEAVE l; END LOOP', 'LOOP ... END LOOP'],
+      ['l: LOOP COMMIT; LEAVE l; END LOOP l', 'LOOP ... END LOOP'],
+      ['l : WHILE 1 DO COMMIT; END WHILE', 'WHILE ... END WHILE'],
+      ['FOR i IN 1..2 DO COMMIT; END FOR', 'FOR ... END FOR'],
+      ['BEGIN NOT ATOMIC COMMIT; END', 'BEGIN NOT ATOMIC ... END'],
+      ['b: BEGIN NOT ATOMIC SELECT 1; END b', 'BEGIN NOT ATOMIC ... END'],
+      ['DECLARE x INT; BEGIN COMMIT; END', 'DECLARE ... BEGIN ... END'],
+      ['<<l>> LOOP COMMIT; END LOOP', 'LOOP ... END LOOP'],
+      ['SELECT 1; /* then */ IF 1 THEN COMMIT; END IF', 'IF ... END IF'],
+    ]
+    for (const [text, name] of refused) {
+      expect(transactionControl(text, 'mysql'), text).toBe(`${name} (${compound})`)
+    }
+    // Functions named like the compound keywords, a variable, a label-like cast: not compounds.
+    expect(transactionControl("SELECT IF(1, 'a', 'b'), REPEAT('x', 3)", 'mysql')).toBeUndefined()
+    expect(transactionControl('SELECT CASE WHEN 1 THEN 2 END; SELECT 1', 'mysql')).toBeUndefined()
+    expect(transactionControl('SET @x := 1; SELECT @x', 'mysql')).toBeUndefined()
+    // CALL is not read (a procedure's body is not in the text): the store detects what it does.
+    expect(transactionControl('CALL app_flush()', 'mysql')).toBeUndefined()
+  })
+
+  it("finds a SQLite trigger's body by its BEGIN, not by a name spelled begin", () => {
+    const refused = [
+      'CREATE TEMP TRIGGER tr AFTER UPDATE OF begin ON slots BEGIN SELECT 1; END; COMMIT; BEGIN',
+      'CREATE TRIGGER tr AFTER UPDATE OF "begin", end ON slots BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE OF case_, end ON slots BEGIN SELECT 1; END\n;COMMIT',
+      'CREATE TRIGGER begin INSERT ON end BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON begin FOR EACH ROW WHEN new.begin = 1 BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t WHEN new . begin = 1 BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t WHEN begin + (SELECT 1) BEGIN SELECT 1; END; COMMIT',
+      'CREATE TRIGGER tr AFTER UPDATE ON t BEGIN UPDATE t SET end = 1; SELECT CASE WHEN end THEN 1 END; END; COMMIT',
+      'CREATE TEMPORARY TRIGGER IF NOT EXISTS tr AFTER DELETE ON t BEGIN DELETE FROM u; END;COMMIT',
+      'CREATE TRIGGER tr AFTER INSERT ON t BEGIN /* c */ INSERT INTO u VALUES (1); END; COMMIT',
+      // A trigger with no body (a syntax error): what follows is read.
+      'CREATE TRIGGER tr AFTER UPDATE OF begin ON slots; COMMIT',
+    ]
+    for (const text of refused) expect(transactionControl(text, 'sqlite'), text).toBe('COMMIT')
+    expect(
+      transactionControl(
+        'CREATE TRIGGER tr AFTER UPDATE OF begin ON slots BEGIN SELECT 1; SELECT 2; END',
+        'sqlite',
+      ),
+    ).toBeUndefined()
+    expect(
+      statementWords('CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END; SELECT 2', 'sqlite'),
+    ).toEqual([
+      ['CREATE', 'TRIGGER', 'TR', 'AFTER', 'INSERT', 'ON', 'T', 'BEGIN', 'SELECT', 'END'],
+      ['SELECT'],
+    ])
+    // PostgreSQL's triggers have no body in the text: a column named begin opens nothing.
+    expect(
+      transactionControl(
+        'CREATE TRIGGER tr AFTER UPDATE OF begin ON t FOR EACH ROW EXECUTE FUNCTION f(); COMMIT',
+        'postgres',
+      ),
+    ).toBe('COMMIT')
   })
 })
 

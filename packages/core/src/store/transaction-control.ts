@@ -10,6 +10,16 @@
  * This reads statement heads only (a lexer, not a parser): comments, quoted
  * text, quoted names and PostgreSQL dollar quotes are skipped, and every
  * statement of a multi-statement text is looked at.
+ *
+ * It is an early refusal with a clear message, not the guarantee (issue
+ * 57): a text it cannot see into still ends the transaction, and the stores
+ * answer that from what the server reports after each statement, and hold an
+ * event whose mark a commit they did not send made durable (`event_held`). So
+ * `CALL` is not refused: a procedure's body is not in the text, most
+ * procedures commit nothing (PostgreSQL's cannot inside a transaction block),
+ * and refusing every CALL on MySQL would refuse legitimate code; a MySQL
+ * procedure that commits is caught when it returns, by the store's reading
+ * of the server's status flags, and its event held, not answered as handled.
  */
 
 /** The SQL dialect of a store: what a statement does to the open transaction differs. */
@@ -93,10 +103,54 @@ function harmless(words: readonly string[], dialect: SqlDialect): boolean {
   return false
 }
 
+/** MariaDB's compound statements by the word that opens them, as an error names them. */
+const COMPOUND = new Map([
+  ['IF', 'IF ... END IF'],
+  ['CASE', 'CASE ... END CASE'],
+  ['LOOP', 'LOOP ... END LOOP'],
+  ['REPEAT', 'REPEAT ... END REPEAT'],
+  ['WHILE', 'WHILE ... END WHILE'],
+  ['FOR', 'FOR ... END FOR'],
+  ['BEGIN', 'BEGIN ... END'],
+  ['DECLARE', 'DECLARE ... BEGIN ... END'],
+])
+
+/** What a compound statement's refusal adds to its name. */
+const COMPOUND_NOTE = "a compound statement: write its control flow in the handler's code"
+
+/**
+ * A MariaDB compound statement, named, or undefined. MariaDB runs them
+ * outside a stored program (`IF 1 THEN COMMIT; END IF`, `CASE`, `LOOP`,
+ * `WHILE`, `REPEAT`, `FOR`, `BEGIN NOT ATOMIC ... END`, labelled `l: LOOP` or,
+ * in Oracle mode, `<<l>> LOOP`, and Oracle mode's `DECLARE ... BEGIN ... END`),
+ * and whatever is inside runs. They are refused whole, not read inside: the
+ * statements inside start after THEN, ELSE, DO, LOOP, REPEAT, a handler's
+ * FOR, in forms only a parser follows, and one missed lets a COMMIT or an
+ * implicit commit through; the handler's own code does the same control flow
+ * around plain statements. MySQL runs none of them outside a program (a
+ * syntax error there), so refusing them costs nothing there.
+ */
+function compoundStatement(words: readonly string[]): string | undefined {
+  // The lexer adds ':' after a first word followed by a colon, and '<<' for a
+  // statement opening with `<<`: a label precedes the opener.
+  const at = words[1] === ':' || words[0] === '<<' ? 2 : 0
+  const opener = words[at]
+  const name = opener === undefined ? undefined : COMPOUND.get(opener)
+  if (name === undefined) return undefined
+  if (opener === 'BEGIN' && words[at + 1] === 'NOT' && words[at + 2] === 'ATOMIC') {
+    return `BEGIN NOT ATOMIC ... END (${COMPOUND_NOTE})`
+  }
+  // An unlabelled BEGIN [WORK] starts a transaction: refused as BEGIN.
+  if (opener === 'BEGIN' && at === 0) return undefined
+  return `${name} (${COMPOUND_NOTE})`
+}
+
 /** The head this statement's words are refused for on `dialect`, or undefined. */
 function refusedHead(words: readonly string[], dialect: SqlDialect): string | undefined {
   const [first, second] = words
   if (first === undefined || harmless(words, dialect)) return undefined
+  const compound = dialect === 'mysql' ? compoundStatement(words) : undefined
+  if (compound !== undefined) return compound
   const two = second === undefined ? first : `${first} ${second}`
   if (ENDS_ANYWHERE.has(two) || ENDS_ON[dialect].has(two)) return two
   if (ENDS_ANYWHERE.has(first) || ENDS_ON[dialect].has(first)) {
@@ -105,16 +159,30 @@ function refusedHead(words: readonly string[], dialect: SqlDialect): string | un
   return dialect === 'mysql' ? refusedOnMysql(words) : undefined
 }
 
-/** An assignment to autocommit, in any of MySQL's spellings (`@@session.autocommit`, ...). */
-const AUTOCOMMIT = /(^|[.@])AUTOCOMMIT$/
+/**
+ * MySQL's autocommit as a SET names it: `autocommit`, `@@autocommit`,
+ * `@@session.autocommit` (`@@local.`, `@@global.`), any part quoted in
+ * backticks (`` @@`session`.`autocommit` ``, the backticks taken out first).
+ * A user variable (`@autocommit`, `` @`autocommit` ``: one `@`) is the app's
+ * own, and setting it commits nothing.
+ */
+const AUTOCOMMIT = /^(?:@@(?:[^.@]+\.)?)?AUTOCOMMIT$/
+
+/** Whether `words` (a SET's) name autocommit: among its assignments, or (rarely) read in a value. */
+const namesAutocommit = (words: readonly string[]) =>
+  words.some(
+    (word, i) =>
+      AUTOCOMMIT.test(word.includes('`') ? word.replaceAll('`', '') : word) &&
+      // `@ autocommit`, a space after the `@`, is still a user variable.
+      words[i - 1] !== '@',
+  )
 
 /**
  * MySQL's statements that commit, or may, beyond their first words: `SET
  * autocommit` among other assignments (turning it on commits), `SET STATEMENT
  * ... FOR` another statement, and SQL-level `PREPARE`/`EXECUTE` (the
- * statement prepared is a string this reader cannot see). MariaDB's compound
- * `BEGIN NOT ATOMIC ... END` is refused as `BEGIN`. (SET TRANSACTION only sets
- * the next transaction's characteristics: harmless.)
+ * statement prepared is a string this reader cannot see). (SET TRANSACTION
+ * only sets the next transaction's characteristics: harmless.)
  */
 function refusedOnMysql(words: readonly string[]): string | undefined {
   const [first, second] = words
@@ -123,108 +191,376 @@ function refusedOnMysql(words: readonly string[]): string | undefined {
     const found = inner === -1 ? undefined : refusedHead(words.slice(inner + 1), 'mysql')
     return found === undefined ? undefined : `SET STATEMENT ... FOR ${found}`
   }
-  if (first === 'SET' && words.some((word) => AUTOCOMMIT.test(word))) return 'SET AUTOCOMMIT'
+  if (first === 'SET' && namesAutocommit(words)) return 'SET AUTOCOMMIT'
   if (first === 'PREPARE' || first === 'EXECUTE') return first
   return undefined
 }
 
+/** Character codes the reader looks at. */
+const NEWLINE = 10
+const RETURN = 13
+const DQUOTE = 34
+const HASH = 35
+const DOLLAR = 36
+const QUOTE = 39
+const STAR = 42
+const DASH = 45
+const DOT = 46
+const SLASH = 47
+const COLON = 58
+const SEMICOLON = 59
+const LESS = 60
+const EQUALS = 61
+const BRACKET = 91
+const BACKSLASH = 92
+const BACKTICK = 96
+
+/**
+ * Whether `code` may start a name. Every non-ASCII character may: PostgreSQL
+ * and SQLite read any byte over 0x7f as a name's, MySQL any character from
+ * U+0080 on, so `é$x$` is one name to PostgreSQL (not `é` and a dollar quote
+ * `$x$`), and so it is here. `@` starts MySQL's variables (`@@autocommit`).
+ */
+const nameStart = (code: number) =>
+  (code >= 65 && code <= 90) ||
+  (code >= 97 && code <= 122) ||
+  code === 95 ||
+  code === 64 ||
+  code >= 0x80
+
+/** Whether `code` may go on a name: digits and `$` too, and `.` (so `new.begin` is no BEGIN). */
+const nameChar = (code: number) =>
+  nameStart(code) || (code >= 48 && code <= 57) || code === DOLLAR || code === DOT
+
+/**
+ * A word upper-cased as the servers match keywords: ASCII letters only. A
+ * word with other letters is never a keyword (`'ı'.toUpperCase()` is `'I'`,
+ * but `commıt` is a name to the server, not COMMIT).
+ */
+const upper = (raw: string, ascii: boolean) =>
+  ascii ? raw.toUpperCase() : raw.replace(/[a-z]+/g, (letters) => letters.toUpperCase())
+
 /** Index just past a quoted run starting at `at` with `quote`, doubled quotes kept inside. */
-function skipQuoted(sql: string, at: number, quote: string, backslash: boolean): number {
+function skipQuoted(sql: string, at: number, quote: number, backslash: boolean): number {
+  if (!backslash) {
+    // Long quoted values are common (a bulk INSERT's): let indexOf find the quotes.
+    const char = String.fromCharCode(quote)
+    for (let i = at + 1; ; ) {
+      const end = sql.indexOf(char, i)
+      if (end === -1) return sql.length
+      if (sql.charCodeAt(end + 1) !== quote) return end + 1
+      i = end + 2
+    }
+  }
   let i = at + 1
   while (i < sql.length) {
-    const c = sql[i]
-    if (backslash && c === '\\') i += 2
+    const c = sql.charCodeAt(i)
+    if (c === BACKSLASH) i += 2
     else if (c === quote) {
-      if (sql[i + 1] !== quote) return i + 1
+      if (sql.charCodeAt(i + 1) !== quote) return i + 1
       i += 2
     } else i++
   }
-  return i
+  return sql.length
 }
 
 /** PostgreSQL's E'...' string, where a backslash escapes the quote. */
 const escapeString = (sql: string, at: number, dialect: SqlDialect) =>
   dialect === 'postgres' &&
   (sql[at - 1] === 'E' || sql[at - 1] === 'e') &&
-  !/[A-Za-z0-9_$]/.test(sql[at - 2] ?? '')
+  !nameChar(sql.charCodeAt(at - 2))
 
-/** Index past the comment, quoted text or dollar quote starting at `at`, or `at` if none starts there. */
-function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
-  const c = sql[at]
-  const next = sql[at + 1]
-  if (c === '-' && next === '-') {
+/**
+ * Index past the -- comment at `at`. PostgreSQL ends it at a carriage return
+ * too; MySQL reads `--` as a comment only before a space or a control
+ * character (`1--1` is one minus minus one there): else `at`.
+ */
+function skipDashComment(sql: string, at: number, dialect: SqlDialect): number {
+  if (dialect === 'mysql') {
+    const after = sql.charCodeAt(at + 2)
+    if (after > 32 && after !== 127) return at
+  }
+  if (dialect !== 'postgres') {
     const end = sql.indexOf('\n', at)
     return end === -1 ? sql.length : end + 1
   }
-  if (c === '#' && dialect === 'mysql') {
-    const end = sql.indexOf('\n', at)
-    return end === -1 ? sql.length : end + 1
+  for (let i = at + 2; i < sql.length; i++) {
+    const c = sql.charCodeAt(i)
+    if (c === NEWLINE || c === RETURN) return i + 1
   }
-  if (c === '/' && next === '*') {
-    // MySQL runs the inside of /*! ... */ and MariaDB of /*M! ... */ (a version
-    // may follow the mark): skip the mark alone, and read the inside.
-    const mark = dialect === 'mysql' ? /^\/\*M?!\d*/.exec(sql.slice(at, at + 12))?.[0] : undefined
+  return sql.length
+}
+
+/**
+ * Index past the block comment at `at`. PostgreSQL's nest (`/* a /* b *\/ c *\/`
+ * is one comment); MySQL runs the inside of /*! ... *\/ and MariaDB of
+ * /*M! ... *\/ (a version may follow the mark): skip the mark alone, and read
+ * the inside. An unclosed comment runs to the end of the text.
+ */
+function skipBlockComment(sql: string, at: number, dialect: SqlDialect): number {
+  if (dialect === 'mysql') {
+    const mark = /^\/\*M?!\d*/.exec(sql.slice(at, at + 12))?.[0]
     if (mark !== undefined) return at + mark.length
+  }
+  if (dialect !== 'postgres') {
     const end = sql.indexOf('*/', at + 2)
     return end === -1 ? sql.length : end + 2
   }
-  if (c === "'")
-    return skipQuoted(sql, at, "'", dialect === 'mysql' || escapeString(sql, at, dialect))
-  if (c === '"') return skipQuoted(sql, at, '"', dialect === 'mysql')
-  if (c === '`' && dialect !== 'postgres') return skipQuoted(sql, at, '`', false)
-  if (c === '[' && dialect === 'sqlite') {
-    const end = sql.indexOf(']', at + 1)
-    return end === -1 ? sql.length : end + 1
+  let depth = 1
+  let i = at + 2
+  while (i < sql.length) {
+    const c = sql.charCodeAt(i)
+    const next = sql.charCodeAt(i + 1)
+    if (c === SLASH && next === STAR) {
+      depth++
+      i += 2
+    } else if (c === STAR && next === SLASH) {
+      depth--
+      i += 2
+      if (depth === 0) return i
+    } else i++
   }
-  if (c === '$' && dialect === 'postgres') {
-    const tag = /^\$[A-Za-z_]?[A-Za-z0-9_]*\$/.exec(sql.slice(at, at + 64))?.[0]
-    if (tag === undefined) return at
-    const end = sql.indexOf(tag, at + tag.length)
-    return end === -1 ? sql.length : end + tag.length
-  }
-  return at
+  return sql.length
 }
 
-/** Whether the statement whose head is `words` has a body of statements ending in END (a SQLite trigger). */
+/** A PostgreSQL dollar quote's opening: `$$` or `$tag$`, the tag a name (non-ASCII letters too). */
+const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y
+
+/** Index past the dollar quote at `at`, or `at` if none starts there (`$1`). */
+function skipDollarQuote(sql: string, at: number): number {
+  DOLLAR_TAG.lastIndex = at
+  const tag = DOLLAR_TAG.exec(sql)?.[0]
+  if (tag === undefined) return at
+  const end = sql.indexOf(tag, at + tag.length)
+  return end === -1 ? sql.length : end + tag.length
+}
+
+/** Index past the comment, quoted text or dollar quote starting at `at`, or `at` if none starts there. */
+function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
+  switch (sql.charCodeAt(at)) {
+    case DASH:
+      return sql.charCodeAt(at + 1) === DASH ? skipDashComment(sql, at, dialect) : at
+    case HASH: {
+      if (dialect !== 'mysql') return at
+      const end = sql.indexOf('\n', at)
+      return end === -1 ? sql.length : end + 1
+    }
+    case SLASH:
+      return sql.charCodeAt(at + 1) === STAR ? skipBlockComment(sql, at, dialect) : at
+    case QUOTE:
+      return skipQuoted(sql, at, QUOTE, dialect === 'mysql' || escapeString(sql, at, dialect))
+    case DQUOTE:
+      return skipQuoted(sql, at, DQUOTE, dialect === 'mysql')
+    case BACKTICK:
+      return dialect === 'sqlite' ? skipQuoted(sql, at, BACKTICK, false) : at
+    case BRACKET: {
+      if (dialect !== 'sqlite') return at
+      const end = sql.indexOf(']', at + 1)
+      return end === -1 ? sql.length : end + 1
+    }
+    case DOLLAR:
+      return dialect === 'postgres' ? skipDollarQuote(sql, at) : at
+    default:
+      return at
+  }
+}
+
+/** Whether `words` open a SQLite trigger: CREATE [TEMP|TEMPORARY] TRIGGER. */
 const opensTrigger = (words: readonly string[]) =>
-  words[0] === 'CREATE' && (words[1] === 'TRIGGER' || words[2] === 'TRIGGER')
+  words[0] === 'CREATE' &&
+  (words[1] === 'TRIGGER' ||
+    ((words[1] === 'TEMP' || words[1] === 'TEMPORARY') && words[2] === 'TRIGGER'))
+
+/** The statements a SQLite trigger's body holds: its BEGIN is followed by one of these. */
+const BODY_HEADS = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'VALUES'])
 
 /**
- * The words of each statement of `sql`, upper-cased, outside quotes and
- * comments (at most 64 a statement): its first words decide what it does to
- * the transaction, a few statements need more.
+ * Where the reading of a SQLite trigger is: `head` until the ON of its
+ * table, `tail` until its body's BEGIN, `begin` on a BEGIN that may be it,
+ * `body` inside (a `;` ends an inner statement, not the trigger), `after`
+ * past the body's END.
+ */
+type TriggerPart = 'none' | 'head' | 'tail' | 'begin' | 'body' | 'after'
+
+/** The words kept of a statement: its first words decide what it does to the transaction. */
+const MAX_WORDS = 64
+/**
+ * Words read of a statement past which, with no `;` left in the text, the
+ * rest is not read: what it does is in its first words (`l: BEGIN NOT ATOMIC`
+ * is the longest head read), not in a bulk INSERT's rows.
+ */
+const DECIDING_WORDS = 5
+/** A longer word is kept cut: no keyword is that long. */
+const MAX_WORD = 256
+
+/** The statement being read: its words so far, and whether a `;` ends it. */
+class Statement {
+  words: string[] = []
+  trigger: TriggerPart = 'none'
+  // In a trigger's body, whether the next word starts an inner statement.
+  innerStart = false
+
+  readonly dialect: SqlDialect
+
+  constructor(dialect: SqlDialect) {
+    this.dialect = dialect
+  }
+
+  /**
+   * Whether every word counts: a MySQL SET's assignment to autocommit may be
+   * its last (`SET STATEMENT ... FOR` ends in another statement).
+   */
+  private readWhole(): boolean {
+    return this.dialect === 'mysql' && this.words[0] === 'SET'
+  }
+
+  /** Whether the next word counts (a long statement's later words cost nothing to skip). */
+  wants(): boolean {
+    return this.words.length < MAX_WORDS || this.readWhole() || this.trigger !== 'none'
+  }
+
+  add(word: string): void {
+    if (this.words.length < MAX_WORDS || this.readWhole()) this.words.push(word)
+    if (this.dialect === 'sqlite') this.followTrigger(word)
+  }
+
+  /**
+   * Follows a SQLite trigger to its body and past it. `begin` and `end` may
+   * be names (SQLite takes both for one: `UPDATE OF begin, end ON begin`),
+   * so a word BEGIN opens the body only after the table's ON (a keyword that
+   * is never a bare name) and only when an inner statement follows it
+   * straight, where a name `begin` in `WHEN new . begin = 1` is followed by
+   * an operator, or by FOR, WHEN or BEGIN. The body ends at an END where an
+   * inner statement would start: no inner statement starts with END, and a
+   * CASE's END (or a column `end`) is always inside one.
+   */
+  private followTrigger(word: string): void {
+    switch (this.trigger) {
+      case 'none':
+        if (this.words.length <= 3 && opensTrigger(this.words)) this.trigger = 'head'
+        return
+      case 'head':
+        if (word === 'ON') this.trigger = 'tail'
+        return
+      case 'begin':
+        this.trigger = BODY_HEADS.has(word) ? 'body' : word === 'BEGIN' ? 'begin' : 'tail'
+        return
+      case 'tail':
+        if (word === 'BEGIN') this.trigger = 'begin'
+        return
+      case 'body':
+        if (this.innerStart && word === 'END') this.trigger = 'after'
+        this.innerStart = false
+        return
+      default:
+        return
+    }
+  }
+
+  /**
+   * Notes the punctuation at `at` that a statement's reading needs: a MySQL
+   * label's, or anything after a trigger's BEGIN (no body follows then).
+   */
+  punctuation(sql: string, at: number): void {
+    if (this.trigger === 'begin') this.trigger = 'tail'
+    if (this.dialect !== 'mysql') return
+    const code = sql.charCodeAt(at)
+    // `l: LOOP` (not `@a := 1`), and Oracle mode's `<<l>> LOOP`.
+    if (code === COLON && this.words.length === 1 && sql.charCodeAt(at + 1) !== EQUALS) {
+      this.words.push(':')
+    } else if (code === LESS && this.words.length === 0 && sql.charCodeAt(at + 1) === LESS) {
+      this.words.push('<<')
+    }
+  }
+
+  /** Whether the words read settle what the statement does (no `;` left: nothing else follows). */
+  decided(): boolean {
+    return this.words.length >= DECIDING_WORDS && !this.readWhole()
+  }
+
+  /** Takes a `;`: whether it ends the statement (in a trigger's body, it ends an inner one). */
+  semicolon(): boolean {
+    if (this.trigger !== 'body') return true
+    this.innerStart = true
+    return false
+  }
+
+  /** The words read, and a new statement begun. */
+  take(): string[] {
+    const words = this.words
+    this.words = []
+    this.trigger = 'none'
+    this.innerStart = false
+    return words
+  }
+}
+
+/** Index past the name at `at`, its word (upper-cased) added to `statement`. */
+function readName(sql: string, at: number, statement: Statement): number {
+  let i = at
+  let ascii = true
+  while (i < sql.length) {
+    const c = sql.charCodeAt(i)
+    if (c === BACKTICK && statement.dialect === 'mysql') {
+      // A quoted part of a MySQL name, kept in its word with its backticks
+      // (`` @@session.`autocommit` ``): a quoted name is no keyword, but a
+      // SET may name autocommit so.
+      i = skipQuoted(sql, i, BACKTICK, false)
+      ascii = false
+    } else if (nameChar(c)) {
+      if (c >= 0x80) ascii = false
+      i++
+    } else break
+  }
+  if (statement.wants()) statement.add(upper(sql.slice(at, Math.min(i, at + MAX_WORD)), ascii))
+  return i
+}
+
+/**
+ * Reads `sql` statement by statement, giving each statement's words to
+ * `visit` as it ends, until `visit` answers true. Nothing is cut before a
+ * statement's first words, whatever precedes them (padding, comments); past
+ * the last `;` of the text, once the last statement's first words are read,
+ * its rest (a bulk INSERT's rows) is not.
+ */
+function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[]) => boolean) {
+  const statement = new Statement(dialect)
+  // The next `;` at or after i, looked for only once a statement is decided.
+  let semicolon = -1
+  let i = 0
+  while (i < sql.length) {
+    const code = sql.charCodeAt(i)
+    if (code <= 32) i++
+    else if (nameStart(code) || (code === BACKTICK && dialect === 'mysql')) {
+      i = readName(sql, i, statement)
+      if (statement.decided() && semicolon < i) {
+        semicolon = sql.indexOf(';', i)
+        if (semicolon === -1) break
+      }
+    } else if (code === SEMICOLON) {
+      if (statement.semicolon() && statement.words.length > 0 && visit(statement.take())) return
+      i++
+    } else {
+      const past = skipOpaque(sql, i, dialect)
+      if (past === i) statement.punctuation(sql, i)
+      i = past === i ? i + 1 : past
+    }
+  }
+  if (statement.words.length > 0) visit(statement.take())
+}
+
+/**
+ * The words of each statement of `sql`, upper-cased (ASCII letters), outside
+ * quotes and comments (at most 64 a statement, and of the last, when no `;`
+ * follows, its first few): its first words decide what it does to the
+ * transaction, a few statements need more (a MySQL SET is read whole).
  */
 export function statementWords(sql: string, dialect: SqlDialect): string[][] {
   const statements: string[][] = []
-  let words: string[] = []
-  // Inside a trigger's BEGIN ... END, semicolons end its inner statements, not it.
-  let nesting = 0
-  const endStatement = () => {
-    if (words.length > 0) statements.push(words)
-    words = []
-  }
-  let i = 0
-  while (i < sql.length) {
-    const past = skipOpaque(sql, i, dialect)
-    if (past !== i) {
-      i = past
-      continue
-    }
-    const c = sql[i] as string
-    if (/[A-Za-z_@]/.test(c)) {
-      const word = (
-        /^[A-Za-z_@][A-Za-z0-9_@.$]*/.exec(sql.slice(i, i + 64))?.[0] ?? c
-      ).toUpperCase()
-      if (words.length < 64) words.push(word)
-      if (opensTrigger(words) && (word === 'BEGIN' || word === 'CASE')) nesting++
-      else if (nesting > 0 && word === 'END') nesting--
-      i += word.length
-      continue
-    }
-    if (c === ';' && nesting === 0) endStatement()
-    i++
-  }
-  endStatement()
+  readStatements(sql, dialect, (words) => {
+    statements.push(words)
+    return false
+  })
   return statements
 }
 
@@ -246,13 +582,10 @@ export function transactionControl(sql: string, dialect: SqlDialect): string | u
   const known = seen.get(sql)
   if (known !== undefined) return known ?? undefined
   let found: string | undefined
-  // One statement, long (a bulk INSERT): what it does is in its first words,
-  // read from its first 4 KiB, not from every row of it.
-  const text = sql.length > 4096 && !sql.includes(';') ? sql.slice(0, 4096) : sql
-  for (const words of statementWords(text, dialect)) {
+  readStatements(sql, dialect, (words) => {
     found = refusedHead(words, dialect)
-    if (found !== undefined) break
-  }
+    return found !== undefined
+  })
   // Texts with literals inlined never repeat: a full cache starts over.
   if (seen.size >= CACHE_LIMIT) seen.clear()
   if (sql.length <= 4096) seen.set(sql, found ?? null)
