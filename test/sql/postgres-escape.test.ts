@@ -212,6 +212,25 @@ for (const driver of drivers) {
 }
 
 describe('pg: session settings a handler leaves', () => {
+  it('a plain SET is refused before it is sent (it would outlive the delivery); SET LOCAL is not', async () => {
+    const seen: unknown[] = []
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: false,
+      store: postgresStore({ pool: db.pool, logger: false }),
+      async onConversion(_conversion, _event, ctx) {
+        const tx = ctx.tx as pg.PoolClient
+        seen.push(await tx.query('SET search_path = pg_catalog').catch((e: unknown) => e))
+        seen.push(await tx.query('SET LOCAL search_path = pg_catalog, public'))
+      },
+    })
+    expect((await receiver.receive(await delivery(buildConversionEvent()))).outcome).toBe(
+      'processed',
+    )
+    expect(seen[0]).toMatchObject({ code: 'ERR_AW_TX_CONTROL' })
+    expect((seen[0] as Error).message).toMatch(/SET LOCAL/)
+  })
+
   it("the store's calls do not depend on the handler's search_path, on that delivery or the next on the same connection", async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 1 })
     const table = `path_${randomUUID().slice(0, 8)}`
@@ -224,7 +243,8 @@ describe('pg: session settings a handler leaves', () => {
         async onConversion(_conversion, event, ctx) {
           const tx = ctx.tx as pg.PoolClient
           await tx.query(`INSERT INTO public.${table} VALUES ($1)`, [event.id])
-          await tx.query('SET search_path = pg_catalog')
+          // Past the reader (which refuses a session SET): the store must not depend on it.
+          await tx.query('/* unseen */ SET search_path = pg_catalog')
         },
       })
       for (let i = 0; i < 3; i++) {
@@ -262,7 +282,12 @@ describe('pg: a synchronous standby configured and none answering', () => {
 
   it("a handler's SET synchronous_commit (session or local) weakens neither its own commit nor the next delivery's on that connection: 503, never 200", async () => {
     {
-      const settings = ['SET synchronous_commit = off', 'SET LOCAL synchronous_commit = local', '']
+      // The session SET past the reader, which refuses it: the commit's pin must hold alone.
+      const settings = [
+        '/* unseen */ SET synchronous_commit = off',
+        'SET LOCAL synchronous_commit = local',
+        '',
+      ]
       for (const setting of settings) {
         const receiver = createReceiver({
           secret: SECRET,

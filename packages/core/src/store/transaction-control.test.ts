@@ -290,6 +290,35 @@ describe('transactionControl: the gaps of issue 57', () => {
   })
 })
 
+describe('transactionControl: session settings on PostgreSQL', () => {
+  it('refuses a SET or RESET that outlives the transaction, and lets SET LOCAL, SET TRANSACTION and SET CONSTRAINTS through', () => {
+    expect(transactionControl('SET search_path = app', 'postgres')).toBe('SET SEARCH_PATH')
+    expect(transactionControl('set synchronous_commit to off', 'postgres')).toBe(
+      'SET SYNCHRONOUS_COMMIT',
+    )
+    expect(transactionControl('SET SESSION statement_timeout = 0', 'postgres')).toBe(
+      'SET SESSION STATEMENT_TIMEOUT',
+    )
+    expect(transactionControl('SELECT 1; RESET ALL', 'postgres')).toBe('RESET ALL')
+    for (const allowed of [
+      'SET LOCAL synchronous_commit = off',
+      'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE',
+      'SET CONSTRAINTS my_fk DEFERRED',
+      "SELECT set_config('x.y', '1', true)",
+    ]) {
+      expect(transactionControl(allowed, 'postgres'), allowed).toBe(undefined)
+    }
+    // The other dialects read SET their own way (MySQL: autocommit; SQLite has none).
+    expect(transactionControl('SET @x = 1', 'mysql')).toBe(undefined)
+  })
+
+  it('says why a session setting is refused, and what to write instead', () => {
+    const error = refusedStatement('postgresStore', 'SET SEARCH_PATH') as Error & { code: string }
+    expect(error.code).toBe('ERR_AW_TX_CONTROL')
+    expect(error.message).toMatch(/outlive this delivery on a pooled connection.*SET LOCAL/)
+  })
+})
+
 describe('the errors of ctx.tx', () => {
   it('name the statement, the code and what to do instead', () => {
     const refused = refusedStatement('mysqlStore', 'START TRANSACTION') as Error & { code: string }

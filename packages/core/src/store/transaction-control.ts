@@ -156,7 +156,26 @@ function refusedHead(words: readonly string[], dialect: SqlDialect): string | un
   if (ENDS_ANYWHERE.has(first) || ENDS_ON[dialect].has(first)) {
     return second !== undefined && QUALIFIERS.has(second) ? two : first
   }
+  if (dialect === 'postgres') return sessionSetting(words)
   return dialect === 'mysql' ? refusedOnMysql(words) : undefined
+}
+
+/** What follows SET on PostgreSQL and lasts only as long as the transaction. */
+const TRANSACTION_SCOPED = new Set(['LOCAL', 'TRANSACTION', 'CONSTRAINTS'])
+
+/**
+ * A PostgreSQL SET or RESET that changes the session, not the transaction:
+ * committed with the delivery, it stays on the pooled connection for whoever
+ * uses it next (another delivery, the app). Refused as `SET <name>` or
+ * `RESET <name>` with a hint to say SET LOCAL; the store's own promises do
+ * not rest on it (its commits pin synchronous_commit, its calls are
+ * schema-qualified), so this is a courtesy to the next user of the connection.
+ */
+function sessionSetting(words: readonly string[]): string | undefined {
+  const [first, second, third] = words
+  if (first === 'RESET') return `RESET ${second ?? ''}`.trim()
+  if (first !== 'SET' || second === undefined || TRANSACTION_SCOPED.has(second)) return undefined
+  return second === 'SESSION' && third !== undefined ? `SET SESSION ${third}` : `SET ${second}`
 }
 
 /**
@@ -602,6 +621,12 @@ function txError(code: string, message: string): Error {
  * end or split the delivery's transaction (`code` `ERR_AW_TX_CONTROL`).
  */
 export function refusedStatement(store: string, statement: string): Error {
+  if (/^(SET|RESET) /.test(statement) && !/AUTOCOMMIT|STATEMENT/.test(statement)) {
+    return txError(
+      'ERR_AW_TX_CONTROL',
+      `${store}: ctx.tx refused ${statement}: a session setting would outlive this delivery on a pooled connection and reach whoever uses it next. Use SET LOCAL (it ends with the delivery's transaction).`,
+    )
+  }
   return txError(
     'ERR_AW_TX_CONTROL',
     `${store}: ctx.tx refused ${statement}: it would end or split the delivery's transaction, which holds the handled mark and commits it with your writes. Let the store commit (return from the handler) or roll back (throw); use a savepoint for a part that may fail; run DDL at setup, not in a handler.`,
