@@ -39,6 +39,8 @@ export interface MisuseDatabase {
   endsTransaction: { title: string; run(tx: unknown, table: string): Promise<void> }
   /** Whether DDL commits implicitly (MySQL, MariaDB): then it is refused; elsewhere it is part of the transaction. */
   ddlCommits: boolean
+  /** Legitimate texts an earlier statement reader refused on this database: they must go through. */
+  notRefused: readonly string[]
   close(): Promise<void>
 }
 
@@ -183,6 +185,25 @@ export function sqlMisuseCases(driver: MisuseDriver): void {
       expect((await receiver.receive(await delivery(event, 2))).outcome).toBe('processed')
       expect(await stepsOf(event.id)).toEqual(['2:after', '2:before'])
       expect((await receiver.receive(await delivery(event, 3))).outcome).toBe('duplicate')
+    })
+
+    it('lets through what looks like transaction control and is not (a user variable, a comment), and commits it', async () => {
+      for (const statement of db.notRefused) {
+        const receiver = createReceiver({
+          secret: SECRET,
+          logger: false,
+          store: db.store({}),
+          async onConversion(_conversion, event, ctx) {
+            await insert(ctx.tx, event.id, 1, 'before')
+            await db.raw(ctx.tx, statement)
+            await insert(ctx.tx, event.id, 1, 'after')
+          },
+        })
+        const event = buildConversionEvent()
+        const answer = await receiver.receive(await delivery(event))
+        expect(answer.outcome, `${statement}: ${answer.error?.message}`).toBe('processed')
+        expect(await stepsOf(event.id)).toEqual(['1:after', '1:before'])
+      }
     })
 
     it('commits with a savepoint the handler left open', async () => {

@@ -101,6 +101,8 @@ async function onPostgres(
       (await db.pool.query(toDollars(sql), params)).rows as T[],
     ledgerDdl: POSTGRES_LEDGER,
     ddlCommits: false,
+    // PostgreSQL comments nest: the COMMIT is inside the comment.
+    notRefused: ['SELECT 1 /* a /* nested */ comment; COMMIT */'],
     endsTransaction: {
       title: 'a deadlock (40P01) caught',
       run: (tx) => postgresDeadlock(db.pool, driver.onTx(tx)),
@@ -133,6 +135,8 @@ async function onMariadb(
       (await db.pool.query(sql, params))[0] as T[],
     ledgerDdl: MYSQL_LEDGER,
     ddlCommits: true,
+    // A user variable (one @) named autocommit: setting it commits nothing.
+    notRefused: ['SET @autocommit = 1', 'SET @`autocommit` = 0'],
     endsTransaction: {
       title: 'a deadlock (1213) caught',
       run: (tx) => mysqlDeadlock(db.pool, driver.onTx(tx)),
@@ -269,6 +273,7 @@ function sqliteDriver(library: SqliteLibrary): MisuseDriver {
         ledgerDdl: (table) =>
           `CREATE TABLE ${table} (id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, attempt INTEGER NOT NULL, step TEXT NOT NULL)`,
         ddlCommits: false,
+        notRefused: ["SELECT 'COMMIT' AS begin"],
         endsTransaction: {
           title: 'INSERT OR ROLLBACK meeting a conflict, caught',
           run: async (tx) => {
