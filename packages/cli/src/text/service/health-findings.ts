@@ -321,6 +321,6 @@ function acknowledgedFinding(
   return {
     level: 'ok',
     title: `${deliveriesText(hit.length)} failed unsent after the receiver had acknowledged ${hit.length === 1 ? 'its event' : 'their events'}`,
-    detail: `The receiver answered ${[...answers].map(([said, n]) => `${said} x ${n}`).join(', ')}${ours ? " (this library's answer: the event was handled)" : ''}; each was replayed after that, and the replay came due while the endpoint was disabled, so the service marked it failed without sending it. Nothing to fix; recover leaves them (e.g. ${events}${hit.length > 3 ? ', ...' : ''}).`,
+    detail: `The receiver answered ${[...answers].map(([said, n]) => `${said} x ${n}`).join(', ')}${ours ? " (this library's answer)" : ''}; each was replayed after that, and the replay came due while the endpoint was disabled, so the service marked it failed without sending it. Nothing to fix; recover leaves them (e.g. ${events}${hit.length > 3 ? ', ...' : ''}).`,
   }
 }
