@@ -167,8 +167,13 @@ export async function startRegistry({
 /**
  * Publishes the checkout at `cwd` to `registry.url` through `npm run release`'s
  * script, with `args` added; resolves with its output, rejects with it.
+ * `onOutput` is given each chunk of that output as it comes (its steps, the build's lines).
  */
-export async function releaseTo(registry, args = [], { cwd = root, env = process.env } = {}) {
+export async function releaseTo(
+  registry,
+  args = [],
+  { cwd = root, env = process.env, onOutput = () => {} } = {},
+) {
   const child = spawn(
     process.execPath,
     [join(cwd, 'scripts', 'release.mjs'), '--registry', registry.url, ...args],
@@ -181,9 +186,11 @@ export async function releaseTo(registry, args = [], { cwd = root, env = process
   let output = ''
   child.stdout.on('data', (chunk) => {
     output += chunk
+    onOutput(String(chunk))
   })
   child.stderr.on('data', (chunk) => {
     output += chunk
+    onOutput(String(chunk))
   })
   const [code] = await once(child, 'exit')
   if (code !== 0) {

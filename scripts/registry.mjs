@@ -26,6 +26,10 @@ function parsePort(argv) {
 
 const started = performance.now()
 const port = parsePort(process.argv.slice(2))
+// What it is doing, as it does it: on a fresh clone the build alone takes minutes.
+// (No line of progress starts with `registry: `: that is how a failure begins.)
+const say = (line) => process.stdout.write(`${line}\n`)
+say(`starting a local registry (Verdaccio) on 127.0.0.1:${port}`)
 let registry
 try {
   registry = await startRegistry({ port })
@@ -41,10 +45,15 @@ const stop = async () => {
 process.on('SIGINT', stop)
 process.on('SIGTERM', stop)
 
+say(
+  `Verdaccio answers on ${registry.url}; now the release path: build every package (a few minutes on a fresh clone), pack, publish`,
+)
 try {
-  process.stdout.write(await releaseTo(registry, ['--no-version', '--no-checks']))
-} catch (error) {
-  process.stdout.write(error.output ?? '')
+  // The release's own lines (its steps, the build's) as they come.
+  await releaseTo(registry, ['--no-version', '--no-checks'], {
+    onOutput: (chunk) => process.stdout.write(chunk),
+  })
+} catch {
   await registry.stop()
   fail('publishing to the local registry failed (above); is the checkout built? npm run build')
 }
@@ -52,9 +61,9 @@ try {
 const seconds = ((performance.now() - started) / 1000).toFixed(1)
 process.stdout.write(
   `registry ready: ${registry.url} (${seconds} s)\n` +
-    `Point an app at it for the ${SCOPE} scope only (everything else still comes from your registry):\n` +
-    `  npm config set ${SCOPE}:registry ${registry.url}\n` +
-    `or this line in the app's .npmrc:\n` +
+    `Point an app at it for the ${SCOPE} scope only (everything else still comes from your registry); in the app's folder:\n` +
+    `  npm config set ${SCOPE}:registry ${registry.url} --location project\n` +
+    `(it writes the app's .npmrc, not your user config), or add this line to the app's .npmrc yourself:\n` +
     `  ${registry.scopeLine}\n` +
     'Serving until Ctrl-C; what was published is gone when it stops.\n',
 )

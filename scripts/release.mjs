@@ -182,6 +182,7 @@ async function main() {
   const packages = readPackages(root)
   const out = options.out ? resolve(options.out) : mkdtempSync(join(tmpdir(), 'aw-release-'))
   if (!options.out) process.on('exit', () => rmSync(out, { recursive: true, force: true }))
+  say(`release: packing ${packages.length} packages`)
   const tarballs = await packAll(packages, out)
   say(`release: packed ${tarballs.size} packages into ${out}`)
 
@@ -213,6 +214,7 @@ async function main() {
     }
     return
   }
+  say(`release: publishing ${packages.length - skipped.size} packages at ${version} to ${target}`)
   const published = await publishAll(packages, tarballs, skipped, options)
   say(
     `release: published ${published.length} packages at ${version} to ${target}` +

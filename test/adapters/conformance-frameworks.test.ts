@@ -9,4 +9,9 @@ forEachAdapter([...koaAdapters, ...h3Adapters, ...nestAdapters], conformanceCase
 describe('framework versions', () => {
   inProcessVersions('h3', 'current', { h3: 'h3v2' })
   inProcessVersions('h3', 'previous', { h3: 'h3' })
+  // Both Nest recipes (here and nest.test.ts) run on the root's Nest, on Express.
+  inProcessVersions('NestJS (platform-express)', 'previous', {
+    '@nestjs/core': '@nestjs/core',
+    '@nestjs/platform-express': '@nestjs/platform-express',
+  })
 })

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { CLI, killLive, live, startLoop } from '../support/cli-live.js'
-import { type Receiver, startPublisher } from '../support/emulator-harness.js'
+import { type Receiver, startPublisher, WHOLE_SCHEDULE_MS } from '../support/emulator-harness.js'
 import { run } from '../support/run-process.js'
 
 const BIN = CLI
@@ -183,18 +183,23 @@ describe('deliveries --follow', () => {
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
-    // 20 failed attempts in a row disable the endpoint.
+    // 20 failed attempts in a row disable the endpoint. The clock runs while the
+    // conversions are made: on a slow machine the first deliveries' retries count in
+    // the 20 and the last conversions occur while it is disabled, which queues nothing.
+    // So the deliveries are those the emulator says it queued, however many.
+    const authorization = `Bearer ${env.AFFILIATE_API_KEY}`
+    const queued: string[] = []
     for (let n = 0; n < 20; n++) {
       const made = await fetch(`${env.AFFILIATE_API_URL}/emulator/conversions`, {
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${env.AFFILIATE_API_KEY}`,
-          'content-type': 'application/json',
-        },
+        headers: { authorization, 'content-type': 'application/json' },
         body: JSON.stringify({ id: 900 + n, status: 'pending' }),
       })
       expect(made.status).toBe(200)
+      const { data } = (await made.json()) as { data: { deliveries: { id: string }[] } }
+      queued.push(...data.deliveries.map((delivery) => delivery.id))
     }
+    expect(queued.length).toBeGreaterThan(0)
     await follow.waitFor(
       new RegExp(`^\\d\\d:\\d\\d:\\d\\d  ${id} disabled: deliveries stopped$`, 'm'),
       30_000,
@@ -207,19 +212,21 @@ describe('deliveries --follow', () => {
       new RegExp(`${id}  disabled: 20 failed attempts in a row; "recover ${id}"`),
     )
     expect(emulator.stdout()).toMatch(/attempt 1\/8 {2}500 failed handler_failed {2}\d+ ms/)
-    // Disabled, the endpoint's retries are marked failed as they come due (a service
-    // minute, 100 ms here): recover replays those, so wait until all 20 are.
-    await vi.waitFor(
-      async () => {
-        const listed = await fetch(
-          `${env.AFFILIATE_API_URL}/v1/webhooks/${id}/deliveries?status=failed&size=100`,
-          { headers: { authorization: `Bearer ${env.AFFILIATE_API_KEY}` } },
-        )
-        expect(listed.status).toBe(200)
-        expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(20)
-      },
-      { timeout: 30_000, interval: 250 },
+    // Disabled, the endpoint's retries are marked failed as they come due. Past the
+    // whole schedule, every one has: the emulator answers once the last due attempt ran.
+    const advanced = await fetch(`${env.AFFILIATE_API_URL}/emulator/clock`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ advanceMs: WHOLE_SCHEDULE_MS }),
+    })
+    expect(advanced.status).toBe(200)
+    const listed = await fetch(
+      `${env.AFFILIATE_API_URL}/v1/webhooks/${id}/deliveries?status=failed&size=100`,
+      { headers: { authorization } },
     )
+    expect(listed.status).toBe(200)
+    const failed = ((await listed.json()) as { data: { id: string }[] }).data
+    expect(failed.map((delivery) => delivery.id).sort()).toEqual([...queued].sort())
 
     shop.state.broken = false
     const recovered = await cli('recover', id)

@@ -282,7 +282,9 @@ describe('doctor and recover: "my endpoint got disabled"', () => {
         'm',
       ),
     )
-    expect(recovered.stdout).toMatch(/^replayed 3 of 3 failed deliveries since /m)
+    expect(recovered.stdout).toMatch(
+      /^replayed 3 of 3 failed deliveries whose event was never acknowledged$/m,
+    )
     expect(recovered.stdout).toMatch(
       /Not recoverable by replay: from \S+ \(the service's clock\) until this command re-enabled it,/,
     )
@@ -297,5 +299,89 @@ describe('doctor and recover: "my endpoint got disabled"', () => {
     await h.advance(2 * 60_000)
     expect(publisher.handled).toContain(next.body.data.event.id)
     expect(new Set(publisher.handled).size).toBe(publisher.handled.length)
+  }, 60_000)
+})
+
+describe('recover after an outage whose failures began before the streak', () => {
+  it('replays every failed delivery never acknowledged, names the acknowledged one it left; doctor reads that one as the library answer it was', async () => {
+    const { run, h } = await setup()
+    const publisher = await startPublisher(receivers)
+    const { id, secret } = await createEndpoint(run, publisher.url)
+    publisher.useSecret(secret)
+    const emit = async (n: number) => {
+      const emitted = await h.call('POST', '/emulator/conversions', { body: conversion(n) })
+      return emitted.body.data as { event: { id: string }; deliveries: { id: string }[] }
+    }
+
+    // Before the streak: one delivery fails all eight attempts (8 failures in a row)...
+    publisher.state.broken = true
+    const early = await emit(1)
+    await h.advance(50 * HOUR)
+    // ...then two succeed (the count goes back to 0)...
+    publisher.state.broken = false
+    const answered = await emit(2)
+    const second = await emit(3)
+    await h.advance(2 * 60_000)
+    expect(publisher.handled).toHaveLength(2)
+    // ...then the outage: three deliveries, the 20th failure in a row disables the endpoint.
+    publisher.state.broken = true
+    const outage = [await emit(4), await emit(5), await emit(6)]
+    await h.advance(50 * HOUR)
+    expect((await h.call('GET', `/v1/webhooks/${id}`)).body.data.status).toBe('disabled')
+    // A delivery the receiver answered 200 processed, replayed while disabled: failed unsent.
+    const answeredDelivery = answered.deliveries[0]?.id as string
+    const replayed = await h.call(
+      'POST',
+      `/v1/webhooks/${id}/deliveries/${answeredDelivery}/replay`,
+    )
+    expect(replayed.status).toBe(202)
+    await h.advance(2 * 60_000)
+    const listed = (await h.call('GET', `/v1/webhooks/${id}/deliveries?status=failed&size=100`))
+      .body.data as { id: string; responseStatus: number; responseBody: string }[]
+    expect(listed.find((d) => d.id === answeredDelivery)).toMatchObject({
+      responseStatus: 200,
+      responseBody: '{"received":true,"outcome":"processed"}',
+    })
+
+    const doctor = await run('doctor', id)
+    expect(doctor.stdout).not.toMatch(/200 without this library's error code/)
+    expect(doctor.stdout).toMatch(
+      /^\[ok\] 1 delivery failed unsent after the receiver had acknowledged its event$/m,
+    )
+    expect(doctor.stdout).toMatch(/The receiver answered 200 processed x 1 \(this library's answer/)
+    expect(doctor.stdout).toMatch(/^\[!\] 1 delivery failed after all 8 attempts$/m)
+    expect(doctor.stdout).toMatch(
+      /^\[!\] 3 deliveries failed because the endpoint was disabled \(fewer than 8 attempts\)$/m,
+    )
+
+    publisher.state.broken = false
+    const recovered = await run('recover', id)
+    expect(recovered.code, recovered.stderr).toBe(0)
+    expect(recovered.stdout).toMatch(
+      /^replayed 4 of 4 failed deliveries whose event was never acknowledged$/m,
+    )
+    expect(recovered.stdout).toContain(
+      [
+        'left 1 of 5 failed deliveries:',
+        `  ${answeredDelivery} (${answered.event.id}): its event was acknowledged: the receiver answered 200 processed; a later replay came due while the endpoint was disabled and was marked failed unsent`,
+      ].join('\n'),
+    )
+    await h.advance(2 * 60_000)
+    // Each event never acknowledged handled once; the acknowledged one not again.
+    expect([...publisher.handled].sort()).toEqual(
+      [answered, second, early, ...outage].map((e) => e.event.id).sort(),
+    )
+    const again = await run('recover', id, '--json')
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      failedFound: 1,
+      toReplay: 0,
+      left: [
+        {
+          deliveryId: answeredDelivery,
+          reason: 'acknowledged',
+          acknowledgement: { by: 'answer', responseStatus: 200, outcome: 'processed' },
+        },
+      ],
+    })
   }, 60_000)
 })

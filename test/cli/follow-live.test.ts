@@ -6,6 +6,7 @@
  * again with nothing lost; `--poll` polls as against the service.
  */
 import type { IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { killLive, type Live, live } from '../support/cli-live.js'
 import {
@@ -188,6 +189,41 @@ describe('deliveries --follow on the emulator: its event stream', () => {
     expect(out.lines).toHaveLength(1)
     expect(await follow.stop()).toBe(0)
   }, 30_000)
+
+  it("a reconnect prints each missed attempt with its own state, not the delivery's current one", async () => {
+    const { h, receiver, endpoint, attempts, env } = await setUp()
+    receiver.use(answer(500, '{"error":{"code":"handler_failed","message":"CRM down"}}'))
+    const follow = live(['deliveries', endpoint.id, '--follow'], env)
+    const out = linesOf(follow)
+    await stderrMatches(follow, /live: the emulator's event stream/)
+    // The emulator stops listening: the follower cannot open the stream again until it is
+    // back, and two attempts of one delivery are made meanwhile (through the engine itself).
+    const { port } = h.emulator.server.address() as AddressInfo
+    await new Promise<void>((resolve) => {
+      h.emulator.server.close(() => resolve())
+      h.emulator.server.closeAllConnections()
+    })
+    const { engine } = h.emulator
+    const emitted = engine.emitConversion(
+      conversion(7003) as Parameters<typeof engine.emitConversion>[0],
+    )
+    const eventId = emitted.event?.id as string
+    await waitFor(() => attempts.find((a) => a.attempt === 1))
+    receiver.use(answer(200, '{"received":true,"outcome":"processed"}'))
+    expect((await engine.advance(60_000)).attempts).toBe(1)
+    await stderrMatches(follow, /^event stream dropped \(.+\); opening it again in \d+ s$/m)
+    await new Promise<void>((resolve) => h.emulator.server.listen(port, '127.0.0.1', resolve))
+
+    const first = await out.next(
+      new RegExp(`${eventId}  conversion\\.created  attempt 1  `),
+      30_000,
+    )
+    expect(first.text).toMatch(/ {2}attempt 1 {2}500 handler_failed \(retrying\) {2}\d+ ms$/)
+    const second = await out.next(new RegExp(`${eventId}  conversion\\.created  attempt 2  `))
+    expect(second.text).toMatch(/ {2}attempt 2 {2}200 processed \(succeeded\) {2}\d+ ms$/)
+    expect(out.lines).toHaveLength(2)
+    expect(await follow.stop()).toBe(0)
+  }, 60_000)
 
   it('an unknown endpoint: one line naming it, exit non-zero, no reconnecting', async () => {
     const { env } = await setUp()

@@ -31,6 +31,9 @@ export {
 export { followLive } from './workflows/follow-live.js'
 export { type FollowPlan, MIN_POLL_MS, planFollow } from './workflows/follow-pacing.js'
 export {
+  type Acknowledgement,
+  acknowledgementOf,
+  type LeftDelivery,
   type RecoveryReport,
   type ReplaySummary,
   recoverEndpoint,

@@ -46,9 +46,22 @@ export type FollowNotice =
   /** The event stream dropped (`reason`): opened again after `delayMs`. */
   | { type: 'reconnect'; at: string; delayMs: number; reason: string }
 
-/** A delivery as the attempt just seen, on endpoint `endpointId`. */
+/** A field the message names as a string or null; undefined when it does not name it. */
+const named = (value: unknown): string | null | undefined =>
+  typeof value === 'string' || value === null ? value : undefined
+
+/**
+ * A delivery as the attempt just seen, on endpoint `endpointId`. The receiver's
+ * outcome and error code are read from the answer's body, unless the message
+ * names them itself (the emulator's stream does, for attempts whose body it no
+ * longer has).
+ */
 export const attemptSeen = (endpointId: string, d: Delivery): AttemptSeen => {
-  const answer = readReceiverAnswer(d.responseBody)
+  const read = readReceiverAnswer(d.responseBody)
+  const answer = {
+    outcome: named(d.outcome) === undefined ? read.outcome : named(d.outcome),
+    code: named(d.errorCode) === undefined ? read.code : named(d.errorCode),
+  }
   return {
     type: 'attempt',
     at: new Date().toISOString(),

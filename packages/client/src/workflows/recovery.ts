@@ -1,3 +1,4 @@
+import { readReceiverAnswer } from '@affiliate-webhooks/core/internal'
 import type { Client } from '../client.js'
 import type { Delivery } from '../types.js'
 
@@ -53,6 +54,24 @@ export async function replayAll(
   return summary
 }
 
+/** A failed delivery `recover` did not replay, and why. */
+export interface LeftDelivery {
+  /** The failed delivery left. */
+  deliveryId: string
+  /** Its event, when the service names it. */
+  eventId: string | null
+  /**
+   * `acknowledged`: the receiver answered its event with a 2xx (see
+   * {@link acknowledgementOf}), so a replay would only be answered `duplicate`;
+   * `before_since`: created before the `since` asked for.
+   */
+  reason: 'acknowledged' | 'before_since'
+  /** For `acknowledged`: how the receiver acknowledged it. */
+  acknowledgement?: Acknowledgement
+  /** When the delivery was created (the service's clock), when it says. */
+  createdAt: string | null
+}
+
 /** What `recover` did, and the window it cannot repair. */
 export interface RecoveryReport {
   endpointId: string
@@ -60,9 +79,14 @@ export interface RecoveryReport {
   disabledAt: string | null
   /** When this run turned it back on; null when it was already active. */
   reenabledAt: string | null
-  /** Failed deliveries created since this time were replayed. */
+  /** Only failed deliveries created since this time were replayed; null: every one. */
   since: string | null
+  /** Every failed delivery of the endpoint. */
   failedFound: number
+  /** Those whose event the receiver never acknowledged (and created since `since`): the ones replayed. */
+  toReplay: number
+  /** The failed deliveries not replayed, each with why. */
+  left: LeftDelivery[]
   replay: ReplaySummary
   /** Deliveries the service still retries: not replayable until they succeed or fail for good. */
   stillQueued: StillQueued
@@ -99,21 +123,45 @@ export function stillQueued(deliveries: readonly Delivery[]): StillQueued {
 }
 
 /**
- * The start of the failure streak: the oldest failed delivery newer than the
- * newest successful one (deliveries newest first). Null when none failed.
+ * How the receiver acknowledged a delivery's event: `answer`, this delivery's last
+ * recorded answer is a 2xx (with the library's `outcome` when this library
+ * answered) although the delivery is failed: the 2xx came in an earlier round,
+ * and the replay after it was marked failed without an answer (it came due while
+ * the endpoint was disabled); `delivery`, another delivery of the same event
+ * succeeded.
  */
-export function streakStart(deliveries: readonly Delivery[]): Date | null {
-  let start: Date | null = null
-  for (const delivery of deliveries) {
-    if (delivery.status === 'succeeded') break
-    if (delivery.status === 'failed' && delivery.createdAt) start = new Date(delivery.createdAt)
+export type Acknowledgement =
+  | { by: 'answer'; responseStatus: number; outcome: string | null }
+  | { by: 'delivery'; deliveryId: string }
+
+/**
+ * Whether the receiver ever acknowledged `delivery`'s event, as far as the
+ * service's delivery list tells: null when nothing says so (a failed delivery
+ * whose last answer is not a 2xx, and no other delivery of its event succeeded).
+ */
+export function acknowledgementOf(
+  delivery: Delivery,
+  all: readonly Delivery[] = [],
+): Acknowledgement | null {
+  const status = delivery.responseStatus
+  if (typeof status === 'number' && status >= 200 && status < 300) {
+    return {
+      by: 'answer',
+      responseStatus: status,
+      outcome: readReceiverAnswer(delivery.responseBody).outcome ?? null,
+    }
   }
-  return start
+  if (!delivery.eventId) return null
+  const other = all.find(
+    (d) => d.id !== delivery.id && d.eventId === delivery.eventId && d.status === 'succeeded',
+  )
+  return other ? { by: 'delivery', deliveryId: other.id } : null
 }
 
 /**
- * Re-enables a disabled endpoint, then replays every failed delivery since
- * `since` (default: the start of the failure streak). Re-enabling comes first so
+ * Re-enables a disabled endpoint, then replays every failed delivery whose event
+ * the receiver never acknowledged (only those created since `since`, when given),
+ * and names each failed delivery it left, with why. Re-enabling comes first so
  * the replays are delivered at all.
  */
 export async function recoverEndpoint(
@@ -141,19 +189,32 @@ export async function recoverEndpoint(
   )) {
     all.push(delivery)
   }
-  const since = options.since ?? streakStart(all)
-  const failed = all.filter(
-    (d) =>
-      d.status === 'failed' &&
-      (since === null || !d.createdAt || Date.parse(d.createdAt) >= since.getTime()),
-  )
-  const replay = await replayAll(api, endpointId, failed, options)
+  const { since } = options
+  const failed = all.filter((d) => d.status === 'failed')
+  const toReplay: Delivery[] = []
+  const left: LeftDelivery[] = []
+  // Oldest first: the receiver meets the events in the order they occurred.
+  for (const delivery of [...failed].reverse()) {
+    const about = { deliveryId: delivery.id, eventId: delivery.eventId ?? null }
+    const createdAt = delivery.createdAt ?? null
+    const acknowledgement = acknowledgementOf(delivery, all)
+    if (acknowledgement) {
+      left.push({ ...about, reason: 'acknowledged', acknowledgement, createdAt })
+    } else if (since && createdAt && Date.parse(createdAt) < since.getTime()) {
+      left.push({ ...about, reason: 'before_since', createdAt })
+    } else {
+      toReplay.push(delivery)
+    }
+  }
+  const replay = await replayAll(api, endpointId, toReplay, options)
   return {
     endpointId,
     disabledAt: endpoint.disabledAt,
     reenabledAt,
     since: since?.toISOString() ?? null,
     failedFound: failed.length,
+    toReplay: toReplay.length,
+    left,
     replay,
     stillQueued: stillQueued(all),
   }

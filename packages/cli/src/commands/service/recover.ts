@@ -6,15 +6,16 @@ export const recover = manageCommand({
   usage: ['recover <endpointId> [--since TIME]'],
   about: `The answer to "my endpoint got disabled". Fix the receiver first (affiliate-webhooks
 doctor <endpointId> says what is wrong), then: re-enables the endpoint, replays
-every failed delivery since TIME (default: the start of the failure streak), and
-prints the window between the service disabling the endpoint and now, during
-which the service queued nothing: conversions from that window must be reconciled
-from the service's reports. Deliveries the service still retries cannot be
-replayed (the spec refuses it): it says how many and when their next attempts
-are due.
+every failed delivery whose event the receiver never acknowledged (with --since,
+only those created since TIME), names each failed delivery it left and why (its
+event was answered 2xx, or it is older than --since), and prints the window
+between the service disabling the endpoint and now, during which the service
+queued nothing: conversions from that window must be reconciled from the
+service's reports. Deliveries the service still retries cannot be replayed (the
+spec refuses it): it says how many and when their next attempts are due.
 
 ${costText('recover')}`,
   options: {
-    since: sinceOption('replay the failed deliveries'),
+    since: sinceOption('replay only the failed deliveries'),
   },
 })

@@ -119,15 +119,63 @@ describe('replay, recovery and health', () => {
       reenabledAt: '2026-11-20T10:00:00Z',
       since: null,
       failedFound: 1,
+      toReplay: 1,
+      left: [],
       replay: { ...summary, replayed: 1, alreadyReplaying: 0, failed: [] },
       stillQueued: { pending: 0, retrying: 0, firstNextAttemptAt: null, lastNextAttemptAt: null },
     })
     expect(text).toMatch(
       /^wh_1 re-enabled; the service had disabled it at 2026-11-20T09:00:00Z \(the service's clock\)$/m,
     )
-    expect(text).toContain('replayed 1 of 1 failed delivery')
+    expect(text).toContain('replayed 1 of 1 failed delivery whose event was never acknowledged')
     expect(text).toContain(
       "from 2026-11-20T09:00:00Z (the service's clock) until this command re-enabled it",
+    )
+  })
+
+  it('a recovery names each failed delivery it left, and why, and each refusal', () => {
+    const text = formatRecovery({
+      endpointId: 'wh_1',
+      disabledAt: null,
+      reenabledAt: null,
+      since: '2026-11-20T08:00:00.000Z',
+      failedFound: 5,
+      toReplay: 2,
+      left: [
+        {
+          deliveryId: 'dlv_1',
+          eventId: 'evt_1',
+          reason: 'acknowledged',
+          acknowledgement: { by: 'answer', responseStatus: 200, outcome: 'processed' },
+          createdAt: '2026-11-20T09:00:00.000Z',
+        },
+        {
+          deliveryId: 'dlv_2',
+          eventId: 'evt_2',
+          reason: 'acknowledged',
+          acknowledgement: { by: 'delivery', deliveryId: 'dlv_7' },
+          createdAt: '2026-11-20T09:00:00.000Z',
+        },
+        {
+          deliveryId: 'dlv_3',
+          eventId: null,
+          reason: 'before_since',
+          createdAt: '2026-11-19T09:00:00.000Z',
+        },
+      ],
+      replay: { ...summary, replayed: 1, alreadyReplaying: 0 },
+      stillQueued: { pending: 0, retrying: 0, firstNextAttemptAt: null, lastNextAttemptAt: null },
+    })
+    expect(text).toBe(
+      [
+        'wh_1 was active; nothing to re-enable',
+        'replayed 1 of 2 failed deliveries whose event was never acknowledged, created since 2026-11-20T08:00:00.000Z, 1 refused',
+        '  dlv_9: refused: 404 not_found',
+        'left 3 of 5 failed deliveries:',
+        '  dlv_1 (evt_1): its event was acknowledged: the receiver answered 200 processed; a later replay came due while the endpoint was disabled and was marked failed unsent',
+        '  dlv_2 (evt_2): its event was acknowledged: delivery dlv_7 of the same event succeeded',
+        '  dlv_3: created 2026-11-19T09:00:00.000Z, before --since 2026-11-20T08:00:00.000Z',
+      ].join('\n'),
     )
   })
 

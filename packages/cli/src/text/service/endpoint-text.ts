@@ -7,6 +7,7 @@
 import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
 import type {
   FollowEvent,
+  LeftDelivery,
   RecoveryReport,
   ReplaySummary,
 } from '@affiliate-webhooks/client/internal'
@@ -106,7 +107,23 @@ export function formatReplaySummary(summary: ReplaySummary, total: number): stri
   return lines.join('\n')
 }
 
-/** What `recover` did, and the window it cannot repair. */
+/** How many of the failed deliveries `recover` left it names on a terminal; --json has all. */
+const LEFT_SHOWN = 20
+
+/** Why `recover` left a failed delivery, in words. */
+function whyLeft(left: LeftDelivery, since: string | null): string {
+  const ack = left.acknowledgement
+  if (left.reason === 'before_since') {
+    return `created ${left.createdAt ?? 'at a time the service did not say'}, before --since ${since}`
+  }
+  if (ack?.by === 'delivery') {
+    return `its event was acknowledged: delivery ${ack.deliveryId} of the same event succeeded`
+  }
+  const answer = ack ? `${ack.responseStatus}${ack.outcome ? ` ${ack.outcome}` : ''}` : '2xx'
+  return `its event was acknowledged: the receiver answered ${answer}; a later replay came due while the endpoint was disabled and was marked failed unsent`
+}
+
+/** What `recover` did, which failed deliveries it left and why, and the window it cannot repair. */
 export function formatRecovery(report: RecoveryReport): string {
   const lines: string[] = []
   if (report.reenabledAt) {
@@ -117,9 +134,24 @@ export function formatRecovery(report: RecoveryReport): string {
   } else {
     lines.push(`${report.endpointId} was active; nothing to re-enable`)
   }
+  const { replay } = report
   lines.push(
-    `replayed ${report.replay.replayed} of ${report.failedFound} failed deliver${report.failedFound === 1 ? 'y' : 'ies'}${report.since ? ` since ${report.since}` : ''}${report.replay.alreadyReplaying ? ` (${report.replay.alreadyReplaying} already replaying)` : ''}${report.replay.failed.length ? `, ${report.replay.failed.length} refused` : ''}`,
+    `replayed ${replay.replayed} of ${report.toReplay} failed deliver${report.toReplay === 1 ? 'y' : 'ies'} whose event was never acknowledged${report.since ? `, created since ${report.since}` : ''}${replay.alreadyReplaying ? ` (${replay.alreadyReplaying} already replaying)` : ''}${replay.failed.length ? `, ${replay.failed.length} refused` : ''}${replay.interrupted ? ' (interrupted)' : ''}`,
   )
+  for (const { deliveryId, error } of replay.failed)
+    lines.push(`  ${deliveryId}: refused: ${error}`)
+  if (report.left.length > 0) {
+    const n = report.left.length
+    lines.push(
+      `left ${n} of ${report.failedFound} failed deliver${report.failedFound === 1 ? 'y' : 'ies'}:`,
+    )
+    for (const left of report.left.slice(0, LEFT_SHOWN)) {
+      lines.push(
+        `  ${left.deliveryId}${left.eventId ? ` (${left.eventId})` : ''}: ${whyLeft(left, report.since)}`,
+      )
+    }
+    if (n > LEFT_SHOWN) lines.push(`  ... and ${n - LEFT_SHOWN} more (--json lists each)`)
+  }
   if (report.reenabledAt) {
     lines.push(
       '',

@@ -90,4 +90,35 @@ describe('checkEndpointHealth (doctor)', () => {
       /^a secret kept in the receiver's environment \(AFFILIATE_WEBHOOK_SECRET\): .*affiliate-webhooks rotate we_1 --show-secret, set it there and redeploy; a receiver reading secrets from Redis \(redisSecretSource\): affiliate-webhooks rotate we_1 --redis <url>/,
     )
   })
+
+  it("reads a failed delivery this library answered 200 processed (replayed while disabled) as the library's acknowledgement, not a proxy's 200", () => {
+    const acknowledged: Delivery = {
+      id: 'dl_ack',
+      status: 'failed',
+      responseStatus: 200,
+      responseBody: '{"received":true,"outcome":"processed"}',
+      durationMs: 4,
+      eventId: 'evt_ack',
+      // Its replay was marked failed as it came due, before any attempt.
+      attempts: 0,
+    }
+    const findings = checkEndpointHealth(
+      { ...endpoint, status: 'disabled' } as WebhookEndpoint,
+      [acknowledged],
+      { maxAttempts: 8 },
+    )
+    expect(findings.map((f) => f.title)).not.toContainEqual(
+      expect.stringMatching(/without this library's error code/),
+    )
+    expect(findings.map((f) => f.title)).not.toContainEqual(
+      expect.stringMatching(/failed because the endpoint was disabled/),
+    )
+    expect(findings).toContainEqual({
+      level: 'ok',
+      title: '1 delivery failed unsent after the receiver had acknowledged its event',
+      detail: expect.stringMatching(
+        /^The receiver answered 200 processed x 1 \(this library's answer\); .* recover leaves them \(e\.g\. evt_ack\)\.$/,
+      ),
+    })
+  })
 })

@@ -1,4 +1,5 @@
 import type { Delivery, WebhookEndpoint } from '@affiliate-webhooks/client'
+import { type Acknowledgement, acknowledgementOf } from '@affiliate-webhooks/client/internal'
 import {
   SERVICE_DISABLES_AFTER as DISABLE_AFTER,
   rawBodyFixOf,
@@ -170,14 +171,25 @@ export function causeOf(delivery: Delivery, id: string): Cause {
   }
 }
 
-/** True for a delivery whose latest attempt failed. */
+/** The 2xx a failed delivery last had, when it had one: its event was acknowledged. */
+const answeredOk = (delivery: Delivery) => {
+  const acknowledgement = acknowledgementOf(delivery)
+  return acknowledgement?.by === 'answer' ? acknowledgement : undefined
+}
+
+/**
+ * True for a delivery whose latest answer was a failure. A failed delivery whose
+ * latest answer is a 2xx failed unsent (a replay that came due while the endpoint
+ * was disabled): that answer is the receiver's acknowledgement, no failure of it.
+ */
 const failedAttempt = (delivery: Delivery) =>
-  delivery.status === 'failed' ||
-  delivery.status === 'retrying' ||
-  (delivery.responseStatus !== null &&
-    delivery.responseStatus !== undefined &&
-    (delivery.responseStatus < 200 || delivery.responseStatus >= 300) &&
-    delivery.status !== 'succeeded')
+  !answeredOk(delivery) &&
+  (delivery.status === 'failed' ||
+    delivery.status === 'retrying' ||
+    (delivery.responseStatus !== null &&
+      delivery.responseStatus !== undefined &&
+      (delivery.responseStatus < 200 || delivery.responseStatus >= 300) &&
+      delivery.status !== 'succeeded'))
 
 /**
  * `doctor`: the endpoint's health (a signature's is core's `diagnoseSignature`).
@@ -257,11 +269,17 @@ function failedForGood(
   id: string,
   maxAttempts: number,
 ): HealthFinding[] {
-  const failed = deliveries.filter((d) => d.status === 'failed')
+  const allFailed = deliveries.filter((d) => d.status === 'failed')
+  const acknowledged = allFailed.flatMap((d) => {
+    const answer = answeredOk(d)
+    return answer ? [{ delivery: d, answer }] : []
+  })
+  const failed = allFailed.filter((d) => !answeredOk(d))
   const exhausted = failed.filter((d) => (d.attempts ?? maxAttempts) >= maxAttempts).length
   const cutShort = failed.length - exhausted
   const fix = `once the receiver answers 2xx: affiliate-webhooks replay ${id} --failed`
   const findings: HealthFinding[] = []
+  if (acknowledged.length > 0) findings.push(acknowledgedFinding(acknowledged))
   if (exhausted > 0) {
     findings.push({
       level: 'warning',
@@ -280,4 +298,29 @@ function failedForGood(
     })
   }
   return findings
+}
+
+/**
+ * Failed deliveries whose last answer is a 2xx: the receiver acknowledged their
+ * events, then a replay came due while the endpoint was disabled and was marked
+ * failed without being sent. Nothing is wrong with the receiver.
+ */
+function acknowledgedFinding(
+  hit: { delivery: Delivery; answer: Extract<Acknowledgement, { by: 'answer' }> }[],
+): HealthFinding {
+  const answers = new Map<string, number>()
+  for (const { answer } of hit) {
+    const said = `${answer.responseStatus}${answer.outcome ? ` ${answer.outcome}` : ''}`
+    answers.set(said, (answers.get(said) ?? 0) + 1)
+  }
+  const ours = hit.every(({ answer }) => answer.outcome !== null)
+  const events = hit
+    .slice(0, 3)
+    .map(({ delivery }) => delivery.eventId ?? delivery.id)
+    .join(', ')
+  return {
+    level: 'ok',
+    title: `${deliveriesText(hit.length)} failed unsent after the receiver had acknowledged ${hit.length === 1 ? 'its event' : 'their events'}`,
+    detail: `The receiver answered ${[...answers].map(([said, n]) => `${said} x ${n}`).join(', ')}${ours ? " (this library's answer)" : ''}; each was replayed after that, and the replay came due while the endpoint was disabled, so the service marked it failed without sending it. Nothing to fix; recover leaves them (e.g. ${events}${hit.length > 3 ? ', ...' : ''}).`,
+  }
 }

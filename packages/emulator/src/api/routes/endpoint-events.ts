@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AttemptLogEntry, DeliveryRecord } from '../../delivery/delivery-record.js'
 import type { EndpointRecord, Engine, EngineEvent } from '../../delivery/engine.js'
-import { deliveryJson } from './deliveries.js'
 import { iso, path, type Route } from './route.js'
 import { findEndpoint } from './webhooks.js'
 
@@ -27,20 +27,55 @@ function lastSeen(req: IncomingMessage, length: number): number | undefined {
 }
 
 /**
- * `attempt`: the delivery as the API lists it after the attempt (no secret, no
- * payload), with the attempt's service time; its `id` is the attempt's place
- * in the log, one past it.
+ * One attempt as the stream sends it: its delivery's identity (as
+ * `GET /v1/webhooks/{id}/deliveries` lists it) with what that attempt itself
+ * left: the delivery's status after it, its number in the round, the answer (the
+ * receiver's outcome or error code), the next attempt's time. A reconnect replays
+ * missed attempts from the log, so each keeps its own state, not the delivery's
+ * current one. The answer's body is the delivery's only on its latest attempt
+ * (the log keeps no body); `outcome` and `errorCode` say what each answer named.
  */
-function sendAttempt(res: ServerResponse, engine: Engine, index: number): void {
+function attemptJson(
+  engine: Engine,
+  entry: AttemptLogEntry,
+  delivery: DeliveryRecord,
+  latest: boolean,
+) {
+  // A log from before the entries kept the status: what the rules made of the attempt.
+  const lastAttempt = engine.rules.retryScheduleMs.length + 1
+  const status =
+    entry.status ?? (entry.ok ? 'succeeded' : entry.attempt >= lastAttempt ? 'failed' : 'retrying')
+  return {
+    id: delivery.id,
+    webhookId: delivery.webhookId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status,
+    attempts: entry.attempt,
+    nextAttemptAt: iso(entry.nextAttemptAt ?? null),
+    createdAt: iso(delivery.createdAt),
+    responseStatus: entry.responseStatus,
+    responseBody: latest ? delivery.responseBody : null,
+    ...(entry.outcome === undefined ? {} : { outcome: entry.outcome }),
+    ...(entry.errorCode === undefined ? {} : { errorCode: entry.errorCode }),
+    durationMs: entry.durationMs,
+    errorMessage: entry.errorMessage,
+    attemptedAt: iso(entry.at),
+  }
+}
+
+/** `attempt`: the attempt at `index` of the log; its `id` is the attempt's place in the log, one past it. */
+function sendAttempt(res: ServerResponse, engine: Engine, index: number, latest: boolean): void {
   const entry = engine.log()[index]
   const delivery = entry && engine.delivery(entry.webhookId, entry.deliveryId)
   if (!entry || !delivery) return
-  sendEvent(res, 'attempt', { ...deliveryJson(delivery), attemptedAt: iso(entry.at) }, index + 1)
+  sendEvent(res, 'attempt', attemptJson(engine, entry, delivery, latest), index + 1)
 }
 
 /**
  * Streams one endpoint's news on `res`: `ready` first (its status now), each
- * attempt to it (the ones since `Last-Event-ID` first, after a reconnect),
+ * attempt to it (the ones since `Last-Event-ID` first, after a reconnect, each
+ * with its own state),
  * `endpoint` when its status changes (disabled after the failure streak or by
  * a PATCH, enabled again), and `deleted` (then the end) when it goes.
  */
@@ -57,9 +92,19 @@ function openStream(engine: Engine, endpoint: EndpointRecord, req: IncomingMessa
     const from = lastSeen(req, log.length)
     // Its id is where the log stands: a reconnect asks for what came after.
     sendEvent(res, 'ready', { webhookId: endpoint.id, status }, from ?? log.length)
+    // What came after: each delivery's last attempt here is its latest one.
+    const missed: number[] = []
     for (let index = from ?? log.length; index < log.length; index++) {
-      if (log[index]?.webhookId === endpoint.id) sendAttempt(res, engine, index)
+      if (log[index]?.webhookId === endpoint.id) missed.push(index)
     }
+    const later = new Set<string>()
+    const latest = new Set<number>()
+    for (const index of missed.toReversed()) {
+      const deliveryId = log[index]?.deliveryId as string
+      if (!later.has(deliveryId)) latest.add(index)
+      later.add(deliveryId)
+    }
+    for (const index of missed) sendAttempt(res, engine, index, latest.has(index))
     // Checked after the event's own turn, so a disable follows the attempt that caused it.
     const checkStatus = () => {
       if (res.destroyed || res.writableEnded) return
@@ -78,7 +123,7 @@ function openStream(engine: Engine, endpoint: EndpointRecord, req: IncomingMessa
     }
     const unwatch = engine.watch((event: EngineEvent) => {
       if (event.kind === 'attempt' && event.entry.webhookId === endpoint.id) {
-        sendAttempt(res, engine, engine.log().lastIndexOf(event.entry))
+        sendAttempt(res, engine, engine.log().lastIndexOf(event.entry), true)
       }
       queueMicrotask(checkStatus)
     })
