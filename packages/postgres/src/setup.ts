@@ -173,7 +173,7 @@ export async function ensureSchema(driver: SetupDriver, names: SchemaNames): Pro
 
 /** What the store reads of the server once its tables are there. */
 export interface ServerFacts {
-  /** synchronous_commit as SQL for the store's commits to pin ({@link syncLiteral}). */
+  /** synchronous_commit as SQL for the store's commits to pin (`syncLiteral`). */
   sync: string
 }
 

@@ -33,7 +33,7 @@ export const SERVER_IDLE_MARGIN_MS = 2000
 export const claimCallSql = (n: SchemaNames) =>
   `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $8, true), ${n.claim}($2, $3, $4, $5, $6, $7) AS verdict`
 
-/** The values synchronous_commit takes: the only texts {@link syncLiteral} inlines. */
+/** The values synchronous_commit takes: the only texts `syncLiteral` inlines. */
 const SYNC_VALUES = new Set(['on', 'off', 'local', 'remote_write', 'remote_apply'])
 
 /**
@@ -55,7 +55,7 @@ const heldCall = (n: SchemaNames, xact: string, sync: string) =>
 /**
  * held(xact, sync): raises AWLST unless the transaction is still the claim's,
  * then signs the store's commit (the guard trigger refuses any other) and pins
- * synchronous_commit. Parameter: the claim's xact; `sync` from {@link syncLiteral}.
+ * synchronous_commit. Parameter: the claim's xact; `sync` from `syncLiteral`.
  */
 export const heldSql = (n: SchemaNames, sync: string) => heldCall(n, '$1', sync)
 
