@@ -22,7 +22,9 @@ export const CHAOS_TESTS = [
  * `init` on starter apps made by each stack's own creator: each creates, installs,
  * builds and serves an app, so they run with the stack builds, one at a time.
  */
-export const STARTER_TESTS = ['test/adapters/{astro,sveltekit,react-router,nuxt}-init.test.ts']
+export const STARTER_TESTS = [
+  'test/adapters/{astro,sveltekit,react-router,nuxt,nest,fastify-cli,express-pg}-init.test.ts',
+]
 
 export const chaosProject = {
   extends: true,
