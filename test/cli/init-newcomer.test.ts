@@ -231,6 +231,71 @@ describe('fastify-cli (@fastify/autoload): a route file autoload loads, app.ts u
   })
 })
 
+describe('other plugin-style Fastify layouts: the app file exports a plugin (3)', () => {
+  /** A Fastify app whose file exports the plugin (no Fastify(), no listen, no autoload routes/). */
+  async function planFor(file: string, source: string, esm: boolean) {
+    const dir = join(work, `fastify-plugin-${copies++}`)
+    mkdirSync(join(dir, 'src'), { recursive: true })
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'plugin-app',
+        ...(esm ? { type: 'module' } : {}),
+        scripts: { start: 'fastify start -l info src/app.js' },
+        dependencies: { fastify: '^5.0.0', 'fastify-cli': '^8.0.0' },
+        devDependencies: file.endsWith('.ts') ? { typescript: '^6.0.0' } : {},
+      }),
+    )
+    writeFileSync(join(dir, file), source)
+    return plan(dir)
+  }
+
+  it('TypeScript: const app: FastifyPluginAsync = async (fastify, opts) => { ... }; export default app', async () => {
+    const source = [
+      "import { type FastifyPluginAsync } from 'fastify'",
+      '',
+      'const app: FastifyPluginAsync = async (fastify, opts): Promise<void> => {',
+      "  fastify.get('/', async () => ({ root: true }))",
+      '}',
+      '',
+      'export default app',
+      '',
+    ].join('\n')
+    const planned = await planFor('src/app.ts', source, false)
+    expect(planned.facts.stack.id).toBe('fastify')
+    expect(planned.mount.refused).toBeUndefined()
+    expect(planned.edit.text).toBe(
+      source
+        .replace(
+          "from 'fastify'\n",
+          "from 'fastify'\nimport { registerWebhook } from './affiliate-webhooks'\n",
+        )
+        .replace('=> {\n', '=> {\n  await registerWebhook(fastify)\n'),
+    )
+    expect(planned.edit.where).toMatch(/^first in the plugin the file exports/)
+  })
+
+  it('CommonJS: module.exports = async function (fastify, opts) { ... }', async () => {
+    const source = [
+      "'use strict'",
+      '',
+      "const path = require('node:path')",
+      '',
+      'module.exports = async function (instance, opts) {',
+      "  instance.get('/', async () => 'ok')",
+      '}',
+      '',
+    ].join('\n')
+    const planned = await planFor('src/app.js', source, false)
+    expect(planned.edit.text).toContain(
+      "const path = require('node:path')\nconst { registerWebhook } = require('./affiliate-webhooks.mjs')\n",
+    )
+    expect(planned.edit.text).toContain(
+      'module.exports = async function (instance, opts) {\n  await registerWebhook(instance)\n',
+    )
+  })
+})
+
 describe("the app's table: created once before deliveries, never in one (4)", () => {
   it.each([
     ['express-pg', 'src/affiliate-webhooks.js'],
