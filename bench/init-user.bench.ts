@@ -113,7 +113,8 @@ interface BenchApp {
   make(dir: string): Promise<void>
   /** The first event written: the row, or onConversion's line in the app's output. */
   written(dir: string, output: () => string): boolean
-  env?: NodeJS.ProcessEnv
+  /** Added to the app's environment (never the secret: that is in .env). */
+  env?: Record<string, string>
 }
 
 const FASTIFY_CLI = 'fastify-cli@8.0.2'
