@@ -249,14 +249,14 @@ function setupText(store: AppFacts['store']): string {
     'let db',
     'try {',
     `  db = ${setup.open}`,
-    `  await ${setup.run}`,
+    `  await db.${setup.run}`,
     "  console.log('affiliate_conversions: ready')",
     '} catch (error) {',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder belongs to the code init writes.
     '  console.error(`affiliate_conversions not created: ${error.message}`)',
     '  process.exitCode = 1',
     '} finally {',
-    `  await db?.${setup.close.replace(/^db\./, '')}`,
+    `  await db?.${setup.close}`,
     '}',
     '',
   ].join('\n')

@@ -38,8 +38,8 @@ export interface StoreKind {
   table?: string
   /**
    * The setup script's parts (plain ESM, the app's own driver): the import, the
-   * expression that opens a connection (`url` holds the variable's value), the
-   * statement that runs `TABLE` on `db`, and the one that closes it.
+   * expression that opens a connection (`url` holds the variable's value), and
+   * the calls on it (`db`) that run `TABLE` and close it.
    */
   setup?: { import: string; open: string; run: string; close: string }
 }
@@ -111,8 +111,8 @@ export const STORES: readonly StoreKind[] = [
     setup: {
       import: "import pg from 'pg'",
       open: 'new pg.Pool({ connectionString: url })',
-      run: 'db.query(TABLE)',
-      close: 'db.end()',
+      run: 'query(TABLE)',
+      close: 'end()',
     },
     write: `  await ctx.tx.query(
     'INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, commission = EXCLUDED.commission, currency = EXCLUDED.currency, event_id = EXCLUDED.event_id',
@@ -143,9 +143,10 @@ export const STORES: readonly StoreKind[] = [
     }),
     setup: {
       import: "import postgres from 'postgres'",
-      open: 'postgres(url)',
-      run: 'db.unsafe(TABLE)',
-      close: 'db.end()',
+      // Quiet: a second run's "already exists, skipping" notice is no news.
+      open: 'postgres(url, { onnotice: () => {} })',
+      run: 'unsafe(TABLE)',
+      close: 'end()',
     },
     write: `  await ctx.tx\`INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (\${conversion.id}, \${conversion.status}, \${conversion.commission}, \${conversion.currency}, \${event.id}) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, commission = EXCLUDED.commission, currency = EXCLUDED.currency, event_id = EXCLUDED.event_id\``,
   },
@@ -175,8 +176,8 @@ export const STORES: readonly StoreKind[] = [
     setup: {
       import: "import mysql from 'mysql2/promise'",
       open: 'await mysql.createConnection(url)',
-      run: 'db.query(TABLE)',
-      close: 'db.end()',
+      run: 'query(TABLE)',
+      close: 'end()',
     },
     write: `  await ctx.tx.query(
     'INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE status = VALUES(status), commission = VALUES(commission), currency = VALUES(currency), event_id = VALUES(event_id)',
@@ -210,8 +211,8 @@ export const STORES: readonly StoreKind[] = [
     setup: {
       import: "import Database from 'better-sqlite3'",
       open: "new Database(process.env.SQLITE_FILE || 'app.db')",
-      run: 'db.exec(TABLE)',
-      close: 'db.close()',
+      run: 'exec(TABLE)',
+      close: 'close()',
     },
     write: `  ctx.tx
     .prepare(
