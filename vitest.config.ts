@@ -19,10 +19,14 @@ export const CHAOS_TESTS = [
 ]
 
 /**
- * `init` on starter apps made by each stack's own creator: each creates, installs,
- * builds and serves an app, so they run with the stack builds, one at a time.
+ * `init` on starter apps made by each stack's own creator (and an Express app on
+ * PostgreSQL, copied from test/cli/init-apps): each creates, installs, builds and
+ * serves an app, so they run with the stack builds, one at a time, once per run
+ * (vitest.libs.config.ts, run on every Node, leaves them out).
  */
-export const STARTER_TESTS = ['test/adapters/{astro,sveltekit,react-router,nuxt}-init.test.ts']
+export const STARTER_TESTS = [
+  'test/adapters/{astro,sveltekit,react-router,nuxt,nest,fastify-cli,express-pg}-init.test.ts',
+]
 
 export const chaosProject = {
   extends: true,

@@ -89,7 +89,11 @@ const CASES = [
     stack: 'sveltekit',
     store: 'postgres-js',
     pm: 'npm',
-    files: ['src/lib/server/affiliate-webhooks.ts', 'src/routes/hooks/+server.ts'],
+    files: [
+      'src/lib/server/affiliate-webhooks.ts',
+      'src/routes/hooks/+server.ts',
+      'affiliate-webhooks-setup.mjs',
+    ],
     packages: ['@affiliate-webhooks/web', '@affiliate-webhooks/postgres'],
   },
   {
@@ -113,7 +117,7 @@ const CASES = [
     stack: 'express',
     store: 'sqlite',
     pm: 'npm',
-    files: ['src/affiliate-webhooks.js'],
+    files: ['src/affiliate-webhooks.js', 'affiliate-webhooks-setup.mjs'],
     packages: ['@affiliate-webhooks/express', '@affiliate-webhooks/sqlite'],
   },
   {
@@ -121,7 +125,7 @@ const CASES = [
     stack: 'express',
     store: 'postgres',
     pm: 'yarn',
-    files: ['affiliate-webhooks.mjs'],
+    files: ['affiliate-webhooks.mjs', 'affiliate-webhooks-setup.mjs'],
     packages: ['@affiliate-webhooks/express', '@affiliate-webhooks/postgres'],
   },
   {
@@ -137,7 +141,7 @@ const CASES = [
     stack: 'koa',
     store: 'mysql',
     pm: 'npm',
-    files: ['affiliate-webhooks.js'],
+    files: ['affiliate-webhooks.js', 'affiliate-webhooks-setup.mjs'],
     packages: ['@affiliate-webhooks/koa', '@affiliate-webhooks/mysql'],
   },
   {
@@ -227,7 +231,7 @@ describe('init --yes on Next.js with Prisma', () => {
     expect(result.stdout).toMatch(/^ {4}\+ model AffiliateConversion \{$/m)
     expect(result.stdout).toMatch(/^not installed: run npm install @affiliate-webhooks\/next /m)
     expect(result.stdout).toMatch(
-      /^ {2}npx affiliate-webhooks trigger conversion\.created .* --wait$/m,
+      /^ {2}npx @affiliate-webhooks\/cli trigger conversion\.created .* --wait$/m,
     )
     const route = read(dir, 'src/app/api/hooks/route.ts')
     expect(route).toContain("import { onConversion, store } from '../../../lib/affiliate-webhooks'")
@@ -330,7 +334,11 @@ describe('what init writes compiles', () => {
   afterAll(() => rmSync(inside, { recursive: true, force: true }))
   const TYPESCRIPT = [
     { app: 'next-prisma', files: ['src/lib/affiliate-webhooks.ts', 'src/app/api/hooks/route.ts'] },
-    { app: 'sveltekit-postgresjs', files: ['src/lib/server/affiliate-webhooks.ts'] },
+    // SvelteKit's own types ($app/environment) come from the app's sync: a stand-in here.
+    {
+      app: 'sveltekit-postgresjs',
+      files: ['src/lib/server/affiliate-webhooks.ts', 'app-environment.d.ts'],
+    },
     { app: 'fastify-redis', files: ['src/affiliate-webhooks.ts'] },
     { app: 'hono', files: ['src/affiliate-webhooks.ts'] },
     { app: 'nest', files: ['src/affiliate-webhooks.ts'] },
@@ -343,6 +351,11 @@ describe('what init writes compiles', () => {
       cpSync(join(apps, app), dir, { recursive: true })
       const result = await init(dir, '--yes', '--skip-install')
       expect(result.code, result.stderr).toBe(0)
+      if (files.includes('app-environment.d.ts'))
+        writeFileSync(
+          join(dir, 'app-environment.d.ts'),
+          "declare module '$app/environment' {\n  export const building: boolean\n}\n",
+        )
       if (existsSync(join(dir, 'prisma/schema.prisma'))) {
         await generatePrismaClient(
           read(dir, 'prisma/schema.prisma'),

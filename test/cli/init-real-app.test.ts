@@ -66,7 +66,7 @@ describe('init on an Express app with express.json() and better-sqlite3, install
     expect(first.code, first.stderr).toBe(0)
     const { plan, installed, applied } = JSON.parse(first.stdout)
     expect(installed).toBe(true)
-    expect(applied.written).toEqual(['src/affiliate-webhooks.js'])
+    expect(applied.written).toEqual(['src/affiliate-webhooks.js', 'affiliate-webhooks-setup.mjs'])
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
     for (const name of [
       '@affiliate-webhooks/express',
@@ -85,6 +85,12 @@ describe('init on an Express app with express.json() and better-sqlite3, install
       ).replace('app.use(express.json())', "app.post('/hooks', webhook)\napp.use(express.json())"),
     )
     expect((await init('--yes')).stdout).toMatch(/^up to date/m)
+
+    // The app's table, once, before any delivery: the setup step the plan names.
+    const setup = await run(process.execPath, [join(app, 'affiliate-webhooks-setup.mjs')], {
+      env: { SQLITE_FILE: join(app, 'app.db') },
+    })
+    expect(setup.stdout + setup.stderr).toBe('affiliate_conversions: ready\n')
 
     const { cli } = await startLoop()
     const port = await freePort()

@@ -125,6 +125,8 @@ interface Delivery {
 export async function conversionHandledOnce(
   path: string,
   serve: (env: Record<string, string>, base: string) => Promise<ServedApp>,
+  /** How often the conversion was handled; default: onConversion's log lines (a SQL store's module logs none: count its rows). */
+  handledCount?: (conversionId: string, app: ServedApp) => Promise<number>,
 ): Promise<ServedApp> {
   const { cli } = await startLoop()
   const port = await freePort()
@@ -158,7 +160,8 @@ export async function conversionHandledOnce(
   const attempts = lines.filter((line) => line.type === 'attempt')
   expect(attempts.map((a) => [a.responseStatus, a.outcome])).toEqual([[200, 'processed']])
   const handled = new RegExp(`^conversion ${conversionId}: pending \\(evt_\\w+\\)$`, 'gm')
-  await expect.poll(() => app.log().match(handled)?.length ?? 0).toBe(1)
+  const count = handledCount ?? (async () => app.log().match(handled)?.length ?? 0)
+  await expect.poll(() => count(conversionId, app)).toBe(1)
 
   const deliveryId = attempts[0].deliveryId as string
   const replayed = await cli('replay', endpoint, deliveryId, '--json')
@@ -174,7 +177,7 @@ export async function conversionHandledOnce(
     received: true,
     outcome: 'duplicate',
   })
-  expect(app.log().match(handled)?.length).toBe(1)
+  expect(await count(conversionId, app)).toBe(1)
   return app
 }
 

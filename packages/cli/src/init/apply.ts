@@ -13,6 +13,10 @@ export interface Applied {
   changed: string[]
   /** The app's own file left alone: a file it would import was kept with other text. */
   notEdited: string[]
+  /** Scripts of package.json added or changed as the plan showed. */
+  scripts: string[]
+  /** Scripts left alone: package.json says something else there now. */
+  scriptsChanged: string[]
 }
 
 /**
@@ -30,6 +34,8 @@ export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Ap
     edited: [],
     changed: [],
     notEdited: [],
+    scripts: [],
+    scriptsChanged: [],
   }
   for (const file of plan.files) {
     if (file.state === 'same' || (file.state === 'differs' && !options.force)) {
@@ -59,5 +65,32 @@ export function applyPlan(plan: InitPlan, options: { force?: boolean } = {}): Ap
       applied.edited.push(plan.edit.path)
     } else applied.changed.push(plan.edit.path)
   }
+  if (plan.scripts.length > 0) applyScripts(plan, applied)
   return applied
+}
+
+/**
+ * Sets the plan's scripts in package.json, each only where it still reads what
+ * the plan read; the rest of the file is written back as it was laid out
+ * (its indentation, key order and final newline).
+ */
+function applyScripts(plan: InitPlan, applied: Applied): void {
+  const path = join(plan.facts.dir, 'package.json')
+  const text = readFileSync(path, 'utf8')
+  const manifest = JSON.parse(text)
+  const scripts: Record<string, string> = { ...manifest.scripts }
+  for (const planned of plan.scripts) {
+    if (scripts[planned.script] !== planned.before) {
+      applied.scriptsChanged.push(planned.script)
+      continue
+    }
+    scripts[planned.script] = planned.after
+    applied.scripts.push(planned.script)
+  }
+  if (applied.scripts.length === 0) return
+  manifest.scripts = scripts
+  const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? '  '
+  const eol = text.includes('\r\n') ? '\r\n' : '\n'
+  const body = JSON.stringify(manifest, null, indent).replaceAll('\n', eol)
+  writeFileSync(path, `${body}${text.endsWith('\n') ? eol : ''}`)
 }

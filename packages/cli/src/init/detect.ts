@@ -25,6 +25,8 @@ export interface AppFacts {
   prismaSchema: { file: string; output: string | undefined } | undefined
   /** Every dependency, for the plan's checks. */
   dependencies: Record<string, string>
+  /** package.json's scripts: the start command shown is one of them. */
+  scripts: Record<string, string>
 }
 
 /** Why `init` cannot go on: one line, and the usual cause. */
@@ -59,6 +61,7 @@ function readManifest(dir: string): {
   type?: string
   dependencies?: Record<string, string>
   devDependencies?: Record<string, string>
+  scripts?: Record<string, string>
 } {
   const file = join(dir, 'package.json')
   if (!existsSync(file)) {
@@ -165,5 +168,6 @@ export function detectApp(
     prismaProvider: prisma.provider,
     prismaSchema: prisma.schema,
     dependencies,
+    scripts: { ...manifest.scripts },
   }
 }

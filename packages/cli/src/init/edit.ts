@@ -62,6 +62,12 @@ interface AppRule {
   /** A module whose import in the file means the mount does not fit, and why. */
   notWith?: { from: string; why: string }
   where: string
+  /**
+   * The file may make no app and export a plugin instead (`export default async
+   * (fastify, opts) => { ... }`, as fastify-cli's app.ts): the mount then goes
+   * first in that function, on its first parameter.
+   */
+  plugin?: string
 }
 
 const RULES: Record<string, AppRule> = {
@@ -78,6 +84,8 @@ const RULES: Record<string, AppRule> = {
     made: 'call',
     awaits: true,
     where: 'right after the Fastify instance is made, before listen',
+    plugin:
+      "first in the plugin the file exports (the instance it is given), inside the plugin's own context",
   },
   koa: {
     from: ['koa'],
@@ -320,8 +328,11 @@ export async function editAppFile(input: EditInput): Promise<EditResult> {
         apps.push({ node, scope, list, id: name(declarator.id as Node) })
     }
   }
-  if (apps.length === 0)
+  if (apps.length === 0) {
+    const plugin = rule.plugin ? exportedPlugin(program) : undefined
+    if (plugin && rule.plugin) return mountInPlugin(input, parse, parsed, plugin, rule.plugin)
     return { refused: 'no app is made in this file (is it made in another one?)' }
+  }
   if (apps.length > 1)
     return {
       refused: `${apps.length} apps are made in this file (${apps.map((a) => a.id).join(', ')}): which one is not sure`,
@@ -375,4 +386,71 @@ function bodyParserAfter(
     const argument = (call.arguments as Node[])[0]
     return argument?.type === 'CallExpression' && parsers.has(name(argument.callee as Node))
   })
+}
+
+/**
+ * The async function the file exports as its plugin, and the name of its first
+ * parameter: `export default async function (fastify, opts) {}`, `export
+ * default app` with `const app = async (fastify) => {}` (a type annotation
+ * allowed), or `module.exports = async function (fastify) {}`.
+ */
+function exportedPlugin(program: Node): { fn: Node; param: string } | undefined {
+  const functions = /^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression)$/
+  let exported: Node | undefined
+  for (const statement of program.body as Node[]) {
+    if (statement.type === 'ExportDefaultDeclaration') exported = statement.declaration as Node
+    const assigned =
+      statement.type === 'ExpressionStatement' ? (statement.expression as Node) : undefined
+    const left = assigned?.left as Node | undefined
+    if (
+      assigned?.type === 'AssignmentExpression' &&
+      left?.type === 'MemberExpression' &&
+      name(left.object as Node) === 'module' &&
+      name(left.property as Node) === 'exports'
+    )
+      exported = assigned.right as Node
+  }
+  let fn = bare(exported)
+  if (fn?.type === 'Identifier') {
+    const wanted = name(fn)
+    fn = undefined
+    for (const { node } of walk(program)) {
+      if (node.type === 'VariableDeclarator' && name(node.id as Node) === wanted)
+        fn = bare(node.init as Node)
+      if (node.type === 'FunctionDeclaration' && name(node.id as Node) === wanted) fn = node
+    }
+  }
+  if (!fn || !functions.test(fn.type) || fn.async !== true) return undefined
+  const body = fn.body as Node
+  const [param] = fn.params as Node[]
+  if (body.type !== 'BlockStatement' || param?.type !== 'Identifier') return undefined
+  return { fn, param: name(param) }
+}
+
+/** The mount as the first statement of the exported plugin, on its own parameter. */
+function mountInPlugin(
+  input: EditInput,
+  parse: Parse,
+  parsed: Parsed,
+  plugin: { fn: Node; param: string },
+  where: string,
+): EditResult {
+  const body = plugin.fn.body as Node
+  const first = (body.body as Node[])[0]
+  if (!first) return { refused: 'the plugin the file exports is empty: which place is not sure' }
+  const { start, indent } = lineAt(input.source, first.start)
+  if (start <= body.start)
+    return { refused: "other code shares the line where the plugin's body starts" }
+  const semicolons = input.source.slice(first.start, first.end).trimEnd().endsWith(';')
+  const mount = `${input.mountLine.replace(/(?<![\w/'.-])app\b(?=[.)])/g, plugin.param)}${semicolons ? ';' : ''}`
+  const importAt = importOffset(input.source, parsed.program)
+  const importLine = importFor(input, parsed.module, semicolons)
+  // The later offset first, so the earlier one still points where it did.
+  const text =
+    importAt <= start
+      ? insert(insert(input.source, start, `${indent}${mount}`), importAt, importLine)
+      : insert(insert(input.source, importAt, importLine), start, `${indent}${mount}`)
+  const check = parseWith(parse, text, input.file, input.esm)
+  if (typeof check === 'string') return { refused: `the edited file would not parse: ${check}` }
+  return { text, where }
 }

@@ -3,6 +3,7 @@ import { dirname, join, posix, relative } from 'node:path'
 import type { AppFacts } from './detect.js'
 import { unifiedDiff } from './diff.js'
 import { editAppFile, editable } from './edit.js'
+import { envScriptEdits, type ScriptEdit, startScript } from './env-scripts.js'
 import { HANDLERS, type RouteContext } from './stacks.js'
 import type { StoreContext } from './stores.js'
 
@@ -32,6 +33,12 @@ export interface PlannedEdit {
   diff: string[]
 }
 
+/** A script of the app's package.json `init` adds (`before` undefined) or changes, and why. */
+export interface PlannedScript extends Omit<ScriptEdit, 'before'> {
+  before: string | undefined
+  why: string
+}
+
 /** Everything `init` would do, as data: the CLI prints it, asks, then applies it. */
 export interface InitPlan {
   facts: AppFacts
@@ -57,6 +64,13 @@ export interface InitPlan {
     | undefined
   /** The edit of the app's own file, when `init` makes it (see `withEdit`). */
   edit?: PlannedEdit
+  /** Scripts of package.json `init` adds or changes: `.env` loaded by the start scripts, the table's setup. */
+  scripts: PlannedScript[]
+  /**
+   * The script that creates the app's table once, before any delivery, when
+   * the store writes one (the next commands run it before the app starts).
+   */
+  setup: string | undefined
   notes: string[]
   /** Nothing to write, append or install: the app is set up already. */
   upToDate: boolean
@@ -81,6 +95,13 @@ model AffiliateConversion {
   @@map("affiliate_conversions")
 }
 `
+
+/** How every command shown to the app's user runs this project's CLI: by its scoped name, never a bare one. */
+export const CLI_COMMAND = 'npx @affiliate-webhooks/cli'
+
+/** The script that creates the app's table, and the file it runs. */
+export const SETUP_SCRIPT = 'affiliate-webhooks:setup'
+export const SETUP_FILE = 'affiliate-webhooks-setup.mjs'
 
 const ADD = {
   npm: ['npm', 'install'],
@@ -141,8 +162,8 @@ function moduleText(facts: AppFacts, route: RouteContext, module: string): strin
         : line,
     )
     made.code = made.code.replace(
-      'new PrismaPg({ connectionString: process.env.DATABASE_URL })',
-      "new PrismaMariaDb(process.env.DATABASE_URL ?? '')",
+      "new PrismaPg({ connectionString: required('DATABASE_URL') })",
+      "new PrismaMariaDb(required('DATABASE_URL'))",
     )
   }
   const handler = HANDLERS[facts.stack.handler](route)
@@ -159,8 +180,11 @@ function moduleText(facts: AppFacts, route: RouteContext, module: string): strin
       : []),
     ...made.imports,
     ...(handler ? [handler.import] : []),
+    ...(needsRequired(store) && facts.stack.building?.import ? [facts.stack.building.import] : []),
     '',
-    ...(store.table && !store.tableOutside ? [`const TABLE = '${store.table}'`, ''] : []),
+    ...(needsRequired(store)
+      ? [requiredText(typescript, facts.stack.building?.expression), '']
+      : []),
     '// Made once per process: a dev server that reloads this module reuses it.',
     made.code,
     ...(typescript ? ['', 'type Tx = typeof store extends EventStore<infer T> ? T : never'] : []),
@@ -172,6 +196,68 @@ function moduleText(facts: AppFacts, route: RouteContext, module: string): strin
     store.write,
     '}',
     ...(handler ? ['', handler.code] : []),
+    '',
+  ].join('\n')
+}
+
+/** The store connects with a variable that has no default: the module checks it before using it. */
+const needsRequired = (store: AppFacts['store']) =>
+  store.urlEnv !== undefined && store.urlDefault === undefined
+
+/**
+ * `required(name)`: the variable's value, or one line that names it instead of
+ * the driver's `Invalid URL ''` or a 503 at the first delivery. While the
+ * stack's build imports the module (Next.js, SvelteKit), a variable not set is
+ * not an error yet.
+ */
+function requiredText(typescript: boolean, building: string | undefined): string {
+  return [
+    '/** A variable the store connects with: missing or empty, one line names it (never its value). */',
+    `function required(name${typescript ? ': string' : ''})${typescript ? ': string' : ''} {`,
+    '  const value = process.env[name]',
+    building ? `  if (value || ${building}) return value ?? ''` : '  if (value) return value',
+    `  throw new Error(\`\${name} is not set: put it in .env (\${name}=...) or in the app's environment, then start the app again\`)`,
+    '}',
+  ].join('\n')
+}
+
+/**
+ * The setup script: the app's table made once, with the app's own driver,
+ * before any delivery. A variable not set, or a database that refuses, is one
+ * line and exit code 1 (never the URL: drivers' messages name host and user).
+ */
+function setupText(store: AppFacts['store']): string {
+  const setup = store.setup as NonNullable<AppFacts['store']['setup']>
+  const urlEnv = needsRequired(store) ? store.urlEnv : undefined
+  return [
+    '// Written by `affiliate-webhooks init`: creates the table onConversion writes, once,',
+    '// before any delivery (never inside one). Safe to run again; or move the statement',
+    '// into your migrations.',
+    setup.import,
+    '',
+    `const TABLE =\n  '${store.table}'`,
+    '',
+    ...(urlEnv
+      ? [
+          `const url = process.env.${urlEnv}`,
+          'if (!url) {',
+          `  console.error("${urlEnv} is not set: put it in .env (${urlEnv}=...) or in the environment, then run this again")`,
+          '  process.exit(1)',
+          '}',
+        ]
+      : []),
+    'let db',
+    'try {',
+    `  db = ${setup.open}`,
+    `  await db.${setup.run}`,
+    "  console.log('affiliate_conversions: ready')",
+    '} catch (error) {',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder belongs to the code init writes.
+    '  console.error(`affiliate_conversions not created: ${error.message}`)',
+    '  process.exitCode = 1',
+    '} finally {',
+    `  await db?.${setup.close}`,
+    '}',
     '',
   ].join('\n')
 }
@@ -230,7 +316,14 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
   })
   const files = [planned(dir, module, moduleText(facts, context(module, false), module))]
   if (stack.routeFile && routeAt)
-    files.push(planned(dir, routeAt, stack.routeFile.text(context(routeAt, false))))
+    files.push(
+      planned(
+        dir,
+        routeAt,
+        stack.routeFile.text(context(routeAt, stack.routeImportsFile === true)),
+      ),
+    )
+  if (store.setup && store.table) files.push(planned(dir, SETUP_FILE, setupText(store)))
   const appends = envAppends(facts, secretEnv)
   const notes = [`the body: ${stack.bodyMistake}`]
   if (stack.routeNote) notes.push(stack.routeNote(path))
@@ -249,13 +342,24 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
     notes.push(
       "tables: AffiliateConversion is in your Prisma schema; create it with your migrations (npx prisma migrate dev, before the store's own aw_* tables exist; afterwards prisma migrate deploy, as migrate dev sees tables it does not know as drift). The store creates its aw_* tables itself on first use.",
     )
-  } else if (store.table) {
+  } else if (store.setup) {
     notes.push(
-      store.tableOutside
-        ? `tables: create affiliate_conversions with your migrations (MySQL commits before DDL, so not in a delivery): ${store.table}. The store creates its aw_* tables itself on first use.`
-        : "tables: onConversion creates affiliate_conversions on first use (CREATE TABLE IF NOT EXISTS, in the delivery's transaction), and the store its aw_* tables: no migration needed to start; move them to your migrations when you have some.",
+      `tables: affiliate_conversions, the table onConversion writes, is created once before any delivery, never in one: ${run(facts, SETUP_SCRIPT)} (${SETUP_FILE}, with your ${store.name} driver and ${store.urlEnv} from .env; safe to run again), or put its statement in your migrations. The store creates its own aw_* tables on first use.`,
     )
   }
+  const scripts: PlannedScript[] = []
+  if (store.setup && facts.scripts[SETUP_SCRIPT] === undefined) {
+    scripts.push({
+      script: SETUP_SCRIPT,
+      before: undefined,
+      after: `node --env-file-if-exists=.env ${SETUP_FILE}`,
+      why: 'creates affiliate_conversions once, before any delivery',
+    })
+  }
+  const loading = envScriptEdits(facts.scripts, stack.env)
+  for (const edit of loading.edits)
+    scripts.push({ ...edit, why: `${stack.name} does not read .env: this loads it` })
+  notes.push(envNote(facts, loading))
   if (!store.sql) notes.push(`store: ${facts.storeBecause}`)
   const missing = [...packages].filter((name) => !(name in facts.dependencies))
   const mountFile = stack.mount?.appFiles.find((file) => existsSync(join(dir, file)))
@@ -269,6 +373,7 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
       readFileSync(join(dir, mountFile), 'utf8').includes(`'${mountContext.moduleImport}'`),
   }
   const port = options.port ?? stack.devPort ?? 3000
+  const start = startScript(facts.scripts, stack.startScripts)
   return {
     facts,
     path,
@@ -277,19 +382,62 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
     appends,
     install: { packages: missing, command: [...ADD[facts.packageManager], ...missing] },
     mount,
+    scripts,
+    setup: store.setup ? SETUP_SCRIPT : undefined,
     notes,
     upToDate:
       files.every((file) => file.state === 'same') &&
       appends.length === 0 &&
       missing.length === 0 &&
+      scripts.length === 0 &&
       (mount === undefined || mount.mounted),
     next: [
-      `${facts.packageManager === 'npm' ? 'npm run' : facts.packageManager} dev`,
-      'npx affiliate-webhooks emulator --time-scale 60   # a minute of service time per second, so the delivery batch comes at once; its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal',
-      `npx affiliate-webhooks endpoints create --url http://localhost:${port}${path} --show-secret   # put the secret in .env as ${secretEnv}, restart the app`,
-      'npx affiliate-webhooks trigger conversion.created --commission 4.20 --currency EUR --wait',
+      ...(store.setup
+        ? [
+            `${run(facts, SETUP_SCRIPT)}   # once, after ${store.urlEnv ?? 'the database'} is set in .env: creates affiliate_conversions before any delivery`,
+          ]
+        : []),
+      start === undefined
+        ? `# start your app with .env loaded: package.json has no ${(stack.startScripts ?? ['dev', 'start']).join(' or ')} script`
+        : run(facts, start),
+      `${CLI_COMMAND} emulator --time-scale 60   # a minute of service time per second, so the delivery batch comes at once; its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal`,
+      `${CLI_COMMAND} endpoints create --url http://localhost:${port}${path} --show-secret   # put the secret in .env as ${secretEnv}, restart the app`,
+      `${CLI_COMMAND} trigger conversion.created --commission 4.20 --currency EUR --wait`,
     ],
   }
+}
+
+/** `npm run dev`, `pnpm dev`, `yarn dev`, `bun run dev`: one of the app's scripts, with its package manager. */
+function run(facts: AppFacts, script: string): string {
+  const pm = facts.packageManager
+  return pm === 'npm' || pm === 'bun' ? `${pm} run ${script}` : `${pm} ${script}`
+}
+
+/** Who loads .env, and what init changes or leaves for that. */
+function envNote(facts: AppFacts, loading: ReturnType<typeof envScriptEdits>): string {
+  const { stack } = facts
+  if (stack.env === 'stack') return `.env: ${stack.name} reads it itself`
+  const how =
+    stack.env === 'nest'
+      ? 'nest start --env-file .env, node --env-file-if-exists=.env'
+      : 'node --env-file-if-exists=.env'
+  const edited = loading.edits.map((edit) => edit.script)
+  const loaded = Object.entries(facts.scripts)
+    .filter(([, command]) => /--env-file(-if-exists)?\b/.test(command))
+    .map(([name]) => name)
+  const parts = [`.env: ${stack.name} does not read it`]
+  if (edited.length > 0) parts.push(`init makes the scripts ${edited.join(', ')} load it (${how})`)
+  if (loaded.length > 0 && edited.length === 0)
+    parts.push(`the scripts ${loaded.join(', ')} load it`)
+  if (loading.unknown.length > 0)
+    parts.push(
+      `the scripts ${loading.unknown.join(', ')} run no command init knows: load it there yourself (${how})`,
+    )
+  if (edited.length === 0 && loaded.length === 0 && loading.unknown.length === 0)
+    parts.push(
+      `no start script in package.json: start the app with ${how.split(', ').at(-1)} <file>`,
+    )
+  return parts.join('; ')
 }
 
 /**

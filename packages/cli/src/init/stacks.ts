@@ -55,9 +55,29 @@ export interface Stack {
   routeNote?: (path: string) => string
   /** Where the shared module goes, relative to `src`. */
   moduleDir: string
+  /**
+   * How `.env` reaches `process.env` in the app's own start scripts: `stack`, the
+   * stack reads it itself (Next.js, Vite, Astro, Nuxt, fastify-cli, Bun); `node`,
+   * its scripts run Node, told to with `--env-file-if-exists=.env`; `nest`,
+   * `nest start --env-file .env` (and Node's flag for `node dist/main`).
+   */
+  env: EnvLoader
+  /** The app's scripts the next commands start it with, the first one there wins (default `dev`, then `start`). */
+  startScripts?: readonly string[]
+  /**
+   * An expression true while the stack's build imports the module (Next.js and
+   * SvelteKit load route modules to read their exports), and its import: then a
+   * variable not set yet is not an error.
+   */
+  building?: { import?: string; expression: string }
+  /** The route file runs as Node loads it, not bundled: its relative import names the file (`.js`). */
+  routeImportsFile?: boolean
   /** What the shared module exports besides `store` and `onConversion`: the handler, for stacks that mount one. */
   handler: keyof typeof HANDLERS
 }
+
+/** Who loads `.env`: the stack, Node told by a flag in the app's scripts, or Nest's CLI. */
+export type EnvLoader = 'stack' | 'node' | 'nest'
 
 /** The handler the shared module makes, by the adapter's shape. */
 export const HANDLERS = {
@@ -113,6 +133,8 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       'a route that reads request.json() or request.text() before the webhook: give the webhook the untouched request',
     moduleDir: 'lib',
+    env: 'stack',
+    building: { expression: "process.env.NEXT_PHASE === 'phase-production-build'" },
   },
   {
     id: 'next-pages',
@@ -131,6 +153,8 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       'Next.js parses a Pages API body unless the route exports config = { api: { bodyParser: false } }',
     moduleDir: 'lib',
+    env: 'stack',
+    building: { expression: "process.env.NEXT_PHASE === 'phase-production-build'" },
   },
   {
     id: 'astro',
@@ -150,6 +174,7 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       'middleware that reads context.request.json() first: read context.request.clone() there',
     moduleDir: 'lib',
+    env: 'stack',
   },
   {
     id: 'sveltekit',
@@ -168,6 +193,8 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'a handle hook that reads event.request first: read event.request.clone() there',
     moduleDir: 'lib/server',
+    env: 'stack',
+    building: { import: "import { building } from '$app/environment'", expression: 'building' },
   },
   {
     id: 'react-router',
@@ -188,6 +215,7 @@ export const STACKS: readonly Stack[] = [
     routeNote: (path) =>
       `the route: with routes listed in app/routes.ts, add route('${strip(path)}', 'routes/${strip(path).replaceAll('/', '.')}.ts') there, and route to its import from @react-router/dev/routes (init does not edit it); with flatRoutes() the file is found by its name`,
     moduleDir: 'lib',
+    env: 'stack',
   },
   {
     id: 'nuxt',
@@ -204,6 +232,7 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       'server middleware that reads the body first (readBody, toWebRequest(event).json())',
     moduleDir: '../server/utils',
+    env: 'stack',
   },
   {
     id: 'nitro',
@@ -219,6 +248,7 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'middleware that reads the body first: read event.req.clone() there',
     moduleDir: '../utils',
+    env: 'stack',
   },
   {
     id: 'nest',
@@ -238,6 +268,8 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       "Nest's body parser: mount the webhook with app.use before listen (it reads the body itself)",
     moduleDir: '',
+    env: 'nest',
+    startScripts: ['start:dev', 'dev', 'start'],
   },
   {
     id: 'express',
@@ -267,6 +299,31 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'app.use(express.json()) before the webhook route: mount the webhook first',
     moduleDir: '',
+    env: 'node',
+  },
+  {
+    // fastify-cli's template (`fastify-cli generate`, `create-fastify`): app.ts is a
+    // plugin that @fastify/autoload fills from routes/ and plugins/; there is no
+    // Fastify() nor listen to mount next to, and no file of the app's to edit.
+    id: 'fastify-autoload',
+    handler: 'none',
+    name: 'Fastify (@fastify/autoload routes, fastify-cli)',
+    dependencies: ['@fastify/autoload'],
+    files: ['{src/,}routes'],
+    priority: 25,
+    adapter: '@affiliate-webhooks/fastify',
+    routeFile: {
+      // At the top of routes/: autoload gives a file there no prefix, so the route is `path` itself.
+      at: (_path, src) => `${src}routes/affiliate-webhooks.ts`,
+      text: (c) =>
+        `${c.typescript ? "import type { FastifyPluginAsync } from 'fastify'\n" : ''}import { affiliateWebhook } from '@affiliate-webhooks/fastify'\nimport { onConversion, store } from '${c.moduleImport}'\n\n// Loaded by @fastify/autoload with the other routes. The receiver registers in\n// a context of its own: its body parser keeps the exact bytes, the app's stays as it is.\nconst affiliateWebhooks${c.typescript ? ': FastifyPluginAsync' : ''} = async (fastify) => {\n  await fastify.register(affiliateWebhook, { path: '${c.path}', secret: ${env(c)}, store, onConversion })\n}\n\nexport default affiliateWebhooks\n`,
+    },
+    routeImportsFile: true,
+    bodyMistake:
+      "a content-type parser for application/json that replaces Fastify's: the plugin keeps its own",
+    moduleDir: '',
+    // fastify start reads .env (process.loadEnvFile) before it loads the app.
+    env: 'stack',
   },
   {
     id: 'fastify',
@@ -295,6 +352,7 @@ export const STACKS: readonly Stack[] = [
     bodyMistake:
       "a content-type parser for application/json that replaces Fastify's: the plugin keeps its own",
     moduleDir: '',
+    env: 'node',
   },
   {
     id: 'koa',
@@ -318,6 +376,7 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'a body parser before the webhook middleware',
     moduleDir: '',
+    env: 'node',
   },
   {
     id: 'hono',
@@ -336,6 +395,8 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'a middleware that reads c.req.json() before the webhook route',
     moduleDir: '',
+    // On Node (tsx, node); Bun and Wrangler read .env (.dev.vars) themselves, and their scripts are left alone.
+    env: 'node',
   },
   {
     id: 'elysia',
@@ -354,6 +415,8 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: "Elysia's own body parsing: the route must say parse: 'none'",
     moduleDir: '',
+    // Bun reads .env itself.
+    env: 'stack',
   },
   {
     id: 'node',
@@ -372,6 +435,7 @@ export const STACKS: readonly Stack[] = [
     },
     bodyMistake: 'a listener that reads the request stream before the webhook',
     moduleDir: '',
+    env: 'node',
   },
 ]
 

@@ -30,10 +30,18 @@ export interface StoreKind {
   make(c: StoreContext): { imports: string[]; code: string }
   /** The body of `onConversion(conversion, event, ctx)`. */
   write: string
-  /** The app's own table, when the store writes one: created on first use, as the store's own are. */
+  /**
+   * The app's own table, when the store writes one: created once, before any
+   * delivery, by the setup script (never in a delivery: two first deliveries
+   * creating it at once collide, and MySQL commits before DDL).
+   */
   table?: string
-  /** The table cannot be created inside the delivery's transaction: the app creates it (the plan says how). */
-  tableOutside?: boolean
+  /**
+   * The setup script's parts (plain ESM, the app's own driver): the import, the
+   * expression that opens a connection (`url` holds the variable's value), and
+   * the calls on it (`db`) that run `TABLE` and close it.
+   */
+  setup?: { import: string; open: string; run: string; close: string }
 }
 
 const kept = (c: StoreContext, name: string, type: string, make: string) =>
@@ -69,7 +77,7 @@ export const STORES: readonly StoreKind[] = [
         `import { PrismaClient } from '${c.prismaClientImport ?? './generated/prisma/client'}'`,
         "import { PrismaPg } from '@prisma/adapter-pg'",
       ],
-      code: `${kept(c, 'affiliateWebhookStore', 'PrismaEventStore<PrismaTransaction<PrismaClient>>', 'prismaStore({\n  prisma: new PrismaClient({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL }) }),\n})')}`,
+      code: `${kept(c, 'affiliateWebhookStore', 'PrismaEventStore<PrismaTransaction<PrismaClient>>', "prismaStore({\n  prisma: new PrismaClient({ adapter: new PrismaPg({ connectionString: required('DATABASE_URL') }) }),\n})")}`,
     }),
     write: `  const { status, commission, currency } = conversion
   await ctx.tx.affiliateConversion.upsert({
@@ -97,11 +105,16 @@ export const STORES: readonly StoreKind[] = [
         c,
         'affiliateWebhookStore',
         'PostgresEventStore',
-        'postgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) })',
+        "postgresStore({ pool: new pg.Pool({ connectionString: required('DATABASE_URL') }) })",
       ),
     }),
-    write: `  await ctx.tx.query(TABLE)
-  await ctx.tx.query(
+    setup: {
+      import: "import pg from 'pg'",
+      open: 'new pg.Pool({ connectionString: url })',
+      run: 'query(TABLE)',
+      close: 'end()',
+    },
+    write: `  await ctx.tx.query(
     'INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES ($1, $2, $3, $4, $5) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, commission = EXCLUDED.commission, currency = EXCLUDED.currency, event_id = EXCLUDED.event_id',
     ${VALUES},
   )`,
@@ -125,11 +138,17 @@ export const STORES: readonly StoreKind[] = [
         c,
         'affiliateWebhookStore',
         'PostgresJsEventStore',
-        "postgresStore({ sql: postgres(process.env.DATABASE_URL ?? '') })",
+        "postgresStore({ sql: postgres(required('DATABASE_URL')) })",
       ),
     }),
-    write: `  await ctx.tx.unsafe(TABLE)
-  await ctx.tx\`INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (\${conversion.id}, \${conversion.status}, \${conversion.commission}, \${conversion.currency}, \${event.id}) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, commission = EXCLUDED.commission, currency = EXCLUDED.currency, event_id = EXCLUDED.event_id\``,
+    setup: {
+      import: "import postgres from 'postgres'",
+      // Quiet: a second run's "already exists, skipping" notice is no news.
+      open: 'postgres(url, { onnotice: () => {} })',
+      run: 'unsafe(TABLE)',
+      close: 'end()',
+    },
+    write: `  await ctx.tx\`INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (\${conversion.id}, \${conversion.status}, \${conversion.commission}, \${conversion.currency}, \${event.id}) ON CONFLICT (conversion_id) DO UPDATE SET status = EXCLUDED.status, commission = EXCLUDED.commission, currency = EXCLUDED.currency, event_id = EXCLUDED.event_id\``,
   },
   {
     id: 'mysql',
@@ -151,11 +170,15 @@ export const STORES: readonly StoreKind[] = [
         c,
         'affiliateWebhookStore',
         'MysqlEventStore',
-        "mysqlStore({ pool: mysql.createPool(process.env.DATABASE_URL ?? '') })",
+        "mysqlStore({ pool: mysql.createPool(required('DATABASE_URL')) })",
       ),
     }),
-    // No CREATE TABLE in the delivery's transaction here: MySQL commits before DDL.
-    tableOutside: true,
+    setup: {
+      import: "import mysql from 'mysql2/promise'",
+      open: 'await mysql.createConnection(url)',
+      run: 'query(TABLE)',
+      close: 'end()',
+    },
     write: `  await ctx.tx.query(
     'INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE status = VALUES(status), commission = VALUES(commission), currency = VALUES(currency), event_id = VALUES(event_id)',
     ${VALUES},
@@ -185,8 +208,13 @@ export const STORES: readonly StoreKind[] = [
         "sqliteStore({ database: new Database(process.env.SQLITE_FILE || 'app.db') })",
       ),
     }),
-    write: `  ctx.tx.exec(TABLE)
-  ctx.tx
+    setup: {
+      import: "import Database from 'better-sqlite3'",
+      open: "new Database(process.env.SQLITE_FILE || 'app.db')",
+      run: 'exec(TABLE)',
+      close: 'close()',
+    },
+    write: `  ctx.tx
     .prepare(
       'INSERT INTO affiliate_conversions ${UPSERT_COLUMNS} VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversion_id) DO UPDATE SET status = excluded.status, commission = excluded.commission, currency = excluded.currency, event_id = excluded.event_id',
     )

@@ -95,7 +95,7 @@ export function resolveVerifySettings(options: VerifyOptions, caller: string): V
 
 const PREFIX = 'whsec_'
 const WHERE =
-  'It is shown once, when the endpoint is registered (POST /v1/webhooks) or its secret rotated (POST /v1/webhooks/{id}/rotate-secret); `affiliate-webhooks endpoints create --redis` and `rotate` keep it for you.'
+  'It is shown once, when the endpoint is registered (POST /v1/webhooks) or its secret rotated (POST /v1/webhooks/{id}/rotate-secret); `npx @affiliate-webhooks/cli endpoints create --redis` and `rotate` keep it for you.'
 
 /**
  * The secrets, checked: a mistake here would fail every delivery with 401 and

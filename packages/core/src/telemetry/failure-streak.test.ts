@@ -49,7 +49,7 @@ describe('failure streak: a warning before the service disables the endpoint', (
     const lines = warnings()
     expect(lines).toHaveLength(3)
     expect(lines[0]).toBe(
-      "affiliate-webhooks: 5 answers in a row were not 2xx (latest: handler_failed x5); the service disables an endpoint after 20 failed attempts in a row and then queues nothing for it. Run `affiliate-webhooks doctor` to see the endpoint's recent deliveries and what to fix.",
+      "affiliate-webhooks: 5 answers in a row were not 2xx (latest: handler_failed x5); the service disables an endpoint after 20 failed attempts in a row and then queues nothing for it. Run `npx @affiliate-webhooks/cli doctor` to see the endpoint's recent deliveries and what to fix.",
     )
     expect(lines[1]).toMatch(/^affiliate-webhooks: 10 answers in a row/)
     expect(lines[2]).toMatch(/^affiliate-webhooks: 15 answers in a row/)

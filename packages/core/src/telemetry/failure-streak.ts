@@ -16,5 +16,5 @@ export function failureStreakWarning(streak: FailureStreak): string | undefined 
   const counts = new Map<string, number>()
   for (const code of streak.recentCodes) counts.set(code, (counts.get(code) ?? 0) + 1)
   const codes = [...counts].map(([code, n]) => (n > 1 ? `${code} x${n}` : code)).join(', ')
-  return `affiliate-webhooks: ${streak.count} answers in a row were not 2xx (latest: ${codes}); the service disables an endpoint after ${SERVICE_DISABLES_AFTER} failed attempts in a row and then queues nothing for it. Run \`affiliate-webhooks doctor\` to see the endpoint's recent deliveries and what to fix.`
+  return `affiliate-webhooks: ${streak.count} answers in a row were not 2xx (latest: ${codes}); the service disables an endpoint after ${SERVICE_DISABLES_AFTER} failed attempts in a row and then queues nothing for it. Run \`npx @affiliate-webhooks/cli doctor\` to see the endpoint's recent deliveries and what to fix.`
 }

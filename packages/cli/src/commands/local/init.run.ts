@@ -99,6 +99,7 @@ export const run: Handler<typeof init.options> = async (values, io) => {
   return applied.skipped.length > 0 ||
     applied.changed.length > 0 ||
     applied.notEdited.length > 0 ||
+    applied.scriptsChanged.length > 0 ||
     installFailed
     ? EXIT.failed
     : EXIT.ok

@@ -36,6 +36,13 @@ export function formatPlan(plan: InitPlan, full: boolean): string {
     lines.push(`  append  ${append.path}: ${append.why}`)
     lines.push(...append.lines.filter((line) => line !== '').map((line) => `    + ${line}`))
   }
+  for (const script of plan.scripts) {
+    lines.push(
+      `  ${script.before === undefined ? 'script' : 'change'}  package.json scripts.${script.script}: ${script.why}`,
+      ...(script.before === undefined ? [] : [`    - "${script.before}"`]),
+      `    + "${script.after}"`,
+    )
+  }
   lines.push(
     plan.install.packages.length === 0
       ? '  install nothing: every package is in package.json'
@@ -71,6 +78,12 @@ export function formatDone(plan: InitPlan, applied: Applied, installed: boolean)
   if (applied.notEdited.length > 0)
     lines.push(
       `not edited ${applied.notEdited.join(', ')}: the file it would import was kept; run init again with --force, or mount the webhook by hand`,
+    )
+  if (applied.scripts.length > 0)
+    lines.push(`set package.json scripts ${applied.scripts.join(', ')} as shown`)
+  if (applied.scriptsChanged.length > 0)
+    lines.push(
+      `not changed package.json scripts ${applied.scriptsChanged.join(', ')}: they changed after init read them; run init again`,
     )
   if (plan.install.packages.length > 0) {
     lines.push(
