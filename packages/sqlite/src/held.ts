@@ -6,7 +6,7 @@ import { WebhookError } from '@affiliate-webhooks/core'
 import { type HeldEvent, heldOf, type Prepared, rowOf } from './claim.js'
 import type { SqliteNames } from './schema.js'
 
-/** What {@link resolveHeldIn} did. */
+/** What `resolveHeld` did to a held event. */
 export interface ResolvedHeld {
   eventId: string
   conversionId: number | undefined
