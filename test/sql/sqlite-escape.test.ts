@@ -8,7 +8,11 @@
  * does not matter here: each case checks the promise either way.
  */
 import { createReceiver, type ReceiveResult } from '@affiliate-webhooks/core'
-import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
+import {
+  buildConversionEvent,
+  buildTestEvent,
+  signedDelivery,
+} from '@affiliate-webhooks/core/testing'
 import { type SqliteDatabase, sqliteStore } from '@affiliate-webhooks/sqlite'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import {
@@ -205,6 +209,56 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: a COMMIT that escapes', (lib
       expect(stepsOf(newer.id).map((step) => step[0])).toEqual(['a', 'b'])
     })
   }
+})
+
+describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: an event without a conversion', (library) => {
+  it(`${library}: a webhook.test whose handler commits on the outer handle is held on its own row, and rerun`, async () => {
+    const file = createSqliteTestFile()
+    const db = openSqlite(library, file.file)
+    try {
+      db.exec('CREATE TABLE effects (event_id TEXT NOT NULL, step TEXT NOT NULL)')
+      const store = sqliteStore({ database: db, logger: false })
+      let runs = 0
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store,
+        on: {
+          'webhook.test': (event, ctx) => {
+            runs++
+            const tx = (ctx as unknown as { tx: SqliteDatabase }).tx
+            tx.prepare('INSERT INTO effects VALUES (?, ?)').run(event.id, `a${runs}`)
+            if (runs === 1) db.exec('COMMIT; BEGIN')
+            tx.prepare('INSERT INTO effects VALUES (?, ?)').run(event.id, `b${runs}`)
+          },
+        },
+      })
+      const event = buildTestEvent()
+      const effects = () =>
+        (db.prepare('SELECT step FROM effects ORDER BY step').all() as { step: string }[]).map(
+          (row) => row.step,
+        )
+      const first = await receiver.receive(await delivery(event))
+      expect([first.status, first.error?.code]).toEqual([500, 'event_held'])
+      expect(effects()).toEqual(['a1'])
+      const again = await receiver.receive(await delivery(event, 2))
+      expect([again.status, again.error?.code, runs]).toEqual([500, 'event_held', 1])
+      expect(await store.heldEvents()).toEqual([
+        { eventId: event.id, conversionId: undefined, order: undefined, previous: undefined },
+      ])
+      expect(await store.resolveHeld(event.id, 'rerun')).toEqual({
+        eventId: event.id,
+        conversionId: undefined,
+        action: 'rerun',
+      })
+      expect((await receiver.receive(await delivery(event, 3))).outcome).toBe('processed')
+      expect(effects()).toEqual(['a1', 'a2', 'b2'])
+      expect((await receiver.receive(await delivery(event, 4))).outcome).toBe('duplicate')
+    } finally {
+      db.close()
+      file.drop()
+    }
+  })
 })
 
 describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: settings a handler changes', (library) => {

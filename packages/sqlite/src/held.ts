@@ -17,12 +17,18 @@ export interface ResolvedHeld {
 const HOW =
   "Resolve it with store.resolveHeld(eventId, 'rerun') (the next delivery runs the handler again: what it kept stays, so the handler must tolerate it or you undo it first) or store.resolveHeld(eventId, 'accept') (taken as handled: what was not kept stays missing); store.heldEvents() lists them."
 
+/** A statement as a message shows it: padding folded, a long one cut in the middle. */
+function shown(text: string): string {
+  const folded = text.replace(/\s+/g, ' ').trim()
+  return folded.length > 200 ? `${folded.slice(0, 90)} ... ${folded.slice(-90)}` : folded
+}
+
 /** The log line and the 500's reason, said once per held event. */
 export function heldMessage(held: HeldEvent, endedBy: string | undefined): string {
   const statement =
     endedBy === undefined
       ? 'a COMMIT the store did not send (inside a text ctx.tx could not read, or a trigger; which statement was not seen)'
-      : `the handler's statement ${JSON.stringify(endedBy.length > 200 ? `${endedBy.slice(0, 200)}...` : endedBy)}`
+      : `the handler's statement ${JSON.stringify(shown(endedBy))}`
   const conversion =
     held.conversionId === undefined
       ? ''
