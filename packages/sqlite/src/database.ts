@@ -163,11 +163,12 @@ function sourceOf(statement: object): string | undefined {
 
 /** ctx.tx's refusal once the transaction is gone: what was kept depends on how it ended. */
 function goneError(watch: TxWatch): Error {
-  const why = watch.gone?.message ?? ''
-  if (watch.markKept?.() !== true) return transactionGone(STORE, why)
+  if (watch.markKept?.() !== true) return transactionGone(STORE, watch.gone?.message ?? '')
+  // Committed, so the cause goneCause guessed (a rollback) is not what happened.
+  const by = watch.endedBy === undefined ? 'a COMMIT outside ctx.tx' : 'a text sent through ctx.tx'
   return Object.assign(
     new Error(
-      `${STORE}: the delivery's transaction was committed by a statement of the handler (${why}): the handled mark and what the handler wrote before that statement were kept, nothing after it is. ctx.tx takes no more statements; the event is held (answered 500 event_held) until it is resolved (resolveHeld).`,
+      `${STORE}: the delivery's transaction was committed by ${by}, not by the store: the handled mark and what the handler wrote before that statement were kept, nothing after it is. ctx.tx takes no more statements; the event is held (answered 500 event_held) until it is resolved (resolveHeld).`,
     ),
     { code: 'ERR_AW_TX_GONE' },
   )
