@@ -33,7 +33,7 @@ export function heldMessage(held: HeldEvent, endedBy: string | undefined): strin
     held.conversionId === undefined
       ? ''
       : ` Newer events of conversion ${held.conversionId} are held behind it.`
-  return `sqliteStore: event ${held.eventId} is held: its handled mark was committed by ${statement}, not by the store. What the handler wrote before that statement was kept with the mark; what it wrote after was rolled back, or never written if it threw: its effects may be partial. Every delivery of it is answered 500 event_held until it is resolved.${conversion} ${HOW}`
+  return `sqliteStore: event ${held.eventId} is held: its handled mark was committed by ${statement}, not by the store. What the handler wrote before that statement was kept with the mark (and whatever a later COMMIT of its own committed); what it wrote after its last COMMIT was rolled back, or never written if it threw: its effects may be partial. Every delivery of it is answered 500 event_held until it is resolved.${conversion} ${HOW}`
 }
 
 /** The answer to a delivery of a held conversion that is not the held event itself. */
