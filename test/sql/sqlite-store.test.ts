@@ -261,14 +261,24 @@ function conflictCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) 
   })
 }
 
-/** A COMMIT or ROLLBACK the handler sends on the outer handle, where ctx.tx cannot refuse it. */
+/**
+ * A COMMIT or ROLLBACK the handler sends on the outer handle, where ctx.tx
+ * cannot refuse it. A COMMIT made the mark durable with the early write: the
+ * event is held (never answered duplicate with its late write missing).
+ */
 function outerHandleCases(name: string, db: Db, m: ReturnType<typeof misuseSetup>) {
   it.each([
-    { end: 'ROLLBACK', retry: 'processed', effects: ['retry'] },
-    { end: 'COMMIT', retry: 'duplicate', effects: ['early'] },
+    {
+      end: 'ROLLBACK',
+      code: 'handler_failed',
+      said: /outside ctx.tx/,
+      retry: 200,
+      effects: ['retry'],
+    },
+    { end: 'COMMIT', code: 'event_held', said: /committed by/, retry: 500, effects: ['early'] },
   ])(
-    `${name}: $end on the outer handle: ctx.tx refuses the next statement at once, the commit answers 500 handler_failed, and the retry is $retry`,
-    async ({ end, retry, effects }) => {
+    `${name}: $end on the outer handle: ctx.tx refuses the next statement at once, the commit answers 500 $code, and the retry is answered $retry`,
+    async ({ end, code, said, retry, effects }) => {
       let attempt = 0
       const seen: unknown[] = []
       const receiver = createReceiver({
@@ -292,10 +302,10 @@ function outerHandleCases(name: string, db: Db, m: ReturnType<typeof misuseSetup
       })
       const event = m.event()
       const first = await receiver.receive(await misuseDelivery(event))
-      expect([first.status, first.error?.code]).toEqual([500, 'handler_failed'])
-      expect(first.error?.message).toMatch(/outside ctx.tx/)
+      expect([first.status, first.error?.code]).toEqual([500, code])
+      expect(first.error?.message).toMatch(said)
       expect(seen).toEqual(['ERR_AW_TX_GONE'])
-      expect((await receiver.receive(await misuseDelivery(event))).outcome).toBe(retry)
+      expect((await receiver.receive(await misuseDelivery(event))).status).toBe(retry)
       expect(m.effectsOf(event.id)).toEqual(effects)
     },
   )

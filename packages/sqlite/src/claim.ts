@@ -16,35 +16,63 @@ interface Ttls {
   orderingTtl: number
 }
 
-/** The claim's answer: claimed (with what it wrote, for the commit's check), duplicate or stale. */
+/** The claim's answer: claimed (with its row, for the final step), duplicate, stale, or held. */
 export type ClaimVerdict =
   | { verdict: 'claimed'; holder: Holder; wrote: { watermark: number; expiresAt: number } }
   | { verdict: 'duplicate' | 'stale' }
+  | { verdict: 'held'; held: HeldEvent }
+
+/**
+ * An event whose claim was made durable by a statement of its handler (a
+ * COMMIT the store did not send): its mark and the writes before that
+ * statement were kept, what came after was not. Neither duplicate nor new.
+ */
+export interface HeldEvent {
+  eventId: string
+  /** Its conversion; undefined for an event without one. */
+  conversionId: number | undefined
+  /** The event's order, which its claim raised the conversion's watermark to. */
+  order: number | undefined
+  /** The conversion's committed mark before the claim ('rerun' puts it back); undefined: none. */
+  previous: { watermark: number; eventId: string } | undefined
+}
 
 interface MarkRow {
   watermark: number
   event_id: string
+  expires_at: number
+  claim_token: string | null
+  prev_watermark: number | null
+  prev_event_id: string | null
 }
 
-/** The committed mark of a conversion, unexpired, or undefined. */
-export function markOf(
-  prepared: Prepared,
-  n: SqliteNames,
-  conversionId: number,
-  now: number,
-): MarkRow | undefined {
+/** The conversion's row, expired or not, held or not. */
+export function rowOf(prepared: Prepared, n: SqliteNames, conversionId: number) {
   return prepared(
-    `SELECT watermark, event_id FROM ${n.conversions} WHERE conversion_id = ? AND expires_at > ?`,
-  ).get(conversionId, now) as MarkRow | undefined
+    `SELECT watermark, event_id, expires_at, claim_token, prev_watermark, prev_event_id
+     FROM ${n.conversions} WHERE conversion_id = ?`,
+  ).get(conversionId) as MarkRow | undefined
 }
 
-/** Whether the event has an unexpired row of its own (handled without a conversion, or judged stale). */
+/** A conversion's held row, as a {@link HeldEvent}. */
+export function heldOf(conversionId: number, row: MarkRow): HeldEvent {
+  return {
+    eventId: row.event_id,
+    conversionId,
+    order: row.watermark,
+    previous:
+      row.prev_watermark === null || row.prev_event_id === null
+        ? undefined
+        : { watermark: row.prev_watermark, eventId: row.prev_event_id },
+  }
+}
+
+/** Whether the event has an unexpired settled row of its own (handled without a conversion, or judged stale). */
 export function eventDone(prepared: Prepared, n: SqliteNames, eventId: string, now: number) {
   return (
-    prepared(`SELECT 1 AS done FROM ${n.events} WHERE event_id = ? AND expires_at > ?`).get(
-      eventId,
-      now,
-    ) !== undefined
+    prepared(
+      `SELECT 1 AS done FROM ${n.events} WHERE event_id = ? AND expires_at > ? AND claim_token IS NULL`,
+    ).get(eventId, now) !== undefined
   )
 }
 
@@ -67,38 +95,82 @@ function settle(
   return { verdict: 'stale' }
 }
 
-/** Runs inside the delivery's transaction: the verdict, and for a claim the row it raised. */
+/** An event without a conversion: its own row is its mark, with the claim's token on it. */
+function claimAlone(
+  prepared: Prepared,
+  n: SqliteNames,
+  eventId: string,
+  token: string,
+  ttls: Ttls,
+  now: number,
+): ClaimVerdict {
+  const row = prepared(`SELECT expires_at, claim_token FROM ${n.events} WHERE event_id = ?`).get(
+    eventId,
+  ) as { expires_at: number; claim_token: string | null } | undefined
+  if (row?.claim_token != null) {
+    const held = { eventId, conversionId: undefined, order: undefined, previous: undefined }
+    return { verdict: 'held', held }
+  }
+  if (row !== undefined && row.expires_at > now) return { verdict: 'duplicate' }
+  const expiresAt = now + ttls.dedupeTtl
+  prepared(
+    `INSERT INTO ${n.events} (event_id, expires_at, claim_token) VALUES (?, ?, ?)
+     ON CONFLICT (event_id) DO UPDATE SET expires_at = excluded.expires_at, claim_token = excluded.claim_token`,
+  ).run(eventId, expiresAt, token)
+  return {
+    verdict: 'claimed',
+    holder: { eventId, conversionId: undefined, before: undefined },
+    wrote: { watermark: 0, expiresAt },
+  }
+}
+
+/**
+ * Runs inside the delivery's transaction: the verdict, and for a claim the row
+ * it raised, marked with `token` until the store's final step clears it. A
+ * conversion whose row is held holds every event of it but the two already
+ * settled (the one before the held event, and events judged stale).
+ */
 export function claimIn(
   prepared: Prepared,
   n: SqliteNames,
   input: BeginInput,
+  token: string,
   ttls: Ttls,
   now: number,
 ): ClaimVerdict {
   const { eventId, conversionId, order } = input
-  if (conversionId === undefined) {
-    if (eventDone(prepared, n, eventId, now)) return { verdict: 'duplicate' }
-    const expiresAt = now + ttls.dedupeTtl
-    prepared(
-      `INSERT INTO ${n.events} (event_id, expires_at) VALUES (?, ?)
-       ON CONFLICT (event_id) DO UPDATE SET expires_at = excluded.expires_at`,
-    ).run(eventId, expiresAt)
-    return {
-      verdict: 'claimed',
-      holder: { eventId, conversionId, before: undefined },
-      wrote: { watermark: 0, expiresAt },
+  if (conversionId === undefined) return claimAlone(prepared, n, eventId, token, ttls, now)
+  const row = rowOf(prepared, n, conversionId)
+  if (row !== undefined && row.claim_token !== null) {
+    if (row.event_id !== eventId) {
+      if (row.prev_event_id === eventId || eventDone(prepared, n, eventId, now)) {
+        return { verdict: 'duplicate' }
+      }
     }
+    return { verdict: 'held', held: heldOf(conversionId, row) }
   }
-  const mark = markOf(prepared, n, conversionId, now)
+  const mark = row !== undefined && row.expires_at > now ? row : undefined
   if (mark !== undefined && mark.watermark >= order) {
     return settle(prepared, n, eventId, mark, now, ttls)
   }
   const expiresAt = now + ttls.orderingTtl
   prepared(
-    `INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at) VALUES (?, ?, ?, ?)
+    `INSERT INTO ${n.conversions}
+       (conversion_id, watermark, event_id, expires_at, claim_token, prev_watermark, prev_event_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (conversion_id) DO UPDATE SET
-       watermark = excluded.watermark, event_id = excluded.event_id, expires_at = excluded.expires_at`,
-  ).run(conversionId, order, eventId, expiresAt)
+       watermark = excluded.watermark, event_id = excluded.event_id, expires_at = excluded.expires_at,
+       claim_token = excluded.claim_token, prev_watermark = excluded.prev_watermark,
+       prev_event_id = excluded.prev_event_id`,
+  ).run(
+    conversionId,
+    order,
+    eventId,
+    expiresAt,
+    token,
+    mark?.watermark ?? null,
+    mark?.event_id ?? null,
+  )
   const before =
     mark === undefined ? undefined : { watermark: mark.watermark, eventId: mark.event_id }
   return {
@@ -109,29 +181,45 @@ export function claimIn(
 }
 
 /**
- * The claim's row still holds what it wrote: the handler did not end the
- * transaction (a ROLLBACK, and maybe a BEGIN) before the store's commit.
+ * The store's final statement before its COMMIT: clears the claim's token.
+ * False when the row no longer carries it (the handler changed or removed the
+ * store's row): then the mark is not what the claim wrote.
  */
-export function stillHeld(
+export function clearMarker(
   prepared: Prepared,
   n: SqliteNames,
   input: { eventId: string; conversionId?: number | undefined },
-  wrote: { watermark: number; expiresAt: number },
+  token: string,
 ): boolean {
-  if (input.conversionId === undefined) {
-    const row = prepared(`SELECT expires_at FROM ${n.events} WHERE event_id = ?`).get(
-      input.eventId,
-    ) as { expires_at: number } | undefined
-    return row?.expires_at === wrote.expiresAt
-  }
-  const row = prepared(
-    `SELECT watermark, event_id, expires_at FROM ${n.conversions} WHERE conversion_id = ?`,
-  ).get(input.conversionId) as (MarkRow & { expires_at: number }) | undefined
-  return (
-    row?.watermark === wrote.watermark &&
-    row.event_id === input.eventId &&
-    row.expires_at === wrote.expiresAt
-  )
+  const result = (
+    input.conversionId === undefined
+      ? prepared(
+          `UPDATE ${n.events} SET claim_token = NULL WHERE event_id = ? AND claim_token = ?`,
+        ).run(input.eventId, token)
+      : prepared(
+          `UPDATE ${n.conversions} SET claim_token = NULL WHERE conversion_id = ? AND claim_token = ?`,
+        ).run(input.conversionId, token)
+  ) as { changes: number | bigint }
+  return Number(result.changes) === 1
+}
+
+/** Whether the claim's token is on its row as the connection reads it: committed, outside a transaction. */
+export function markerKept(
+  prepared: Prepared,
+  n: SqliteNames,
+  input: { eventId: string; conversionId?: number | undefined },
+  token: string,
+): boolean {
+  const found =
+    input.conversionId === undefined
+      ? prepared(`SELECT 1 AS kept FROM ${n.events} WHERE event_id = ? AND claim_token = ?`).get(
+          input.eventId,
+          token,
+        )
+      : prepared(
+          `SELECT 1 AS kept FROM ${n.conversions} WHERE conversion_id = ? AND claim_token = ?`,
+        ).get(input.conversionId, token)
+  return found !== undefined
 }
 
 /**
@@ -139,7 +227,8 @@ export function stillHeld(
  * connection: its reads there see that delivery's uncommitted row, so the row
  * the holder raised is read as it was before. Undefined: not settled (wait).
  * A stale event is not marked here (a write would join the holder's
- * transaction): its retry is answered stale again, the same 2xx.
+ * transaction): its retry is answered stale again, the same 2xx. A held
+ * conversion is not settled here: the claim answers it.
  */
 export function settledWhileBusy(
   prepared: Prepared,
@@ -152,11 +241,16 @@ export function settledWhileBusy(
   if (holder?.eventId === eventId) return undefined
   if (eventDone(prepared, n, eventId, now)) return 'duplicate'
   if (conversionId === undefined) return undefined
-  const row = markOf(prepared, n, conversionId, now)
-  const mark =
-    holder !== undefined && holder.conversionId === conversionId
-      ? holder.before
-      : row && { watermark: row.watermark, eventId: row.event_id }
+  let mark: { watermark: number; eventId: string } | undefined
+  if (holder !== undefined && holder.conversionId === conversionId) mark = holder.before
+  else {
+    const row = rowOf(prepared, n, conversionId)
+    // A held row is committed (the holder is on another conversion): the claim answers it.
+    if (row?.claim_token != null) return undefined
+    if (row !== undefined && row.expires_at > now) {
+      mark = { watermark: row.watermark, eventId: row.event_id }
+    }
+  }
   if (mark === undefined || mark.watermark < order) return undefined
   return mark.eventId === eventId ? 'duplicate' : 'stale'
 }

@@ -96,6 +96,16 @@ export interface TxWatch {
    * from then on, and the store's commit answers 500 with it.
    */
   gone: Error | undefined
+  /** The text whose run ended the transaction, when ctx.tx saw it end there. */
+  endedBy?: string | undefined
+  /**
+   * Called once before the first call of a delivery that may change the
+   * connection's settings (a text with a PRAGMA, better-sqlite3's pragma()):
+   * the store keeps what to put back when the delivery ends.
+   */
+  beforeSession?: (() => void) | undefined
+  /** Whether the claim's mark is committed now (the transaction was ended by a COMMIT): then it was kept. */
+  markKept?: (() => boolean) | undefined
 }
 
 const STORE = 'sqliteStore'
@@ -113,15 +123,58 @@ function goneCause(thrown: unknown): Error {
   return new Error('a statement sent through ctx.tx ended it')
 }
 
+/** The SQL text of a call's first argument (a string, or a tag's strings). */
+function textOf(sql: unknown): string | undefined {
+  return typeof sql === 'string' ? sql : Array.isArray(sql) ? sql.join('?') : undefined
+}
+
 /** A `transactionControl` check of each SQL text ctx.tx is given, before it reaches SQLite. */
-function refuseControl(sql: unknown): void {
-  const text = typeof sql === 'string' ? sql : Array.isArray(sql) ? sql.join('?') : undefined
+function refuseControl(text: string | undefined): void {
   if (text === undefined) return
   const statement = transactionControl(text, 'sqlite')
   if (statement !== undefined) throw refusedStatement(STORE, statement)
 }
 
-type Run = <T>(call: () => T) => T
+/**
+ * Whether a call may change the connection's settings. The word is looked for
+ * anywhere in the text, not parsed: a PRAGMA cannot be written without it, so
+ * nothing hides from this (a read of a pragma function costs a needless check).
+ */
+function touchesSession(name: string, text: string | undefined): boolean {
+  return name === 'pragma' || (text !== undefined && /pragma/i.test(text))
+}
+
+/** Methods that change the connection for every later delivery, refused on ctx.tx. */
+const CONNECTION_WIDE = new Set([
+  'close',
+  'setAuthorizer',
+  'deserialize',
+  'loadExtension',
+  'enableLoadExtension',
+  'unsafeMode',
+])
+
+/** The text of a prepared statement, from either library, for messages. */
+function sourceOf(statement: object): string | undefined {
+  const s = statement as { source?: unknown; sourceSQL?: unknown }
+  const text = s.sourceSQL ?? s.source
+  return typeof text === 'string' ? text : undefined
+}
+
+/** ctx.tx's refusal once the transaction is gone: what was kept depends on how it ended. */
+function goneError(watch: TxWatch): Error {
+  if (watch.markKept?.() !== true) return transactionGone(STORE, watch.gone?.message ?? '')
+  // Committed, so the cause goneCause guessed (a rollback) is not what happened.
+  const by = watch.endedBy === undefined ? 'a COMMIT outside ctx.tx' : 'a text sent through ctx.tx'
+  return Object.assign(
+    new Error(
+      `${STORE}: the delivery's transaction was committed by ${by}, not by the store: the handled mark and what the handler wrote before that statement were kept, nothing after it is. ctx.tx takes no more statements; the event is held (answered 500 event_held) until it is resolved (resolveHeld).`,
+    ),
+    { code: 'ERR_AW_TX_GONE' },
+  )
+}
+
+type Run = <T>(call: () => T, text?: string) => T
 
 /**
  * Runs each call of ctx.tx after checking the claim still holds its
@@ -143,9 +196,9 @@ function runner(database: SqliteDatabase, watch: TxWatch): Run {
         'it was ended outside ctx.tx (a COMMIT or ROLLBACK on the database handle itself)',
       )
     }
-    if (watch.gone !== undefined) throw transactionGone(STORE, watch.gone.message)
+    if (watch.gone !== undefined) throw goneError(watch)
   }
-  return (call) => {
+  return (call, text) => {
     before()
     let thrown: unknown
     try {
@@ -154,7 +207,10 @@ function runner(database: SqliteDatabase, watch: TxWatch): Run {
       thrown = error
       throw error
     } finally {
-      if (!watch.over && watch.gone === undefined && !live()) watch.gone = goneCause(thrown)
+      if (!watch.over && watch.gone === undefined && !live()) {
+        watch.gone = goneCause(thrown)
+        watch.endedBy = text
+      }
     }
   }
 }
@@ -208,11 +264,22 @@ export function guarded<D extends SqliteDatabase>(database: D, watch: TxWatch): 
         if (typeof value !== 'function') return value
         const name = String(key)
         return (...args: unknown[]) => {
+          let text: string | undefined
           if (kind !== 'statement') {
-            if (kind === 'tags' || name === 'exec' || name === 'prepare') refuseControl(args[0])
-            if (kind === 'database' && name === 'close') throw refusedStatement(STORE, 'close()')
-          }
-          const result = run(() => Reflect.apply(value, object, args))
+            if (kind === 'tags' || name === 'exec' || name === 'prepare') {
+              text = textOf(args[0])
+              refuseControl(text)
+            }
+            if (kind === 'database' && CONNECTION_WIDE.has(name)) {
+              throw refusedStatement(STORE, `${name}()`)
+            }
+            if (name === 'pragma') text = `PRAGMA ${String(args[0])}`
+            if (!watch.over && touchesSession(name, text)) {
+              watch.beforeSession?.()
+              watch.beforeSession = undefined
+            }
+          } else text = sourceOf(object)
+          const result = run(() => Reflect.apply(value, object, args), text)
           // better-sqlite3's bind(), pluck(), raw()... return the statement itself.
           if (result === object) return proxy
           const next = kind === 'database' ? RESULT_KIND[name] : undefined

@@ -23,7 +23,7 @@ import {
   STREAK_CODES_KEPT,
   type StoreTimings,
 } from '@affiliate-webhooks/core/internal'
-import { claimIn, settledWhileBusy, stillHeld } from './claim.js'
+import { claimIn, clearMarker, type HeldEvent, markerKept, settledWhileBusy } from './claim.js'
 import {
   checkDatabase,
   fileOf,
@@ -35,13 +35,16 @@ import {
   statementCache,
   type TxWatch,
 } from './database.js'
+import { heldError, heldIn, heldMessage, type ResolvedHeld, resolveHeldIn } from './held.js'
 import {
   SQLITE_SCHEMA_VERSION,
   type SqliteNames,
   type SqliteSchemaOptions,
   sqliteNames,
   tableStatements,
+  upgradeStatements,
 } from './schema.js'
+import { restoreSession, type Session, sessionOf } from './session.js'
 import { type Turns, turnsOf } from './turns.js'
 
 /** Options of {@link sqliteStore}. */
@@ -54,13 +57,31 @@ export interface SqliteStoreOptions<D extends SqliteDatabase = SqliteDatabase>
    * it only when you call `store.close()`.
    */
   database: D
-  /** Where `close()` says it had to end a delivery's transaction. Default `console`; `false` silences it. */
+  /**
+   * Where `close()` says it had to end a delivery's transaction, and where a
+   * held event is named (once per event). Default `console`; `false` silences it.
+   */
   logger?: Logger | false | undefined
 }
 
 /** The SQLite store: `ctx.tx` is the database, inside the delivery's `BEGIN IMMEDIATE` transaction. */
 export interface SqliteEventStore<D extends SqliteDatabase = SqliteDatabase>
-  extends DatabaseEventStore<D> {}
+  extends DatabaseEventStore<D> {
+  /**
+   * The events held on the file: their mark was committed by a statement of
+   * the handler (a COMMIT the store did not send), so their effects may be
+   * partial, and every delivery of them (and of newer events of their
+   * conversion) is answered 500 `event_held` until resolved.
+   */
+  heldEvents(): Promise<HeldEvent[]>
+  /**
+   * Resolves a held event: `'rerun'` puts the conversion's mark back as it was
+   * before, so the next delivery runs the handler again (what the first run
+   * kept stays); `'accept'` takes it as handled, so its deliveries are
+   * duplicates. Undefined when the event is not held.
+   */
+  resolveHeld(eventId: string, action: 'rerun' | 'accept'): Promise<ResolvedHeld | undefined>
+}
 
 /** The longest the event loop is blocked at once by a busy connection, ms; longer waits are retried between slices. */
 const BUSY_SLICE_MS = 10
@@ -70,7 +91,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** A claim's transaction, and what its ctx.tx watches (`over`, `gone`). */
 interface Open extends TxWatch {
   input: BeginInput
-  wrote: { watermark: number; expiresAt: number }
+  /** The claim's token, on its row until the store's final statement clears it. */
+  token: string
+  /** The connection's settings before the handler's first PRAGMA, to put back. */
+  session: Session | undefined
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
@@ -81,6 +105,16 @@ interface Context {
   names: SqliteNames
   prepared: ReturnType<typeof statementCache>
   timings: ReturnType<typeof resolveStoreTimings>
+  logger: Logger | undefined
+  /**
+   * The savepoint each claim opens after its claim, named once per store so
+   * its statements are prepared once, and unguessable by a handler: the store's
+   * RELEASE of it fails when a COMMIT or ROLLBACK the store did not send ended
+   * the claim's transaction, even if a BEGIN opened another after it.
+   */
+  savepoint: string
+  /** Held events already named in the log by this process. */
+  logged: Set<string>
 }
 
 /**
@@ -176,7 +210,7 @@ async function commitOrThrow(c: Context): Promise<void> {
   }
 }
 
-/** Creates the tables if missing, checks the version, and sets synchronous FULL. */
+/** Creates the tables if missing, checks the version (upgrading layout 2 in place), and sets synchronous FULL. */
 function setUp(c: Context): Promise<void> {
   const level = (c.db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous
   // FULL: a 2xx tells the service never to send the event again, so the commit
@@ -190,11 +224,35 @@ function setUp(c: Context): Promise<void> {
     if (row === undefined) {
       c.prepared(`INSERT INTO ${c.names.version} (version) VALUES (?)`).run(SQLITE_SCHEMA_VERSION)
     } else if (row.version !== SQLITE_SCHEMA_VERSION) {
+      const upgrade = upgradeStatements(c.names, row.version)
+      if (upgrade !== undefined) {
+        for (const statement of upgrade) c.db.exec(statement)
+        return
+      }
       throw new Error(
         `sqliteStore: the table ${c.names.version} in ${fileOf(c.db)} says layout version ${row.version}, and this version of @affiliate-webhooks/sqlite needs ${SQLITE_SCHEMA_VERSION}. Migrate it, or use another tablePrefix.`,
       )
     }
   })
+}
+
+/** Names a held event in the log, once per event and process. */
+function logHeld(c: Context, held: HeldEvent, endedBy: string | undefined): void {
+  if (c.logged.has(held.eventId)) return
+  c.logged.add(held.eventId)
+  c.logger?.error(heldMessage(held, endedBy))
+}
+
+/** The claim's transaction for `input`: its verdict, or event_held thrown. */
+function claimOrHold(c: Context, input: BeginInput, token: string) {
+  const verdict = claimIn(c.prepared, c.names, input, token, c.timings, Date.now())
+  if (verdict.verdict === 'held') {
+    logHeld(c, verdict.held, undefined)
+    throw heldError(verdict.held, input.eventId)
+  }
+  // Opened after the claim, so the claim's row is under it: see Context.savepoint.
+  if (verdict.verdict === 'claimed') c.prepared(`SAVEPOINT ${c.savepoint}`).run()
+  return verdict
 }
 
 function beginStep(c: Context, ready: () => Promise<void>, open: Map<string, Open>) {
@@ -205,9 +263,10 @@ function beginStep(c: Context, ready: () => Promise<void>, open: Map<string, Ope
       if (settled !== undefined) return { status: settled }
     }
     if (!(await takeWriter(c, c.timings.lockWaitMs))) return { status: 'in_progress' }
-    let verdict: ReturnType<typeof claimIn>
+    const token = randomUUID()
+    let verdict: ReturnType<typeof claimOrHold>
     try {
-      verdict = claimIn(c.prepared, c.names, input, c.timings, Date.now())
+      verdict = claimOrHold(c, input, token)
       if (verdict.verdict === 'stale') await commitOrThrow(c)
       if (verdict.verdict === 'duplicate') rollback(c.db)
     } catch (error) {
@@ -223,12 +282,17 @@ function beginStep(c: Context, ready: () => Promise<void>, open: Map<string, Ope
     const leaseMs = input.leaseMs ?? c.timings.leaseMs
     const state: Open = {
       input,
-      wrote: verdict.wrote,
+      token,
+      session: undefined,
       over: false,
       gone: undefined,
       timer: undefined,
     }
-    const token = randomUUID()
+    // Read only on a delivery whose handler may change a setting (see session.ts).
+    state.beforeSession = () => {
+      state.session = sessionOf(c.db)
+    }
+    state.markKept = () => markerKept(c.prepared, c.names, input, token)
     state.timer = setTimeout(() => {
       // The lease ran out while the handler still runs: its transaction rolls
       // back now, ctx.tx refuses it from here, and the next delivery may go.
@@ -242,43 +306,113 @@ function beginStep(c: Context, ready: () => Promise<void>, open: Map<string, Ope
   }
 }
 
+/** Puts back the settings the handler changed, once no transaction is open. */
+function restoreAfter(c: Context, state: Open): void {
+  if (state.session === undefined || !isOpen(c.db)) return
+  const { failed } = restoreSession(c.db, state.session)
+  if (failed.length > 0) {
+    c.logger?.warn(
+      `sqliteStore: the handler of event ${state.input.eventId} changed ${failed.join(', ')} with a PRAGMA and the store could not put it back; later deliveries on this connection run with it`,
+    )
+  }
+}
+
+/**
+ * After the claim's transaction ended without the store's commit: whether a
+ * statement of the handler committed the mark anyway. Then the event is held,
+ * and named in the log.
+ */
+function heldAfter(c: Context, state: Open): HeldEvent | undefined {
+  if (!isOpen(c.db) || !markerKept(c.prepared, c.names, state.input, state.token)) return undefined
+  const { eventId, conversionId, order } = state.input
+  const before = c.turns.holder?.before
+  const held: HeldEvent = {
+    eventId,
+    conversionId,
+    order: conversionId === undefined ? undefined : order,
+    previous: before,
+  }
+  logHeld(c, held, state.endedBy)
+  return held
+}
+
 /** Ends a claim's transaction by rolling it back (release, lease) and passes the turn. */
 function end(c: Context, state: Open): void {
   clearTimeout(state.timer)
   state.over = true
   rollback(c.db)
+  heldAfter(c, state)
+  restoreAfter(c, state)
   c.turns.pass()
 }
 
 /**
- * The handler's failure (500 `handler_failed`) when the transaction holding
- * the mark is not the claim's any more: a conflict clause rolled it back, or a
- * COMMIT or ROLLBACK on the outer handle ended it (maybe with a BEGIN after).
- * Only the handler can: the store holds the connection's turn and the file's
- * write lock, and the lease's end takes the claim out before this runs.
+ * Whether the open transaction is still the claim's: ctx.tx saw no end, one is
+ * open, and the claim's savepoint is in it (a COMMIT or ROLLBACK followed by a
+ * BEGIN in one text leaves a transaction open, but not that savepoint).
+ * Releasing it is the check.
  */
-function endedByHandler(c: Context, state: Open): WebhookError | undefined {
-  if (state.gone !== undefined && state.gone.cause !== undefined) {
+function stillTheClaims(c: Context, state: Open): boolean {
+  if (state.gone !== undefined || !inTransaction(c.db)) return false
+  try {
+    c.prepared(`RELEASE ${c.savepoint}`).run()
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The answer when the claim's transaction is not the one open (or none is),
+ * after rolling back what is: `event_held` when the mark was committed by a
+ * statement of the handler, else the handler's failure (500 `handler_failed`):
+ * a conflict clause rolled it back, or a COMMIT or ROLLBACK ended it. Only the
+ * handler can: the store holds the connection's turn and the file's write
+ * lock, and the lease's end takes the claim out before this runs.
+ */
+function endedByHandler(c: Context, state: Open): WebhookError {
+  rollback(c.db)
+  const held = heldAfter(c, state)
+  if (held !== undefined) return heldError(held, held.eventId, state.endedBy)
+  if (state.gone?.cause !== undefined) {
     return handlerLeftAborted(
       state.gone,
       'use ABORT or FAIL (or a savepoint) rather than an OR ROLLBACK or ON CONFLICT ROLLBACK clause or RAISE(ROLLBACK)',
     )
   }
-  if (
-    state.gone === undefined &&
-    inTransaction(c.db) &&
-    stillHeld(c.prepared, c.names, state.input, state.wrote)
-  ) {
-    return undefined
-  }
   const why =
     state.gone?.message ??
-    'it was ended outside ctx.tx (a COMMIT or ROLLBACK on the database handle itself)'
+    'it was ended outside ctx.tx (a COMMIT or ROLLBACK on the database handle itself, or in a text ctx.tx could not read)'
   return new WebhookError(
     'handler_failed',
-    `The delivery's transaction ended under the handler (${why}), so the store could not commit the handled mark with the handler's writes. Write only through ctx.tx, and let the store commit (return) or roll back (throw).`,
+    `The delivery's transaction ended under the handler (${why}) before the store's commit; the mark was not committed, and nothing the handler wrote was kept: the retry runs the handler again. Write only through ctx.tx, and let the store commit (return) or roll back (throw).`,
     { cause: state.gone },
   )
+}
+
+/**
+ * The store's final step inside the claim's transaction: the settings its
+ * commit needs put back, and the claim's marker cleared. The handler's
+ * failure when something it left on the connection refuses that statement.
+ */
+function clearClaim(c: Context, state: Open): void {
+  if (state.session !== undefined) restoreSession(c.db, state.session, ['query_only'])
+  let cleared: boolean
+  try {
+    cleared = clearMarker(c.prepared, c.names, state.input, state.token)
+  } catch (error) {
+    throw new WebhookError(
+      'handler_failed',
+      `The store's final statement failed inside the delivery's transaction (${(error as Error).message}): something the handler left on the connection (a setting, a temporary trigger) refuses it. Nothing the handler wrote was kept; the retry runs it again.`,
+      { cause: error },
+    )
+  }
+  if (!cleared) {
+    throw new WebhookError(
+      'handler_failed',
+      "The handler changed or removed the store's row of this claim through ctx.tx, so the store could not commit the handled mark. Nothing it wrote was kept; the retry runs it again. Leave the store's tables alone.",
+    )
+  }
 }
 
 function commitStep(c: Context, open: Map<string, Open>, afterCommit: () => void) {
@@ -289,16 +423,14 @@ function commitStep(c: Context, open: Map<string, Open>, afterCommit: () => void
     clearTimeout(state.timer)
     state.over = true
     try {
-      const ended = endedByHandler(c, state)
-      if (ended !== undefined) {
-        rollback(c.db)
-        throw ended
-      }
+      if (!stillTheClaims(c, state)) throw endedByHandler(c, state)
+      clearClaim(c, state)
       await commitOrThrow(c)
     } catch (error) {
       rollback(c.db)
       throw error
     } finally {
+      restoreAfter(c, state)
       c.turns.pass()
     }
     afterCommit()
@@ -323,7 +455,7 @@ function otherSteps(c: Context, ready: () => Promise<void>) {
       let deleted = 0
       for (const table of [names.events, names.conversions]) {
         const result = prepared(
-          `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)`,
+          `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? AND claim_token IS NULL LIMIT ?)`,
         ).run(Date.now(), limit) as { changes: number | bigint }
         deleted += Number(result.changes)
       }
@@ -350,6 +482,23 @@ function otherSteps(c: Context, ready: () => Promise<void>) {
     })
   return {
     prune,
+    async heldEvents(): Promise<HeldEvent[]> {
+      await ready()
+      return ownTransaction(c, () => heldIn(prepared, names))
+    },
+    async resolveHeld(eventId: string, action: 'rerun' | 'accept') {
+      if (action !== 'rerun' && action !== 'accept') {
+        throw new TypeError(
+          `sqliteStore: resolveHeld's action is 'rerun' or 'accept', not ${String(action)}`,
+        )
+      }
+      await ready()
+      const resolved = await ownTransaction(c, () =>
+        resolveHeldIn(prepared, names, eventId, action),
+      )
+      if (resolved !== undefined) c.logged.delete(eventId)
+      return resolved
+    },
     async peek(input: PeekInput): Promise<PeekResult> {
       await ready()
       const holder = c.turns.holder
@@ -379,12 +528,16 @@ export function sqliteStore<D extends SqliteDatabase>(
   options: SqliteStoreOptions<D>,
 ): SqliteEventStore<D> {
   const db = checkDatabase((options as { database?: unknown } | undefined)?.database)
+  const logger = options.logger === false ? undefined : (options.logger ?? console)
   const c: Context = {
     db,
     turns: turnsOf(db),
     names: sqliteNames(options, 'sqliteStore'),
     prepared: statementCache(db),
     timings: resolveStoreTimings(options, 'sqliteStore'),
+    logger,
+    savepoint: `aw_claim_${randomUUID().replace(/-/g, '')}`,
+    logged: new Set(),
   }
   let setup: Promise<void> | undefined
   const ready = () => {
@@ -410,7 +563,7 @@ export function sqliteStore<D extends SqliteDatabase>(
     // connection rolls back what they wrote (they are retried, nothing is marked).
     close: closer(
       'sqliteStore',
-      options.logger === false ? undefined : (options.logger ?? console),
+      logger,
       async () => {
         // Ends once the connection is closed too: after the deadline's forced close, a
         // delivery that never settles must not keep this loop (and the process) alive.
