@@ -46,9 +46,10 @@ const ESCAPES: Record<string, string> = {
   'CASE WHEN 1 THEN COMMIT; END CASE': 'CASE WHEN 1 THEN COMMIT; END CASE',
   'IF 1 THEN CREATE TABLE ...; END IF':
     'IF 1 THEN CREATE TABLE IF NOT EXISTS escape_ddl (id INT); END IF',
-  'a LOOP that commits': 'l: LOOP COMMIT; LEAVE l; END LOOP l',
+  'a LOOP that commits, then fails': "LOOP COMMIT; SIGNAL SQLSTATE '45000'; END LOOP",
   'REPEAT ... COMMIT': 'REPEAT COMMIT; UNTIL 1 END REPEAT',
-  'WHILE ... COMMIT': 'w: WHILE 1 DO COMMIT; LEAVE w; END WHILE w',
+  'FOR ... COMMIT': 'FOR i IN 1..1 DO COMMIT; END FOR',
+  'WHILE ... CREATE TABLE': `WHILE NOT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'escape_w') DO CREATE TABLE escape_w (id INT); END WHILE`,
   'SET `autocommit` = 1': 'SET `autocommit` = 1',
   'SET @@`autocommit`=1': 'SET @@`autocommit`=1',
   'SET SESSION `autocommit`=1': 'SET SESSION `autocommit`=1',
