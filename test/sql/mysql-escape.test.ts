@@ -331,3 +331,79 @@ for (const driver of [mysql2Driver, prismaDriver]) {
     })
   })
 }
+
+describe('mysqlStore (mysql2 on MariaDB): session state and the layout upgrade', () => {
+  let db: MysqlTestDatabase
+  beforeAll(async () => {
+    db = await createMysqlTestDatabase()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+
+  it("never hands a handler's session settings to the next delivery on the pool's one connection", async () => {
+    const pool = (await import('mysql2/promise')).createPool({ uri: db.url, connectionLimit: 1 })
+    try {
+      const modes: string[] = []
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: mysqlStore({ pool, logger: false }),
+        async onConversion(_conversion, event, ctx) {
+          const tx = ctx.tx as PoolConnection
+          const [rows] = await tx.query(
+            'SELECT @@SESSION.sql_mode AS mode, @@SESSION.autocommit AS ac',
+          )
+          modes.push(String((rows as { mode: string }[])[0]?.mode))
+          if (event.type === 'conversion.created') {
+            await tx.query("SET SESSION sql_mode = 'ANSI_QUOTES'")
+          }
+        },
+      })
+      const first = buildConversionEvent()
+      expect((await receiver.receive(await delivery(first))).outcome).toBe('processed')
+      const second = buildConversionEvent({ type: 'conversion.updated' })
+      expect((await receiver.receive(await delivery(second))).outcome).toBe('processed')
+      expect(modes[1]).not.toContain('ANSI_QUOTES')
+      // The pool's connection is as the app expects it: autocommit on, read write.
+      const [rows] = await pool.query(
+        'SELECT @@SESSION.autocommit AS ac, @@SESSION.tx_read_only AS ro, @@SESSION.sql_mode AS mode',
+      )
+      expect(rows).toEqual([expect.objectContaining({ ac: 1, ro: 0 })])
+    } finally {
+      await pool.end()
+    }
+  })
+
+  it('upgrades layout-2 tables in place at the first start, under the setup lock, and holds escaped claims after', async () => {
+    const tablePrefix = `aw_two_${randomUUID().slice(0, 6)}_`
+    await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
+    // Layout 2 as the previous release left it: no marker's columns, version 2.
+    await db.pool.query(
+      `ALTER TABLE ${tablePrefix}conversions DROP COLUMN claim_token, DROP COLUMN prev_watermark, DROP COLUMN prev_event_id, DROP COLUMN prev_expires_at`,
+    )
+    await db.pool.query(`ALTER TABLE ${tablePrefix}events DROP COLUMN claim_token`)
+    await db.pool.query(`UPDATE ${tablePrefix}schema SET version = 2`)
+    await db.pool.query(
+      `INSERT INTO ${tablePrefix}conversions (conversion_id, watermark, event_id, expires_at) VALUES (77, 5, 'evt_two', 99999999999999)`,
+    )
+    const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
+    await store.ready()
+    const [version] = await db.pool.query(`SELECT MAX(version) AS v FROM ${tablePrefix}schema`)
+    expect((version as { v: number }[])[0]?.v).toBe(3)
+    expect((await store.begin({ eventId: 'evt_two', conversionId: 77, order: 5 })).status).toBe(
+      'duplicate',
+    )
+    const begun = await store.begin({ eventId: 'evt_three', conversionId: 77, order: 6 })
+    if (begun.status !== 'claimed') throw new Error(`not claimed: ${begun.status}`)
+    await (begun.claim.tx as PoolConnection).query('IF 1 THEN COMMIT; END IF')
+    await expect(store.commit(begun.claim)).rejects.toThrow(/held/)
+    await expect(
+      store.begin({ eventId: 'evt_four', conversionId: 77, order: 7 }),
+    ).rejects.toMatchObject({ code: 'event_held' })
+    expect((await store.resolveHeld('evt_three', 'rerun')).resolution).toBe('rerun')
+    const rerun = await store.begin({ eventId: 'evt_three', conversionId: 77, order: 6 })
+    expect(rerun.status).toBe('claimed')
+    if (rerun.status === 'claimed') expect(await store.commit(rerun.claim)).toBe(true)
+  })
+})
