@@ -19,8 +19,13 @@ import {
   type ReceiveResult,
 } from '@affiliate-webhooks/core'
 import { buildConversionEvent, signedDelivery } from '@affiliate-webhooks/core/testing'
-import { type MysqlEventStore, mysqlStore } from '@affiliate-webhooks/mysql'
-import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
+import { mysqlStore } from '@affiliate-webhooks/mysql'
+import {
+  type PrismaRawQueries,
+  prismaHeldEvents,
+  prismaStore,
+  resolvePrismaHeld,
+} from '@affiliate-webhooks/prisma'
 import { PrismaMariaDb } from '@prisma/adapter-mariadb'
 import type { PoolConnection } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -68,18 +73,26 @@ interface Driver {
     store(logger: Logger): EventStore<unknown>
     raw(tx: unknown, sql: string): Promise<unknown>
     query(tx: unknown, sql: string, params: unknown[]): Promise<unknown>
+    /** The driver's own listing and resolving of held events. */
+    heldEvents(): Promise<{ eventId: string; conversionId: string | null }[]>
+    resolveHeld(eventId: string, how: 'rerun' | 'accept'): Promise<{ next: string }>
     close(): Promise<void>
   }>
 }
 
 const mysql2Driver: Driver = {
   name: 'mysqlStore (mysql2 on MariaDB)',
-  open: async (db) => ({
-    store: (logger) => mysqlStore({ pool: db.pool, logger }),
-    raw: (tx, sql) => (tx as PoolConnection).query(sql),
-    query: (tx, sql, params) => (tx as PoolConnection).query(sql, params),
-    close: async () => {},
-  }),
+  open: async (db) => {
+    const resolver = mysqlStore({ pool: db.pool, logger: false })
+    return {
+      store: (logger) => mysqlStore({ pool: db.pool, logger }),
+      raw: (tx, sql) => (tx as PoolConnection).query(sql),
+      query: (tx, sql, params) => (tx as PoolConnection).query(sql, params),
+      heldEvents: () => resolver.heldEvents(),
+      resolveHeld: (eventId, how) => resolver.resolveHeld(eventId, how),
+      close: async () => {},
+    }
+  },
 }
 
 const prismaDriver: Driver = {
@@ -100,6 +113,8 @@ const prismaDriver: Driver = {
       store: (logger) => prismaStore({ prisma, logger }),
       raw: (tx, sql) => (tx as PrismaRawQueries).$executeRawUnsafe(sql),
       query: (tx, sql, params) => (tx as PrismaRawQueries).$executeRawUnsafe(sql, ...params),
+      heldEvents: () => prismaHeldEvents(prisma),
+      resolveHeld: (eventId, how) => resolvePrismaHeld(prisma, eventId, how),
       close: () => prisma.$disconnect(),
     }
   },
@@ -109,8 +124,6 @@ for (const driver of [mysql2Driver, prismaDriver]) {
   describe(`${driver.name}: a commit the store did not send`, () => {
     let db: MysqlTestDatabase
     let on: Awaited<ReturnType<Driver['open']>>
-    /** Resolves held events: the mysql2 store on the same tables (Prisma's too). */
-    let resolver: MysqlEventStore
     const table = `escape_${randomUUID().slice(0, 8)}`
     beforeAll(async () => {
       db = await createMysqlTestDatabase({ connectionLimit: 30 })
@@ -125,8 +138,6 @@ for (const driver of [mysql2Driver, prismaDriver]) {
       await db.pool.query(
         'CREATE PROCEDURE app_ddl() BEGIN CREATE TABLE IF NOT EXISTS escape_ddl2 (id INT); END',
       )
-      resolver = mysqlStore({ pool: db.pool, logger: false })
-      await resolver.ready()
     })
     afterAll(async () => {
       await on?.close()
@@ -187,10 +198,10 @@ for (const driver of [mysql2Driver, prismaDriver]) {
           expect([third.status, third.error?.code]).toEqual([500, 'event_held'])
           const named = logger.error.mock.calls.filter(([line]) => String(line).includes(event.id))
           expect(named).toHaveLength(1)
-          expect(await resolver.heldEvents()).toContainEqual(
+          expect(await on.heldEvents()).toContainEqual(
             expect.objectContaining({ eventId: event.id }),
           )
-          await resolver.resolveHeld(event.id, 'rerun')
+          await on.resolveHeld(event.id, 'rerun')
           const fourth = await receiver.receive(await delivery(event, 4))
           expect(fourth.outcome, fourth.error?.message).toBe('processed')
           // What attempt 1 kept (said in its message), then the rerun, whole.
@@ -218,11 +229,11 @@ for (const driver of [mysql2Driver, prismaDriver]) {
       expect((await receiver.receive(await delivery(event))).status).toBe(500)
       const held = await receiver.receive(await delivery(event, 2))
       expect(held.error?.code).toBe('event_held')
-      const resolved = await resolver.resolveHeld(event.id, 'accept')
+      const resolved = await on.resolveHeld(event.id, 'accept')
       expect(resolved.next).toMatch(/duplicate/)
       expect((await receiver.receive(await delivery(event, 3))).outcome).toBe('duplicate')
       expect(await stepsOf(event.id)).toEqual(['1:a'])
-      expect(await resolver.heldEvents()).not.toContainEqual(
+      expect(await on.heldEvents()).not.toContainEqual(
         expect.objectContaining({ eventId: event.id }),
       )
     })
@@ -287,10 +298,10 @@ for (const driver of [mysql2Driver, prismaDriver]) {
           const result = await receiver.receive(await delivery(event, n))
           if (acknowledged(result)) break
           if (result.error?.code === 'event_held') {
-            const [held] = (await resolver.heldEvents()).filter(
+            const [held] = (await on.heldEvents()).filter(
               (h) => h.conversionId === String(conversion.id),
             )
-            await resolver.resolveHeld(held?.eventId ?? event.id, 'rerun')
+            await on.resolveHeld(held?.eventId ?? event.id, 'rerun')
           }
         }
       }

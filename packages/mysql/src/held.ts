@@ -34,11 +34,12 @@ export interface HeldResolved {
   next: string
 }
 
+/** A column as text: mysql2 returns VARBINARY as a Buffer, Prisma's adapter as a Uint8Array. */
 const text = (value: unknown) =>
   value === null || value === undefined
     ? null
-    : Buffer.isBuffer(value)
-      ? value.toString('utf8')
+    : value instanceof Uint8Array
+      ? Buffer.from(value).toString('utf8')
       : String(value)
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value))
 
@@ -135,14 +136,14 @@ export async function resolveHeldOn(
 /**
  * The message of `event_held` for `eventId`, whose conversion's row (or own
  * row) carries `heldEvent`'s committed marker: what was kept, what the retry
- * gets, and how to resolve it.
+ * gets, and how to resolve it (`resolve` writes the call, given its arguments).
  */
 export function heldMessage(
   store: string,
   eventId: string,
   heldEvent: string,
   conversionId: string | undefined,
-  resolve: string,
+  resolve: (args: string) => string,
 ): string {
   const which =
     heldEvent === eventId
@@ -152,5 +153,5 @@ export function heldMessage(
     conversionId === undefined
       ? 'Until resolved its deliveries are answered 500 event_held.'
       : `Until resolved it and every newer event of conversion ${conversionId} are answered 500 event_held (none is answered duplicate or stale).`
-  return `${store}: ${which}: its handled mark was committed by a statement its handler ran on ctx.tx (a COMMIT or an implicit commit the store did not send), not by the store's commit, so its effects may be partial: the writes its handler made before that statement were kept with the mark, none after it. ${scope} Resolve it with ${resolve}('${heldEvent}', 'rerun') (the retry runs the handler again: undo the kept writes first, or make sure the handler tolerates them) or ${resolve}('${heldEvent}', 'accept') (the event counts as handled as it is).`
+  return `${store}: ${which}: its handled mark was committed by a statement its handler ran on ctx.tx (a COMMIT or an implicit commit the store did not send), not by the store's commit, so its effects may be partial: the writes its handler made before that statement were kept with the mark, none after it. ${scope} Resolve it with ${resolve(`'${heldEvent}', 'rerun'`)} (the retry runs the handler again: undo the kept writes first, or make sure the handler tolerates them) or ${resolve(`'${heldEvent}', 'accept'`)} (the event counts as handled as it is).`
 }

@@ -120,7 +120,8 @@ function logHeld(parts: Parts, eventId: string, message: string): void {
   parts.logger.error(message)
 }
 
-const RESOLVE = 'store.resolveHeld'
+/** How a held event is resolved, given the call's arguments. */
+const RESOLVE = (args: string) => `store.resolveHeld(${args})`
 
 /** What the store reads of the server once, at ready(). */
 interface ServerTraits {
@@ -368,7 +369,7 @@ async function escapeReport(
     logHeld(parts, claim.eventId, `${held} The statement that ended the transaction: ${seen}.`)
     return new WebhookError(
       'handler_failed',
-      `mysqlStore: the handler's statement ${seen} ended the delivery's transaction with a commit the store did not send: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${conversion === undefined ? '' : ` and newer events of conversion ${conversion}`} are answered 500 event_held until resolved with ${RESOLVE}('${claim.eventId}', 'rerun' | 'accept'). Let the store commit (return from the handler) or roll back (throw); run DDL at setup.`,
+      `mysqlStore: the handler's statement ${seen} ended the delivery's transaction with a commit the store did not send: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${conversion === undefined ? '' : ` and newer events of conversion ${conversion}`} are answered 500 event_held until resolved with ${RESOLVE(`'${claim.eventId}', 'rerun' | 'accept'`)}. Let the store commit (return from the handler) or roll back (throw); run DDL at setup.`,
     )
   }
   const what =

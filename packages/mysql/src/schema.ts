@@ -379,7 +379,19 @@ ${insertNewRow(n)}
   IF v_claimed = 1 THEN
     ${claimedSql(n)}
   END IF;
-  -- Not ours: the newest committed version decided (a locking read returns
+${notOursSql(n)}
+  CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
+END`
+}
+
+/**
+ * The claim's write did not take the row: the newest committed version
+ * decides (a locking read returns that version, not the snapshot), and a
+ * marker committed meanwhile holds the event. Ends by settling it (below).
+ */
+const notOursSql = (
+  n: SchemaNames,
+) => `  -- Not ours: the newest committed version decided (a locking read returns
   -- that version, not the snapshot); a marker committed meanwhile holds it.
   IF p_conversion IS NULL THEN
     SELECT MAX(claim_token) INTO v_held FROM ${n.events} WHERE event_id = p_event;
@@ -402,10 +414,7 @@ ${insertNewRow(n)}
     INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at, claim_token)
       VALUES (p_conversion, p_order, p_event, v_until, p_token);
     ${claimedSql(n)}
-  END IF;
-  CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
-END`
-}
+  END IF;`
 
 /** The `held` verdict: the held event's id, nothing written (the transaction rolled back). */
 const heldVerdict = (event: string) =>

@@ -23,8 +23,7 @@ export type MysqlInternals = typeof MysqlStore
 const NOT_HELD = 'not_held'
 
 /** How held events are resolved, in messages. */
-const RESOLVE =
-  'resolveHeld of @affiliate-webhooks/mysql (mysqlStore on the same database and tablePrefix)'
+const RESOLVE = (args: string) => `resolvePrismaHeld(prisma, ${args}) of @affiliate-webhooks/prisma`
 
 /**
  * A write refused as read only (1792): the claim's READ WRITE transaction
@@ -110,8 +109,6 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   const run = runOn(prisma)
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
-  // Held events named in the log already: once each per process.
-  const logged = new Set<string>()
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
   const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
   // The setup and a prune round need one session (a named lock, a session bound).
@@ -169,16 +166,7 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const kept = await markKept(run, names, marked).catch(() => undefined)
       throw Object.assign(new Error(endedWith(input, kept)), { code: NOT_HELD })
     },
-    held(input, event) {
-      const conversion = input.conversionId === undefined ? undefined : String(input.conversionId)
-      const message = my.heldMessage('prismaStore', input.eventId, event, conversion, RESOLVE)
-      if (!logged.has(event)) {
-        if (logged.size >= 10_000) logged.clear()
-        logged.add(event)
-        parts.logger?.error(my.heldMessage('prismaStore', event, event, conversion, RESOLVE))
-      }
-      return new WebhookError('event_held', message)
-    },
+    held: heldAnswer(my, parts),
     endedMessage: (error) =>
       (error as { code?: unknown } | undefined)?.code === NOT_HELD
         ? (error as Error).message
@@ -213,6 +201,23 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   }
 }
 
+/** The answer to a held verdict (500 event_held), the hold named in the log once per process. */
+function heldAnswer(my: MysqlInternals, parts: DialectParts) {
+  const logged = new Set<string>()
+  return (input: BeginInput, event: string): WebhookError => {
+    const conversion = input.conversionId === undefined ? undefined : String(input.conversionId)
+    if (!logged.has(event)) {
+      if (logged.size >= 10_000) logged.clear()
+      logged.add(event)
+      parts.logger?.error(my.heldMessage('prismaStore', event, event, conversion, RESOLVE))
+    }
+    return new WebhookError(
+      'event_held',
+      my.heldMessage('prismaStore', input.eventId, event, conversion, RESOLVE),
+    )
+  }
+}
+
 const textOf = (value: unknown) =>
   value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : String(value)
 
@@ -240,7 +245,7 @@ function endedWith(input: BeginInput, kept: boolean | undefined): string {
       input.conversionId === undefined
         ? ''
         : ` and newer events of conversion ${input.conversionId}`
-    return `${start}, with a commit: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${newer} are answered 500 event_held until resolved with ${RESOLVE}: resolveHeld('${input.eventId}', 'rerun' | 'accept'). Let the store commit (return from the handler) or roll back (throw).`
+    return `${start}, with a commit: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${newer} are answered 500 event_held until resolved with ${RESOLVE(`'${input.eventId}', 'rerun' | 'accept'`)}. Let the store commit (return from the handler) or roll back (throw).`
   }
   if (kept === false) {
     return `${start}: nothing it wrote was kept, nor the mark, and the retry runs the handler again. Let the store commit (return from the handler) or roll back (throw).`
