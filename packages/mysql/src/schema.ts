@@ -219,12 +219,13 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
  */
 const claimedSql = (n: SchemaNames, indent = '    ') =>
   [
-    'SET SESSION wait_timeout = p_lease_s, SESSION session_track_state_change = 1;',
-    'SET SESSION autocommit = IF(p_autocommit_off, 0, @@SESSION.autocommit);',
+    'SET SESSION wait_timeout = p_lease_s, SESSION autocommit = IF(p_autocommit_off, 0, @@SESSION.autocommit);',
     // Every transaction after this one is read only until commit or release
     // put it back: what a commit the store did not send leaves open cannot write.
     'SET SESSION TRANSACTION READ ONLY;',
     `SAVEPOINT ${n.savepoint};`,
+    // Last: the claim's own changes are not reported back in its OK packet.
+    'SET SESSION session_track_state_change = 1;',
     'LEAVE body;',
   ].join(`\n${indent}`)
 
@@ -496,9 +497,9 @@ END`
  * the server's defaults rather than anything the session holds: a handler's
  * variables never decide how the store leaves the connection.
  */
-const RESTORE_SESSION = `SET SESSION TRANSACTION READ WRITE;
-  SET SESSION wait_timeout = @@GLOBAL.wait_timeout, SESSION autocommit = @@GLOBAL.autocommit,
-    SESSION session_track_state_change = @@GLOBAL.session_track_state_change`
+const RESTORE_SESSION = `SET SESSION session_track_state_change = @@GLOBAL.session_track_state_change;
+  SET SESSION TRANSACTION READ WRITE;
+  SET SESSION wait_timeout = @@GLOBAL.wait_timeout, SESSION autocommit = @@GLOBAL.autocommit`
 
 /** release(): roll back (the claim's row and lock go with it), restore the session for the pool. */
 function releaseSql(n: SchemaNames): string {
