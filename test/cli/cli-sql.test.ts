@@ -67,7 +67,7 @@ describe('affiliate-webhooks sql schema', () => {
       // The client keeps the claim's MariaDB-only block (a /*M! comment), which a
       // client that strips comments would drop without a word.
       const [routines] = await db.pool.query(
-        "SELECT routine_definition AS body FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = 'aw_claim_v2r3'",
+        "SELECT routine_definition AS body FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = 'aw_claim_v3'",
       )
       expect((routines as { body: string }[])[0]?.body).toContain(
         'innodb_lock_wait_timeout = 0 FOR',

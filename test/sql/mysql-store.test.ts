@@ -380,7 +380,7 @@ describe('mysqlStore tables', () => {
   it('puts back a procedure that went missing (a partial migration) on the next start', async () => {
     const tablePrefix = `aw_gone_${randomUUID().slice(0, 6)}_`
     await mysqlStore({ pool: db.pool, tablePrefix, logger: false }).ready()
-    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v2r3\``)
+    await db.pool.query(`DROP PROCEDURE \`${tablePrefix}commit_v3\``)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await store.ready()
     expect(
@@ -393,7 +393,7 @@ describe('mysqlStore tables', () => {
     await db.pool.query(`CREATE TABLE ${tablePrefix}schema (version INT NOT NULL PRIMARY KEY)`)
     await db.pool.query(`INSERT INTO ${tablePrefix}schema VALUES (0)`)
     const store = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
-    await expect(store.ready()).rejects.toThrow(/version 0.*needs 2.*sql schema --mysql/s)
+    await expect(store.ready()).rejects.toThrow(/version 0.*needs 3.*sql schema --mysql/s)
     await expect(store.begin({ eventId: 'evt_old', order: 1 })).rejects.toThrow(/version 0/)
     // Nothing else was created beside the old table.
     expect(
@@ -518,10 +518,10 @@ describe('mysqlStore tables', () => {
       (error: Error) => error.message,
     )
     expect(refused).toMatch(
-      /layout version 1 .*needs layout 2.*Stop every process of the older version, then upgrade in place/,
+      /layout version 1 .*needs layout 3.*Stop every process of the older version, then upgrade in place/,
     )
     expect(refused).toMatch(/or drop the tables/i)
-    // The statements it names, run one by one as they are: the store then starts on layout 2.
+    // The statements it names, run one by one as they are: the store then starts on layout 3.
     const upgrade = /upgrade in place, keeping every watermark: (.*;) The next start/.exec(
       refused ?? '',
     )?.[1]
@@ -529,7 +529,7 @@ describe('mysqlStore tables', () => {
     for (const sql of (upgrade as string).split(/;\s*/).filter(Boolean)) await db.pool.query(sql)
     const again = mysqlStore({ pool: db.pool, tablePrefix, logger: false })
     await again.ready()
-    expect(await count(`SELECT MAX(version) AS n FROM ${tablePrefix}schema`)).toBe(2)
+    expect(await count(`SELECT MAX(version) AS n FROM ${tablePrefix}schema`)).toBe(3)
     // The layout-1 watermark and mark still decide.
     expect(
       (await again.begin({ eventId: 'evt_one_older', conversionId: 4100, order: 4000 })).status,

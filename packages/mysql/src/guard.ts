@@ -30,6 +30,55 @@ export interface GuardState {
   running: number
   /** The server rolls back the whole transaction on a lock wait timeout too (innodb_rollback_on_timeout). */
   rollbackOnTimeout: boolean
+  /**
+   * The claim's transaction ended under a statement of the handler, as the
+   * server's status flags said after it (or a write refused as read only after
+   * it): the statement's text when ctx.tx saw it.
+   */
+  escaped: { statement: string | undefined } | undefined
+  /** A statement of the handler changed the session's state (a SET, a user variable): the connection is not handed on. */
+  sessionChanged: boolean
+}
+
+/** SERVER_STATUS_IN_TRANS: a transaction is open. */
+const IN_TRANS = 0x1
+/** SERVER_STATUS_AUTOCOMMIT: the claim turned it off; on again, the claim's transaction was committed. */
+const AUTOCOMMIT = 0x2
+/** SERVER_STATUS_IN_TRANS_READONLY: a read-only transaction, never the claim's (READ WRITE). */
+const IN_TRANS_READONLY = 0x2000
+/** SERVER_SESSION_STATE_CHANGED (the claim turns session_track_state_change on). */
+const SESSION_STATE_CHANGED = 0x4000
+/** ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION: a write after the claim's transaction ended. */
+export const ER_READ_ONLY_TRANSACTION = 1792
+
+/**
+ * The server status of a statement's last OK packet: a ResultSetHeader, or
+ * the last result of a CALL or multi-statement text. A text whose last result
+ * is rows ends in an EOF packet, whose flags mysql2 reads and does not keep:
+ * undefined then (a single SELECT cannot end a transaction: a function that
+ * commits is refused by the server, and the store's commit checks the rest).
+ */
+export function serverStatusOf(result: unknown): number | undefined {
+  const rows = Array.isArray(result) ? result[0] : undefined
+  const last = Array.isArray(rows) ? rows.at(-1) : rows
+  const status = (last as { serverStatus?: unknown } | null | undefined)?.serverStatus
+  return typeof status === 'number' ? status : undefined
+}
+
+/** Notes what the statement's status says: the claim's transaction gone, or the session changed. */
+function noteStatus(state: GuardState, status: number | undefined, text: string | undefined): void {
+  if (status === undefined) return
+  if ((status & SESSION_STATE_CHANGED) !== 0) state.sessionChanged = true
+  const ended =
+    (status & IN_TRANS) === 0 || (status & IN_TRANS_READONLY) !== 0 || (status & AUTOCOMMIT) !== 0
+  if (ended && state.escaped === undefined) state.escaped = { statement: text }
+}
+
+/** A statement's text as messages quote it: one line, at most 200 characters. */
+export function quoted(text: string | undefined): string {
+  if (text === undefined) return 'a statement ctx.tx could not read'
+  const line = text.replace(/\s+/g, ' ').trim()
+  return `\`${line.length > 200 ? `${line.slice(0, 200)}...` : line}\``
 }
 
 /** InnoDB's deadlock: the whole transaction was rolled back, not just the statement. */
@@ -58,18 +107,38 @@ function refusal(state: GuardState, text: string | undefined): Error | undefined
   if (state.gone !== undefined) {
     return transactionGone(STORE, `InnoDB rolled it back: ${state.gone.message}`)
   }
+  if (state.escaped !== undefined) {
+    return transactionGone(
+      STORE,
+      `the handler's statement ${quoted(state.escaped.statement)} ended it (the server's status said so after it)`,
+    )
+  }
   const statement = text === undefined ? undefined : transactionControl(text, 'mysql')
   return statement === undefined ? undefined : refusedStatement(STORE, statement)
 }
 
-/** Runs a statement, noting an error that rolled the transaction back (after it the transaction is gone) and counting it while it runs. */
-async function watched<T>(state: GuardState, run: () => Promise<T>): Promise<T> {
+/**
+ * Runs a statement, counting it while it runs; after it, reads the server's
+ * status flags (the transaction ended, the session changed), and notes an
+ * error that rolled the transaction back or that shows it ended before.
+ */
+async function watched<T>(
+  state: GuardState,
+  text: string | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
   state.running++
   try {
-    return await run()
+    const result = await run()
+    noteStatus(state, serverStatusOf(result), text)
+    return result
   } catch (error) {
     if (endsTransaction(state, error) && state.gone === undefined) {
       state.gone = error as Error
+    }
+    // Read only: the claim's READ WRITE transaction is over, by an earlier statement.
+    if (errnoOf(error) === ER_READ_ONLY_TRANSACTION && state.escaped === undefined) {
+      state.escaped = { statement: undefined }
     }
     throw error
   } finally {
@@ -99,7 +168,11 @@ function guardedPrepared<P extends object>(prepared: P, state: GuardState): P {
       return (...args: unknown[]) => {
         const refused = refusal(state, undefined)
         if (refused !== undefined) return Promise.reject(refused)
-        return watched(state, () => Reflect.apply(value, target, args) as Promise<unknown>)
+        return watched(
+          state,
+          undefined,
+          () => Reflect.apply(value, target, args) as Promise<unknown>,
+        )
       }
     },
   })
@@ -155,9 +228,10 @@ export function guardedConnection(connection: PoolConnection, state: GuardState)
   const send =
     (method: 'query' | 'execute') =>
     (...args: unknown[]) => {
-      const refused = refusal(state, textOf(args[0]))
+      const text = textOf(args[0])
+      const refused = refusal(state, text)
       if (refused !== undefined) return Promise.reject(refused)
-      return watched(state, () => Reflect.apply(connection[method], connection, args))
+      return watched(state, text, () => Reflect.apply(connection[method], connection, args))
     }
   const guarded: Record<string, unknown> = {
     query: send('query'),

@@ -1,3 +1,4 @@
+export type { HeldEvent, HeldResolution, HeldResolved } from './held.js'
 export {
   type MysqlEventStore,
   type MysqlStoreOptions,

@@ -8,6 +8,14 @@
  * @packageDocumentation
  */
 export { isConnectionLost } from './errors.js'
+export {
+  type HeldEvent,
+  type HeldResolution,
+  type HeldResolved,
+  heldEventsOn,
+  heldMessage,
+  resolveHeldOn,
+} from './held.js'
 export { type SchemaNames, schemaNames } from './schema.js'
 export { ensureSchema, type MysqlRun } from './setup.js'
 export {

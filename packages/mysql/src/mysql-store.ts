@@ -29,7 +29,15 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
-import { type GuardState, guardedConnection } from './guard.js'
+import { type GuardState, guardedConnection, quoted } from './guard.js'
+import {
+  type HeldEvent,
+  type HeldResolution,
+  type HeldResolved,
+  heldEventsOn,
+  heldMessage,
+  resolveHeldOn,
+} from './held.js'
 import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
@@ -50,8 +58,22 @@ export interface MysqlStoreOptions extends PooledStoreOptions, MysqlSchemaOption
   pool: Pool
 }
 
-/** The MySQL store: `ctx.tx` is the pool connection inside the delivery's transaction. */
-export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {}
+/**
+ * The MySQL store: `ctx.tx` is the pool connection inside the delivery's
+ * transaction. Beyond the receiver's steps, the held events: a claim whose
+ * mark a statement of its handler committed (a COMMIT the store did not send)
+ * is held, answered 500 `event_held`, until resolved here.
+ */
+export interface MysqlEventStore extends DatabaseEventStore<PoolConnection> {
+  /** The held events (a consistent read of the store's tables; nothing printed). */
+  heldEvents(): Promise<HeldEvent[]>
+  /**
+   * Resolves a held event: `'rerun'` puts its conversion's watermark back, so
+   * its next delivery runs the handler again; `'accept'` counts it handled as
+   * it is (its next delivery a duplicate). Throws if it is not held.
+   */
+  resolveHeld(eventId: string, resolution: HeldResolution): Promise<HeldResolved>
+}
 
 /** Longest wait for one of the store's own statements; past it the connection is dropped. */
 const STATEMENT_TIMEOUT_MS = STORE_STATEMENT_TIMEOUT_MS
@@ -82,7 +104,24 @@ interface Parts {
   open: Map<string, Open>
   /** What ready() learnt of the server. */
   server: ServerTraits
+  logger: Logger | undefined
+  /** Held events named in the log already: once each per process. */
+  heldLogged: Set<string>
 }
+
+/** How many held events the store remembers having logged (past it, it starts again). */
+const HELD_LOGGED_KEPT = 10_000
+
+/** Logs `message` for `eventId`'s hold, once per process. */
+function logHeld(parts: Parts, eventId: string, message: string): void {
+  if (parts.logger === undefined || parts.heldLogged.has(eventId)) return
+  if (parts.heldLogged.size >= HELD_LOGGED_KEPT) parts.heldLogged.clear()
+  parts.heldLogged.add(eventId)
+  parts.logger.error(message)
+}
+
+/** How a held event is resolved, given the call's arguments. */
+const RESOLVE = (args: string) => `store.resolveHeld(${args})`
 
 /** What the store reads of the server once, at ready(). */
 interface ServerTraits {
@@ -213,10 +252,12 @@ function beginStep(parts: Parts) {
     // The server's own bound, for a process too stuck to run its timer: a
     // session idle past the lease (and a second) is ended by the server.
     const leaseSeconds = Math.ceil(leaseMs / 1000) + 1
-    let verdict: string | undefined
+    // The claim's marker in its row: only the store's commit clears it.
+    const token = randomUUID()
+    let verdict: { verdict: string; held_event?: unknown } | undefined
     try {
       const [results] = await connection.query({
-        sql: `CALL ${parts.names.claim}(?, ?, ?, ?, ?, ?, ?, ?)`,
+        sql: `CALL ${parts.names.claim}(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         values: [
           eventKey(eventId),
           conversionId ?? null,
@@ -227,12 +268,13 @@ function beginStep(parts: Parts) {
           parts.timings.orderingTtl,
           // Autocommit off while the handler runs (see the claim procedure).
           1,
+          token,
         ],
         timeout: claimTimeoutMs,
       })
       // A result set and the CALL's own status; the status alone when it claimed.
       if (Array.isArray(results)) {
-        verdict = ((results as unknown[])[0] as { verdict: string }[])[0]?.verdict
+        verdict = ((results as unknown[])[0] as (typeof verdict)[])[0]
       }
     } catch (error) {
       connection.destroy()
@@ -240,9 +282,9 @@ function beginStep(parts: Parts) {
     }
     if (verdict !== undefined) {
       connection.release()
-      return { status: verdict } as BeginResult<PoolConnection>
+      if (verdict.verdict === 'held') throw heldError(parts, eventId, conversionId, verdict)
+      return { status: verdict.verdict } as BeginResult<PoolConnection>
     }
-    const token = randomUUID()
     const state: Open = {
       connection,
       claimedAt: Date.now(),
@@ -254,6 +296,8 @@ function beginStep(parts: Parts) {
         gone: undefined,
         running: 0,
         rollbackOnTimeout: parts.server.rollbackOnTimeout,
+        escaped: undefined,
+        sessionChanged: false,
       },
       ended: undefined,
       onError: () => {},
@@ -269,6 +313,73 @@ function beginStep(parts: Parts) {
     const tx = guardedConnection(connection, state.guard)
     return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
   }
+}
+
+/** begin met a committed marker: 500 event_held, named in the log once. */
+function heldError(
+  parts: Parts,
+  eventId: string,
+  conversionId: string | number | undefined,
+  verdict: { held_event?: unknown },
+): WebhookError {
+  const raw = verdict.held_event
+  const held = Buffer.isBuffer(raw) ? raw.toString('utf8') : String(raw ?? eventId)
+  const conversion = conversionId === undefined ? undefined : String(conversionId)
+  const message = heldMessage('mysqlStore', eventId, held, conversion, RESOLVE)
+  logHeld(parts, held, heldMessage('mysqlStore', held, held, conversion, RESOLVE))
+  return new WebhookError('event_held', message)
+}
+
+/**
+ * Whether the claim's marker is committed (its mark escaped the store's
+ * commit), read after the claim's transaction ended: a consistent read of
+ * its row, on a connection of its own.
+ */
+async function markKept(parts: Parts, claim: Claim<PoolConnection>): Promise<boolean> {
+  const { conversionId } = claim
+  const rows = await withConnection(parts, async (connection) => {
+    const [result] = await connection.query({
+      sql:
+        conversionId === undefined
+          ? `SELECT 1 AS k FROM ${parts.names.events} WHERE event_id = ? AND claim_token = ?`
+          : `SELECT 1 AS k FROM ${parts.names.conversions} WHERE conversion_id = ? AND claim_token = ?`,
+      values: [conversionId ?? eventKey(claim.eventId), claim.token],
+      timeout: STATEMENT_TIMEOUT_MS,
+    })
+    return result as unknown[]
+  })
+  return rows.length > 0
+}
+
+/**
+ * The claim's transaction ended under the handler (seen by ctx.tx, or by the
+ * store's commit): what was kept, said truthfully, and the hold logged once.
+ */
+async function escapeReport(
+  parts: Parts,
+  claim: Claim<PoolConnection>,
+  state: Open,
+): Promise<WebhookError> {
+  const statement = quoted(state.guard.escaped?.statement)
+  const seen = state.guard.escaped === undefined ? 'a statement ctx.tx could not see' : statement
+  const kept = await markKept(parts, claim).catch(() => undefined)
+  const conversion = claim.conversionId === undefined ? undefined : String(claim.conversionId)
+  if (kept === true) {
+    const held = heldMessage('mysqlStore', claim.eventId, claim.eventId, conversion, RESOLVE)
+    logHeld(parts, claim.eventId, `${held} The statement that ended the transaction: ${seen}.`)
+    return new WebhookError(
+      'handler_failed',
+      `mysqlStore: the handler's statement ${seen} ended the delivery's transaction with a commit the store did not send: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${conversion === undefined ? '' : ` and newer events of conversion ${conversion}`} are answered 500 event_held until resolved with ${RESOLVE(`'${claim.eventId}', 'rerun' | 'accept'`)}. Let the store commit (return from the handler) or roll back (throw); run DDL at setup.`,
+    )
+  }
+  const what =
+    kept === false
+      ? 'nothing the handler wrote was kept, nor the mark: the retry runs the handler again'
+      : 'whether its mark was kept could not be read (the database is unreachable): the retry is answered 500 event_held if it was, and runs the handler again if not'
+  return new WebhookError(
+    'handler_failed',
+    `mysqlStore: the delivery's transaction was ended before the store's commit by the handler's statement ${seen} (a COMMIT, ROLLBACK, START TRANSACTION or DDL, maybe inside a procedure or a compound statement), and the store committed nothing: ${what}. Let the store commit (return from the handler) or roll back (throw); run DDL at setup.`,
+  )
 }
 
 /** Takes a claim's bookkeeping out of the map: it is being settled now. */
@@ -294,9 +405,16 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     let refused: { committed: number } | undefined
     try {
       if (state.ended !== undefined) throw state.ended
-      refused = await settleWithin(() =>
-        call<{ committed: number }>(connection, `CALL ${parts.names.commit}()`),
-      )
+      // The server said the claim's transaction ended under the handler: no commit is sent.
+      const end =
+        state.guard.escaped === undefined
+          ? call<{ committed: number }>(connection, `CALL ${parts.names.commit}(?, ?, ?)`, [
+              eventKey(claim.eventId),
+              claim.conversionId ?? null,
+              claim.token,
+            ])
+          : call(connection, `CALL ${parts.names.release}()`).then(() => ({ committed: 0 }))
+      refused = await settleWithin(() => end)
     } catch (error) {
       drop(parts, state, error instanceof SettleTimeout)
       // The server ended the session when the lease ran out: the transaction,
@@ -305,8 +423,11 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       if (error instanceof SettleTimeout && leftRunning) throw leftStatementRunning()
       throw parts.fail(error)
     }
-    connection.release()
-    if (refused !== undefined) throw endedUnderHandler(state.guard.gone)
+    handBack(state)
+    if (refused !== undefined) {
+      if (state.guard.gone !== undefined) throw endedUnderHandler(state.guard.gone)
+      throw await escapeReport(parts, claim, state)
+    }
     afterCommit()
     return true
   }
@@ -326,23 +447,25 @@ function leftStatementRunning(): WebhookError {
 }
 
 /**
- * The claim's savepoint was gone at commit: the transaction ended under the
- * handler (a deadlock, or a lock wait timeout under innodb_rollback_on_timeout,
- * it caught and went on after, or a statement that ends or
- * commits it, sent some way ctx.tx could not see). Only the handler's
- * statements ran on that connection, so it is the handler's failure (500), not
- * the store's; the commit rolled back whatever came after the end.
+ * A claim's connection back to the pool once the store's CALL put the session
+ * back; dropped instead when a statement of the handler changed the session
+ * (a SET, a user variable): the next delivery, or the app, would inherit it.
  */
-function endedUnderHandler(rolledBack: Error | undefined): WebhookError {
-  if (rolledBack !== undefined) {
-    return handlerLeftAborted(
-      rolledBack,
-      'retry the whole handler (throw): InnoDB rolled back every statement of the delivery, the claim with them',
-    )
-  }
-  return new WebhookError(
-    'handler_failed',
-    "mysqlStore: the delivery's transaction was ended before the store's commit by a statement the handler ran on this connection that ctx.tx could not see (a COMMIT, ROLLBACK, START TRANSACTION or DDL, maybe inside a procedure), so the store committed nothing more. Let the store commit (return from the handler) or roll back (throw); run DDL at setup.",
+function handBack(state: Open): void {
+  if (state.guard.sessionChanged) state.connection.destroy()
+  else state.connection.release()
+}
+
+/**
+ * InnoDB rolled the transaction back under the handler (a deadlock, or a lock
+ * wait timeout under innodb_rollback_on_timeout) and it caught and went on.
+ * Only the handler's statements ran on that connection, so it is the
+ * handler's failure (500), not the store's.
+ */
+function endedUnderHandler(rolledBack: Error): WebhookError {
+  return handlerLeftAborted(
+    rolledBack,
+    'retry the whole handler (throw): InnoDB rolled back every statement of the delivery, the claim with them',
   )
 }
 
@@ -361,12 +484,14 @@ function releaseStep(parts: Parts) {
       await settleWithin(() =>
         connection.query({ sql: `CALL ${parts.names.release}()`, timeout: STATEMENT_TIMEOUT_MS }),
       )
-      connection.release()
+      handBack(state)
     } catch (error) {
       // A connection whose rollback failed is given to no one else: the server
       // rolls back and drops its locks when it closes.
       drop(parts, state, error instanceof SettleTimeout)
     }
+    // The handler threw after ending its transaction: the hold, if its mark was kept, is logged.
+    if (state.guard.escaped !== undefined) await escapeReport(parts, claim, state).catch(() => {})
   }
 }
 
@@ -496,6 +621,34 @@ function readyStep(
   }
 }
 
+/** One connection's statements, as the held-event functions run them. */
+const runOn =
+  (connection: PoolConnection) =>
+  async <Row>(sql: string, values?: unknown[]) =>
+    (await connection.query({ sql, values, timeout: STATEMENT_TIMEOUT_MS }))[0] as Row[]
+
+/** resolveHeld on a connection of its own, in one READ WRITE transaction. */
+function resolveHeld(
+  parts: Parts,
+  eventId: string,
+  resolution: HeldResolution,
+): Promise<HeldResolved> {
+  return withConnection(parts, async (connection) => {
+    const run = runOn(connection)
+    await run('SET TRANSACTION ISOLATION LEVEL READ COMMITTED')
+    await run('START TRANSACTION READ WRITE')
+    try {
+      const resolved = await resolveHeldOn(run, parts.names, eventId, resolution)
+      await run('COMMIT')
+      parts.heldLogged.delete(eventId)
+      return resolved
+    } catch (error) {
+      await run('ROLLBACK')
+      throw error
+    }
+  })
+}
+
 /** Whether the server rolls back the whole transaction on a lock wait timeout (off unless started so). */
 async function rollsBackOnTimeout(connection: PoolConnection): Promise<boolean> {
   const [rows] = await connection.query({
@@ -562,6 +715,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     fail,
     open: new Map(),
     server,
+    logger,
+    heldLogged: new Set(),
   }
   const prune = pruneStep(parts)
   const afterCommit = atMostEvery(PRUNE_EVERY_MS, () => pruneRound(prune))
@@ -573,6 +728,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     peek: peekStep(parts),
     recordAnswer: streakStep(parts),
     prune,
+    heldEvents: () => withConnection(parts, (connection) => heldEventsOn(runOn(connection), names)),
+    resolveHeld: (eventId, resolution) => resolveHeld(parts, eventId, resolution),
     // pool.end() closes every connection, after the queries already sent.
     close: closer('mysqlStore', logger, () => pool.end()),
   }

@@ -4,14 +4,16 @@
  * prints them (with the `DELIMITER` lines the mysql client needs) for teams that
  * run their own migrations.
  *
- * Tables (`p` = tablePrefix, default `aw_`), layout 2:
+ * Tables (`p` = tablePrefix, default `aw_`), layout 3:
  *   p_conversions  conversion_id -> watermark, event_id   the newest order handled and
  *                                                         its event: a conversion
  *                                                         event's handled mark, and
  *                                                         (its row lock) the
  *                                                         conversion's lock
+ *                  claim_token, prev_*                    the claim's marker and what
+ *                                                         the row held before it
  *   p_events       event_id -> expires_at    events without a conversion (webhook.test)
- *                                            and events judged stale
+ *                  claim_token               and events judged stale
  *   p_streak       name -> failures, codes    answers in a row that were not 2xx
  *   p_schema       version                   which layout these tables have
  *
@@ -22,11 +24,22 @@
  * transaction or the connection. The claim ends with a savepoint (`p_claim`):
  * a transaction's savepoints end with it, so the commit finds that savepoint
  * only while the transaction is still the one the claim began.
+ *
+ * The claim also writes a marker (`claim_token`, the claim's own token) into
+ * its row, and only the store's commit clears it, in the same transaction. A
+ * crash rolls an uncommitted claim back, marker and all, so a committed row
+ * with a marker can only come from a commit the store did not send (a COMMIT
+ * in a procedure or a compound statement, an implicit commit): that event is
+ * held (answered `held`, never `duplicate` or `stale`, with every newer event
+ * of its conversion) until resolved. While the handler runs the session's
+ * transactions are READ ONLY except the claim's own (`START TRANSACTION READ
+ * WRITE`): a statement after such a commit cannot write, so what was kept is
+ * exactly what came before it.
  */
 import { checkSqlIdentifier } from '@affiliate-webhooks/core/internal'
 
 /** The layout these procedures expect; tables of another version are refused. */
-export const MYSQL_SCHEMA_VERSION = 2
+export const MYSQL_SCHEMA_VERSION = 3
 
 /** Where the store's tables live. */
 export interface MysqlSchemaOptions {
@@ -54,9 +67,8 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
   const prefix = checkSqlIdentifier(caller, 'tablePrefix', options.tablePrefix ?? 'aw_')
   const name = (suffix: string) => `\`${prefix}${suffix}\``
   // Procedures carry the layout version, and a revision when their contract
-  // changed (r2, claim and commit: the savepoint; r3 and release r2: autocommit
-  // off while the handler runs): a newer store creates its own beside the
-  // older ones, and each process only ever calls its own.
+  // changes: a newer store creates its own beside the older ones, and each
+  // process only ever calls its own.
   const procedure = (suffix: string, revision = 1) =>
     name(`${suffix}_v${MYSQL_SCHEMA_VERSION}${revision === 1 ? '' : `r${revision}`}`)
   return {
@@ -65,10 +77,10 @@ export function schemaNames(options: MysqlSchemaOptions, caller: string): Schema
     conversions: name('conversions'),
     streak: name('streak'),
     version: name('schema'),
-    claim: procedure('claim', 3),
+    claim: procedure('claim'),
     settle: procedure('settle'),
-    commit: procedure('commit', 3),
-    release: procedure('release', 2),
+    commit: procedure('commit'),
+    release: procedure('release'),
     recordAnswer: procedure('record_answer'),
     savepoint: name('claim'),
   }
@@ -84,8 +96,17 @@ export const NOW_MS =
  * is refused rather than used.
  */
 export const TABLE_COLUMNS = {
-  events: ['event_id', 'expires_at'],
-  conversions: ['conversion_id', 'watermark', 'event_id', 'expires_at'],
+  events: ['event_id', 'expires_at', 'claim_token'],
+  conversions: [
+    'conversion_id',
+    'watermark',
+    'event_id',
+    'expires_at',
+    'claim_token',
+    'prev_watermark',
+    'prev_event_id',
+    'prev_expires_at',
+  ],
   streak: ['name', 'failures', 'codes', 'expires_at'],
 } as const
 
@@ -99,11 +120,27 @@ export const versionTableSql = (n: SchemaNames) =>
 export const versionRowSql = (n: SchemaNames) =>
   `INSERT IGNORE INTO ${n.version} (version) VALUES (${MYSQL_SCHEMA_VERSION})`
 
+/** Layout 3's columns of the events table beyond layout 2's: the claim's marker. */
+export const EVENTS_MARKER_COLUMNS = 'claim_token VARBINARY(36) NULL'
+
+/**
+ * Layout 3's columns of the conversions table beyond layout 2's: the claim's
+ * marker, and the row as it was before the claim (NULL watermark: there was
+ * none), so that a held event can be run again.
+ */
+export const CONVERSIONS_MARKER_COLUMNS = [
+  'claim_token VARBINARY(36) NULL',
+  'prev_watermark BIGINT NULL',
+  'prev_event_id VARBINARY(255) NULL',
+  'prev_expires_at BIGINT NULL',
+]
+
 function tablesSql(n: SchemaNames): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${n.events} (
   event_id VARBINARY(255) NOT NULL PRIMARY KEY,
   expires_at BIGINT NULL,
+  ${EVENTS_MARKER_COLUMNS},
   KEY ${n.prefix}events_expires (expires_at)
 ) ENGINE=InnoDB`,
     `CREATE TABLE IF NOT EXISTS ${n.conversions} (
@@ -111,6 +148,7 @@ function tablesSql(n: SchemaNames): string[] {
   watermark BIGINT NOT NULL,
   event_id VARBINARY(255) NOT NULL,
   expires_at BIGINT NOT NULL,
+  ${CONVERSIONS_MARKER_COLUMNS.join(',\n  ')},
   KEY ${n.prefix}conversions_expires (expires_at)
 ) ENGINE=InnoDB`,
     `CREATE TABLE IF NOT EXISTS ${n.streak} (
@@ -138,10 +176,11 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
     insert_row: LOOP
       SET v_started = SYSDATE(6);
       IF p_conversion IS NULL THEN
-        INSERT IGNORE INTO ${n.events} (event_id, expires_at) VALUES (p_event, v_until);
+        INSERT IGNORE INTO ${n.events} (event_id, expires_at, claim_token)
+          VALUES (p_event, v_until, p_token);
       ELSE
-        INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
-          VALUES (p_conversion, p_order, p_event, v_until);
+        INSERT IGNORE INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at, claim_token)
+          VALUES (p_conversion, p_order, p_event, v_until, p_token);
       END IF;
       SET v_claimed = ROW_COUNT();
       IF v_claimed = 0 OR (v_retries < 3 AND TIMESTAMPDIFF(MICROSECOND, v_started, SYSDATE(6)) >= 2000) THEN
@@ -154,7 +193,7 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
         -- handler. Either way: let go, and start again in a fresh transaction.
         ROLLBACK;
         SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-        START TRANSACTION;
+        START TRANSACTION READ WRITE;
         SET v_retries = v_retries + 1;
         IF v_claimed = 1 THEN
           SET v_claimed = 0;
@@ -167,7 +206,10 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
 
 /**
  * Claimed: the session's wait_timeout becomes the lease (the server ends a
- * session idle past it, rolling back), autocommit goes off when asked
+ * session idle past it, rolling back), session state changes are flagged in
+ * each OK packet (so the store sees a handler's SET and does not hand the
+ * session on), the session's next transactions are read only (the claim's
+ * is READ WRITE), autocommit goes off when asked
  * (`p_autocommit_off`: so a statement after InnoDB rolled the transaction back
  * under the handler, a deadlock, opens a new transaction that the commit's
  * check rolls back, instead of committing on its own), the claim's savepoint
@@ -177,17 +219,23 @@ const insertNewRow = (n: SchemaNames) => `  IF v_expires IS NULL THEN
  */
 const claimedSql = (n: SchemaNames, indent = '    ') =>
   [
-    'SET @aw_wait_timeout = @@SESSION.wait_timeout, SESSION wait_timeout = p_lease_s;',
-    'SET @aw_autocommit = @@SESSION.autocommit, SESSION autocommit = IF(p_autocommit_off, 0, @@SESSION.autocommit);',
+    'SET SESSION wait_timeout = p_lease_s, SESSION autocommit = IF(p_autocommit_off, 0, @@SESSION.autocommit);',
+    // Every transaction after this one is read only until commit or release
+    // put it back: what a commit the store did not send leaves open cannot write.
+    'SET SESSION TRANSACTION READ ONLY;',
     `SAVEPOINT ${n.savepoint};`,
+    // Last: the claim's own changes are not reported back in its OK packet.
+    'SET SESSION session_track_state_change = 1;',
     'LEAVE body;',
   ].join(`\n${indent}`)
 
 /** The transaction of the claim, READ COMMITTED, begun after whatever the session had open; lines indented by `indent`. */
 const claimTransaction = (indent: string) =>
-  ['COMMIT;', 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED;', 'START TRANSACTION;'].join(
-    `\n${indent}`,
-  )
+  [
+    'COMMIT;',
+    'SET TRANSACTION ISOLATION LEVEL READ COMMITTED;',
+    'START TRANSACTION READ WRITE;',
+  ].join(`\n${indent}`)
 
 /**
  * MariaDB only (in a \`/*M! ... *\/\` comment, which MySQL skips): the common
@@ -198,8 +246,9 @@ const claimTransaction = (indent: string) =>
  * 1 raised, 2 not raised), set in the upsert itself: ROW_COUNT() cannot tell
  * an insert from an unchanged row when the client asks for found rows, as
  * mysql2 does. Neither (a settled event, or a row held by another
- * transaction: 1205 at once): roll back, and decide as below, with the
- * consistent read first and the bounded wait.
+ * transaction: 1205 at once; a held row, whose committed marker it may not
+ * take): roll back, and decide as below, with the consistent read first and
+ * the bounded wait.
  */
 const fastClaimSql = (n: SchemaNames) => `  /*M!
   IF p_conversion IS NOT NULL THEN
@@ -208,12 +257,16 @@ const fastClaimSql = (n: SchemaNames) => `  /*M!
       DECLARE CONTINUE HANDLER FOR 1205 SET v_claimed = -1;
       SET v_claimed = LAST_INSERT_ID(0);
       SET STATEMENT innodb_lock_wait_timeout = 0 FOR
-        INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
-          VALUES (p_conversion, p_order, p_event, v_until)
+        INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at, claim_token)
+          VALUES (p_conversion, p_order, p_event, v_until, p_token)
           ON DUPLICATE KEY UPDATE
-            watermark = IF(LAST_INSERT_ID(IF(watermark < p_order OR expires_at <= v_now, 1, 2)) = 1, p_order, watermark),
+            prev_watermark = IF(LAST_INSERT_ID(IF(claim_token IS NULL AND (watermark < p_order OR expires_at <= v_now), 1, 2)) = 1, watermark, prev_watermark),
+            prev_event_id = IF(LAST_INSERT_ID() = 1, event_id, prev_event_id),
+            prev_expires_at = IF(LAST_INSERT_ID() = 1, expires_at, prev_expires_at),
+            watermark = IF(LAST_INSERT_ID() = 1, p_order, watermark),
             event_id = IF(LAST_INSERT_ID() = 1, p_event, event_id),
-            expires_at = IF(LAST_INSERT_ID() = 1, v_until, expires_at);
+            expires_at = IF(LAST_INSERT_ID() = 1, v_until, expires_at),
+            claim_token = IF(LAST_INSERT_ID() = 1, p_token, claim_token);
     END;
     IF v_claimed = 0 AND LAST_INSERT_ID() < 2 THEN
       ${claimedSql(n, '      ')}
@@ -225,13 +278,15 @@ const fastClaimSql = (n: SchemaNames) => `  /*M!
 
 /**
  * claim(event, conversion, order, leaseSeconds, waitSeconds, dedupeMs,
- * orderingMs). Claimed, it answers nothing (no result set: the common case
+ * orderingMs, autocommitOff, token). Claimed, it answers nothing (no result set: the common case
  * costs the least): the transaction is open with the claim's row written and
  * locked and the claim's savepoint set, and the session's wait_timeout is the
  * lease (the server ends a session idle past it, rolling back). Otherwise one row (verdict):
- * `duplicate` or `stale` (marked, committed), or `in_progress` (the row stayed
+ * `duplicate` or `stale` (marked, committed), `in_progress` (the row stayed
  * locked by another live transaction for waitSeconds, or a deadlock of racing
- * first events; rolled back).
+ * first events; rolled back), or `held` with `held_event` (the row carries a
+ * committed marker: an escaped claim of that event; rolled back). The claim
+ * writes `p_token` as its row's marker.
  *
  * On MariaDB a conversion event first tries the one upsert that does not
  * wait (above). Otherwise the first read is a consistent read outside the
@@ -243,22 +298,27 @@ const fastClaimSql = (n: SchemaNames) => `  /*M!
 function claimSql(n: SchemaNames): string {
   const until = 'v_now + IF(p_conversion IS NULL, p_dedupe_ms, p_ordering_ms)'
   // Updates the existing row only if this event may take it: the watermark is
-  // below its order, or expired. Such an update always changes the row, so
-  // ROW_COUNT() is 1 exactly when it claimed, whatever the client's FOUND_ROWS flag.
-  const raise = `UPDATE ${n.conversions} SET watermark = p_order, event_id = p_event, expires_at = v_until
-      WHERE conversion_id = p_conversion AND (watermark < p_order OR expires_at <= v_now)`
-  const retake = `UPDATE ${n.events} SET expires_at = v_until
-      WHERE event_id = p_event AND (expires_at IS NULL OR expires_at <= v_now)`
+  // below its order, or expired, and no held claim's marker is on it. Such an
+  // update always changes the row, so ROW_COUNT() is 1 exactly when it
+  // claimed, whatever the client's FOUND_ROWS flag.
+  const raise = `UPDATE ${n.conversions} SET prev_watermark = watermark, prev_event_id = event_id,
+        prev_expires_at = expires_at, watermark = p_order, event_id = p_event,
+        expires_at = v_until, claim_token = p_token
+      WHERE conversion_id = p_conversion AND claim_token IS NULL
+        AND (watermark < p_order OR expires_at <= v_now)`
+  const retake = `UPDATE ${n.events} SET expires_at = v_until, claim_token = p_token
+      WHERE event_id = p_event AND claim_token IS NULL AND (expires_at IS NULL OR expires_at <= v_now)`
   return `CREATE PROCEDURE IF NOT EXISTS ${n.claim}(
   IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_order BIGINT,
   IN p_lease_s INT, IN p_wait_s INT, IN p_dedupe_ms BIGINT, IN p_ordering_ms BIGINT,
-  IN p_autocommit_off TINYINT)
+  IN p_autocommit_off TINYINT, IN p_token VARBINARY(36))
 body: BEGIN
   DECLARE v_now BIGINT DEFAULT ${NOW_MS};
   DECLARE v_until BIGINT;
   DECLARE v_mark BIGINT DEFAULT NULL;
   DECLARE v_event VARBINARY(255) DEFAULT NULL;
   DECLARE v_expires BIGINT DEFAULT NULL;
+  DECLARE v_held VARBINARY(36) DEFAULT NULL;
   DECLARE v_claimed INT DEFAULT 0;
   DECLARE v_retries INT DEFAULT 0;
   DECLARE v_started DATETIME(6);
@@ -269,19 +329,31 @@ body: BEGIN
     SELECT 'in_progress' AS verdict;
   END;
   SET v_until = ${until};
+  -- A session a delivery left read only (its release failed) still claims.
+  SET SESSION TRANSACTION READ WRITE;
 ${fastClaimSql(n)}
   -- The committed state, without a lock: a settled event is answered at once,
-  -- even while a newer event of its conversion holds the row.
+  -- even while a newer event of its conversion holds the row; a committed
+  -- marker (a claim whose mark a commit of its handler's made durable) holds
+  -- the event, and every event of its conversion.
   IF p_conversion IS NULL THEN
-    SELECT MAX(expires_at) INTO v_expires FROM ${n.events} WHERE event_id = p_event;
+    SELECT MAX(expires_at), MAX(claim_token) INTO v_expires, v_held
+      FROM ${n.events} WHERE event_id = p_event;
+    IF v_held IS NOT NULL THEN
+      ${heldVerdict('p_event')}
+    END IF;
     IF v_expires > v_now THEN
       COMMIT;
       SELECT 'duplicate' AS verdict;
       LEAVE body;
     END IF;
   ELSE
-    SELECT MAX(watermark), MAX(event_id), MAX(expires_at) INTO v_mark, v_event, v_expires
+    SELECT MAX(watermark), MAX(event_id), MAX(expires_at), MAX(claim_token)
+      INTO v_mark, v_event, v_expires, v_held
       FROM ${n.conversions} WHERE conversion_id = p_conversion;
+    IF v_held IS NOT NULL THEN
+      ${heldVerdict('v_event')}
+    END IF;
     IF v_expires > v_now AND v_mark >= p_order THEN
       CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
       LEAVE body;
@@ -308,26 +380,46 @@ ${insertNewRow(n)}
   IF v_claimed = 1 THEN
     ${claimedSql(n)}
   END IF;
-  -- Not ours: the row is locked by this transaction now (its newest committed
-  -- version decided, and a locking read returns that version, not the snapshot).
+${notOursSql(n)}
+  CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
+END`
+}
+
+/**
+ * The claim's write did not take the row: the newest committed version
+ * decides (a locking read returns that version, not the snapshot), and a
+ * marker committed meanwhile holds the event. Ends by settling it (below).
+ */
+const notOursSql = (
+  n: SchemaNames,
+) => `  -- Not ours: the newest committed version decided (a locking read returns
+  -- that version, not the snapshot); a marker committed meanwhile holds it.
   IF p_conversion IS NULL THEN
+    SELECT MAX(claim_token) INTO v_held FROM ${n.events} WHERE event_id = p_event;
+    IF v_held IS NOT NULL THEN
+      ${heldVerdict('p_event')}
+    END IF;
     ROLLBACK;
     SELECT 'duplicate' AS verdict;
     LEAVE body;
   END IF;
   SET v_mark = NULL;
-  SELECT watermark, event_id INTO v_mark, v_event FROM ${n.conversions}
+  SELECT watermark, event_id, claim_token INTO v_mark, v_event, v_held FROM ${n.conversions}
     WHERE conversion_id = p_conversion FOR UPDATE;
+  IF v_held IS NOT NULL THEN
+    ${heldVerdict('v_event')}
+  END IF;
   IF v_mark IS NULL THEN
     -- Pruned between the read and the update (it had expired): the gap is
     -- locked by this transaction now, so the row is this event's to insert.
-    INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at)
-      VALUES (p_conversion, p_order, p_event, v_until);
+    INSERT INTO ${n.conversions} (conversion_id, watermark, event_id, expires_at, claim_token)
+      VALUES (p_conversion, p_order, p_event, v_until, p_token);
     ${claimedSql(n)}
-  END IF;
-  CALL ${n.settle}(p_event, v_event, p_dedupe_ms);
-END`
-}
+  END IF;`
+
+/** The `held` verdict: the held event's id, nothing written (the transaction rolled back). */
+const heldVerdict = (event: string) =>
+  ['ROLLBACK;', `SELECT 'held' AS verdict, ${event} AS held_event;`, 'LEAVE body;'].join('\n      ')
 
 /**
  * settle(event, watermark's event, dedupeMs) -> one row (verdict) for a
@@ -360,36 +452,54 @@ END`
 }
 
 /**
- * commit(). Committed, it answers nothing; otherwise one row (committed = 0):
- * the claim's savepoint is gone, so the transaction the claim began was ended
- * under the handler (its own COMMIT or ROLLBACK, a deadlock), and the store
- * commits nothing. (The savepoint is checked, not the claim's row: a keyed
- * read here cost the delivery more than the rest of the commit.)
+ * commit(event, conversion, token). Committed, it answers nothing; otherwise
+ * one row (committed = 0), and commits nothing: the claim's savepoint is gone
+ * (the transaction the claim began was ended under the handler: its own
+ * COMMIT or ROLLBACK, a deadlock), or the transaction is a read-only one
+ * (1792: the claim's READ WRITE one ended, and the session's next began), or
+ * the row does not carry this claim's marker uncommitted (a handler that
+ * recreated the savepoint after ending the claim's transaction). Clearing the
+ * marker is the store's own last word: only this commit makes a claim's mark
+ * durable without leaving the event held.
  */
 function commitSql(n: SchemaNames): string {
-  const restore = RESTORE_SESSION
+  const refuse = `ROLLBACK;
+    ${RESTORE_SESSION};
+    SELECT 0 AS committed;`
   // 1305: "SAVEPOINT ... does not exist" (the same number as a missing
-  // procedure, and the body calls none).
-  return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}()
-BEGIN
-  DECLARE EXIT HANDLER FOR 1305
+  // procedure, and the body calls none); 1792: a read-only transaction.
+  return `CREATE PROCEDURE IF NOT EXISTS ${n.commit}(
+  IN p_event VARBINARY(255), IN p_conversion BIGINT, IN p_token VARBINARY(36))
+body: BEGIN
+  DECLARE EXIT HANDLER FOR 1305, 1792
   BEGIN
-    ROLLBACK;
-    ${restore};
-    SELECT 0 AS committed;
+    ${refuse}
   END;
   RELEASE SAVEPOINT ${n.savepoint};
+  IF p_conversion IS NULL THEN
+    UPDATE ${n.events} SET claim_token = NULL WHERE event_id = p_event AND claim_token = p_token;
+  ELSE
+    UPDATE ${n.conversions} SET claim_token = NULL
+      WHERE conversion_id = p_conversion AND claim_token = p_token;
+  END IF;
+  IF ROW_COUNT() <> 1 THEN
+    ${refuse}
+    LEAVE body;
+  END IF;
   COMMIT;
-  ${restore};
+  ${RESTORE_SESSION};
 END`
 }
 
 /**
  * What the claim changed in the session, put back for the pool (after the
- * transaction ended: turning autocommit on would commit an open one).
+ * transaction ended: turning autocommit on would commit an open one), from
+ * the server's defaults rather than anything the session holds: a handler's
+ * variables never decide how the store leaves the connection.
  */
-const RESTORE_SESSION =
-  'SET SESSION wait_timeout = COALESCE(@aw_wait_timeout, @@GLOBAL.wait_timeout), SESSION autocommit = COALESCE(@aw_autocommit, @@SESSION.autocommit)'
+const RESTORE_SESSION = `SET SESSION session_track_state_change = @@GLOBAL.session_track_state_change;
+  SET SESSION TRANSACTION READ WRITE;
+  SET SESSION wait_timeout = @@GLOBAL.wait_timeout, SESSION autocommit = @@GLOBAL.autocommit`
 
 /** release(): roll back (the claim's row and lock go with it), restore the session for the pool. */
 function releaseSql(n: SchemaNames): string {

@@ -1,4 +1,6 @@
 import {
+  CONVERSIONS_MARKER_COLUMNS,
+  EVENTS_MARKER_COLUMNS,
   MYSQL_SCHEMA_VERSION,
   type SchemaNames,
   schemaStatements,
@@ -50,7 +52,8 @@ const unquoted = (name: string) => name.replaceAll('`', '')
  */
 export function upgradeFromOneSql(names: SchemaNames): string {
   return [
-    `ALTER TABLE ${unquoted(names.conversions)} ADD COLUMN event_id VARBINARY(255) NOT NULL DEFAULT '' AFTER watermark`,
+    `ALTER TABLE ${unquoted(names.conversions)} ADD COLUMN event_id VARBINARY(255) NOT NULL DEFAULT '' AFTER watermark, ${CONVERSIONS_MARKER_COLUMNS.map((column) => `ADD COLUMN ${column}`).join(', ')}`,
+    `ALTER TABLE ${unquoted(names.events)} ADD COLUMN ${EVENTS_MARKER_COLUMNS}`,
     `DELETE FROM ${unquoted(names.version)}`,
   ]
     .map((statement) => `${statement};`)
@@ -96,13 +99,60 @@ async function checkExistingTables(run: MysqlRun, names: SchemaNames): Promise<v
   for (const table of tables) {
     const columns = found.filter((row) => row.t === table.name).map((row) => row.c.toLowerCase())
     if (columns.length === 0) continue
-    const missing = table.columns.filter((column) => !columns.includes(column))
+    // The marker's columns alone missing: layout 2's tables, finished below.
+    const missing = table.columns.filter(
+      (column) => !columns.includes(column) && !MARKER_COLUMN_NAMES.has(column),
+    )
     if (missing.length === 0) continue
     throw new Error(
       `mysqlStore: the table ${table.name} exists, with no version row in ${names.version.replaceAll('`', '')}, and lacks the column(s) ${missing.join(', ')}: it was made by an older version of @affiliate-webhooks/mysql or by something else. Migrate or drop it, or use another tablePrefix.`,
     )
   }
 }
+
+/** The layout before the claim's marker: upgraded in place by {@link upgradeFromTwo}. */
+const LAYOUT_TWO = 2
+
+/**
+ * Layout 2 to 3, in place, under the setup's lock: the marker's columns added
+ * (NULL: no claim is held), then the version row. Each column is added only
+ * if missing (DDL is not transactional: a setup that stopped half-way is
+ * finished by the next), and processes of the older version still running
+ * keep working meanwhile: their claims leave the marker NULL.
+ */
+async function upgradeFromTwo(run: MysqlRun, names: SchemaNames): Promise<void> {
+  await addMarkerColumns(run, names)
+  await run(
+    `UPDATE ${names.version} SET version = ${MYSQL_SCHEMA_VERSION} WHERE version = ${LAYOUT_TWO}`,
+  )
+}
+
+/** The marker's columns, added to each store table that exists without them. */
+async function addMarkerColumns(run: MysqlRun, names: SchemaNames): Promise<void> {
+  const tables = [
+    { name: unquoted(names.events), columns: [EVENTS_MARKER_COLUMNS] },
+    { name: unquoted(names.conversions), columns: CONVERSIONS_MARKER_COLUMNS },
+  ]
+  const found = await run<{ t: string; c: string }>(
+    `SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name IN (?, ?)`,
+    tables.map((table) => table.name),
+  )
+  for (const table of tables) {
+    const has = new Set(
+      found.filter((row) => row.t === table.name).map((row) => row.c.toLowerCase()),
+    )
+    const missing = table.columns.filter((column) => !has.has(column.split(' ')[0] as string))
+    if (has.size === 0 || missing.length === 0) continue
+    await run(
+      `ALTER TABLE \`${table.name}\` ${missing.map((column) => `ADD COLUMN ${column}`).join(', ')}`,
+    )
+  }
+}
+
+/** The names of the marker's columns. */
+const MARKER_COLUMN_NAMES = new Set(
+  [EVENTS_MARKER_COLUMNS, ...CONVERSIONS_MARKER_COLUMNS].map((column) => column.split(' ')[0]),
+)
 
 /** Longest wait for another process creating the same tables, seconds. */
 const DDL_LOCK_WAIT_S = 20
@@ -115,7 +165,9 @@ const DDL_LOCK_WAIT_S = 20
  */
 export async function ensureSchema(run: MysqlRun, names: SchemaNames): Promise<void> {
   const found = await recordedVersion(run, names)
-  if (found !== undefined && found !== MYSQL_SCHEMA_VERSION) throw wrongVersion(found, names)
+  const known = (version: number | undefined) =>
+    version === undefined || version === MYSQL_SCHEMA_VERSION || version === LAYOUT_TWO
+  if (!known(found)) throw wrongVersion(found as number, names)
   if (found === MYSQL_SCHEMA_VERSION && (await hasRoutines(run, names))) return
   const lock = `CONCAT('aw:', SHA1(CONCAT(DATABASE(), '.${names.prefix}:ddl')))`
   const rows = await run<{ got: number | bigint | null }>(
@@ -128,10 +180,17 @@ export async function ensureSchema(run: MysqlRun, names: SchemaNames): Promise<v
   }
   try {
     await run(versionTableSql(names))
-    const now = await recordedVersion(run, names)
-    if (now !== undefined && now !== MYSQL_SCHEMA_VERSION) throw wrongVersion(now, names)
+    let now = await recordedVersion(run, names)
+    if (!known(now)) throw wrongVersion(now as number, names)
+    if (now === LAYOUT_TWO) {
+      await upgradeFromTwo(run, names)
+      now = MYSQL_SCHEMA_VERSION
+    }
     if (now === MYSQL_SCHEMA_VERSION && (await hasRoutines(run, names))) return
-    if (now === undefined) await checkExistingTables(run, names)
+    if (now === undefined) {
+      await checkExistingTables(run, names)
+      await addMarkerColumns(run, names)
+    }
     // Every statement is idempotent: run them all when anything is missing.
     for (const statement of schemaStatements(names)) await run(statement)
     await run(versionRowSql(names))

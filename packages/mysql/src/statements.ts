@@ -21,8 +21,8 @@ export function eventKey(eventId: string): string {
  */
 export const peekSql = (n: SchemaNames) =>
   `SELECT
-    EXISTS (SELECT 1 FROM ${n.events} WHERE event_id = ? AND expires_at > ${NOW_MS}) AS done,
-    MAX(watermark) AS watermark, MAX(event_id = ?) AS own
+    EXISTS (SELECT 1 FROM ${n.events} WHERE event_id = ? AND expires_at > ${NOW_MS} AND claim_token IS NULL) AS done,
+    MAX(watermark) AS watermark, MAX(event_id = ?) AS own, MAX(claim_token IS NOT NULL) AS held
     FROM ${n.conversions} WHERE conversion_id = ? AND expires_at > ${NOW_MS}`
 
 /** The peek's row, however the driver returns numbers. */
@@ -30,6 +30,8 @@ export interface PeekRow {
   done: number | bigint | string
   watermark: number | bigint | string | null
   own: number | bigint | string | null
+  /** The conversion's row carries a committed marker: its events are held, never settled. */
+  held?: number | bigint | string | null
 }
 
 /** The peek's verdict from its row. */
@@ -37,7 +39,7 @@ export function peekVerdict(
   row: PeekRow | undefined,
   order: number,
 ): 'duplicate' | 'stale' | 'unsettled' {
-  if (row === undefined) return 'unsettled'
+  if (row === undefined || Number(row.held ?? 0) === 1) return 'unsettled'
   if (Number(row.done) === 1 || Number(row.own) === 1) return 'duplicate'
   if (row.watermark !== null && Number(row.watermark) >= order) return 'stale'
   return 'unsettled'
@@ -56,10 +58,10 @@ export const PRUNE_WAIT_SQL =
 /** The session's own bound, back after the round. */
 export const PRUNE_RESTORE_SQL = 'SET SESSION innodb_lock_wait_timeout = @aw_prune_wait'
 
-/** Expired keys of a table, by a consistent read (no locks). Parameter: the limit. */
+/** Expired keys of a table, by a consistent read (no locks), held rows kept. Parameter: the limit. */
 export const pruneKeysSql = (table: string, key: string) =>
-  `SELECT ${key} AS k FROM ${table} WHERE expires_at <= ${NOW_MS} ORDER BY expires_at LIMIT ?`
+  `SELECT ${key} AS k FROM ${table} WHERE expires_at <= ${NOW_MS} AND claim_token IS NULL ORDER BY expires_at LIMIT ?`
 
 /** Deletes those keys, checked again under the row lock. Parameters: the keys. */
 export const pruneDeleteSql = (table: string, key: string, count: number) =>
-  `DELETE t FROM ${table} AS t FORCE INDEX (PRIMARY) WHERE t.${key} IN (${Array.from({ length: count }, () => '?').join(', ')}) AND t.expires_at <= ${NOW_MS}`
+  `DELETE t FROM ${table} AS t FORCE INDEX (PRIMARY) WHERE t.${key} IN (${Array.from({ length: count }, () => '?').join(', ')}) AND t.expires_at <= ${NOW_MS} AND t.claim_token IS NULL`

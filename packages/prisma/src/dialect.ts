@@ -1,4 +1,11 @@
-import type { BeginInput, FailureStreak, PeekInput, PeekResult } from '@affiliate-webhooks/core'
+import type {
+  BeginInput,
+  FailureStreak,
+  Logger,
+  PeekInput,
+  PeekResult,
+  WebhookError,
+} from '@affiliate-webhooks/core'
 import type { SqlDialect } from '@affiliate-webhooks/core/internal'
 import type {
   PrismaClientLike,
@@ -13,12 +20,16 @@ export interface DialectParts {
   schema: string | undefined
   timings: { lockWaitMs: number; dedupeTtl: number; orderingTtl: number }
   acquireTimeoutMs: number
+  /** The store's logger: a held event is named there once. */
+  logger?: Logger | undefined
 }
 
 /** The claim's answer inside the delivery's transaction. */
 export type ClaimVerdict =
   | { status: 'claimed'; held: string }
   | { status: 'duplicate' | 'stale' | 'in_progress' }
+  /** MySQL: the row carries a committed marker of `event`, whose mark escaped the store's commit. */
+  | { status: 'held'; event: string }
 
 /**
  * One database's part of the Prisma store: its SQL (the Postgres or MySQL
@@ -67,6 +78,10 @@ export interface Dialect {
    * undefined when the transaction is still there.
    */
   goneReason(error: unknown): string | undefined
+  /** The answer to a `held` verdict: 500 event_held, saying what was kept and how to resolve it. */
+  held?(input: BeginInput, event: string): WebhookError
+  /** What the check before the commit learnt when it found the claim's transaction ended (isHandlerEnded): what was kept. */
+  endedMessage?(error: unknown): string | undefined
   peek(input: PeekInput): Promise<PeekResult>
   record(code: string | null): Promise<FailureStreak>
   prune(limit: number): Promise<number>

@@ -1,3 +1,10 @@
+export {
+  type PrismaHeldEvent,
+  type PrismaHeldOptions,
+  type PrismaHeldResolved,
+  prismaHeldEvents,
+  resolvePrismaHeld,
+} from './mysql-held.js'
 export type {
   PrismaClientLike,
   PrismaRawQueries,

@@ -1,4 +1,5 @@
-import type { BeginInput, PeekInput } from '@affiliate-webhooks/core'
+import { randomUUID } from 'node:crypto'
+import { type BeginInput, type PeekInput, WebhookError } from '@affiliate-webhooks/core'
 import {
   NO_STREAK,
   STORE_STATEMENT_TIMEOUT_MS,
@@ -21,6 +22,24 @@ export type MysqlInternals = typeof MysqlStore
 /** The code of the error when the claim's row is no longer in its transaction. */
 const NOT_HELD = 'not_held'
 
+/** How held events are resolved, in messages. */
+const RESOLVE = (args: string) => `resolvePrismaHeld(prisma, ${args}) of @affiliate-webhooks/prisma`
+
+/**
+ * A write refused as read only (1792): the claim's READ WRITE transaction
+ * ended under the handler, by an earlier statement (the session's next
+ * transactions are read only until the store puts it back).
+ */
+const ESCAPED =
+  "a write was refused as read only (1792): an earlier statement of the handler ended the delivery's transaction (a COMMIT, ROLLBACK or implicit commit the store did not send). If it committed, the writes before it and the event's mark were kept, nothing after it, and the event is held (its retries are answered 500 event_held until resolved); if it rolled back, nothing was kept and the retry runs the handler again"
+
+/** The claim's key, its conversion and its token: what the commit and the hold check name. */
+interface Marked {
+  key: string
+  conversionId: number | string | undefined
+  token: string
+}
+
 /**
  * Why InnoDB ended the transaction under the handler after this error, or
  * undefined: a deadlock rolls the whole transaction back (savepoints, the
@@ -38,6 +57,7 @@ export function innodbGone(error: unknown, rollbackOnTimeout: boolean): string |
   if (code === '1205' && rollbackOnTimeout) {
     return 'a lock wait timeout (1205) with innodb_rollback_on_timeout on: InnoDB rolled the whole transaction back'
   }
+  if (code === '1792') return ESCAPED
   return undefined
 }
 
@@ -108,8 +128,9 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
     transactionOptions: () => ({}),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
+      const token = randomUUID()
       const rows = await tx.$queryRawUnsafe(
-        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?)`,
+        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         my.eventKey(input.eventId),
         input.conversionId ?? null,
         input.order,
@@ -123,22 +144,33 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
         // without the store's commit or release to turn it on again. After a
         // deadlock, ctx.tx's guard refuses what would autocommit (innodbGone).
         0,
+        token,
       )
       const row = firstCallRow(rows)
-      if (row === undefined) return { status: 'claimed', held: '' }
-      return { status: String(row[0]) as 'duplicate' | 'stale' | 'in_progress' }
+      // The token rides in `held`, which the commit gets back.
+      if (row === undefined) return { status: 'claimed', held: token }
+      const verdict = String(row[0])
+      if (verdict === 'held') return { status: 'held', event: textOf(row[1]) }
+      return { status: verdict as 'duplicate' | 'stale' | 'in_progress' }
     },
-    async beforeCommit(tx) {
-      const rows = await tx.$queryRawUnsafe(`CALL ${names.commit}()`)
-      if (firstCallRow(rows) !== undefined) {
-        throw Object.assign(
-          new Error(
-            "prismaStore: the claim's transaction was ended before the store's commit (by the handler?): nothing was committed",
-          ),
-          { code: NOT_HELD },
-        )
-      }
+    async beforeCommit(tx, input, token) {
+      const key = my.eventKey(input.eventId)
+      const rows = await tx.$queryRawUnsafe(
+        `CALL ${names.commit}(?, ?, ?)`,
+        key,
+        input.conversionId ?? null,
+        token,
+      )
+      if (firstCallRow(rows) === undefined) return
+      const marked = { key, conversionId: input.conversionId, token }
+      const kept = await markKept(run, names, marked).catch(() => undefined)
+      throw Object.assign(new Error(endedWith(input, kept)), { code: NOT_HELD })
     },
+    held: heldAnswer(my, parts),
+    endedMessage: (error) =>
+      (error as { code?: unknown } | undefined)?.code === NOT_HELD
+        ? (error as Error).message
+        : undefined,
     async beforeRollback(tx) {
       await tx.$executeRawUnsafe(`CALL ${names.release}()`)
     },
@@ -167,6 +199,58 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
     },
     prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
   }
+}
+
+/** The answer to a held verdict (500 event_held), the hold named in the log once per process. */
+function heldAnswer(my: MysqlInternals, parts: DialectParts) {
+  const logged = new Set<string>()
+  return (input: BeginInput, event: string): WebhookError => {
+    const conversion = input.conversionId === undefined ? undefined : String(input.conversionId)
+    if (!logged.has(event)) {
+      if (logged.size >= 10_000) logged.clear()
+      logged.add(event)
+      parts.logger?.error(my.heldMessage('prismaStore', event, event, conversion, RESOLVE))
+    }
+    return new WebhookError(
+      'event_held',
+      my.heldMessage('prismaStore', input.eventId, event, conversion, RESOLVE),
+    )
+  }
+}
+
+const textOf = (value: unknown) =>
+  value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : String(value)
+
+/** Whether the claim's marker was committed (its mark escaped the store's commit): a consistent read, outside the transaction. */
+async function markKept(run: MysqlRun, names: SchemaNames, marked: Marked): Promise<boolean> {
+  const rows =
+    marked.conversionId === undefined
+      ? await run(`SELECT 1 AS k FROM ${names.events} WHERE event_id = ? AND claim_token = ?`, [
+          marked.key,
+          marked.token,
+        ])
+      : await run(
+          `SELECT 1 AS k FROM ${names.conversions} WHERE conversion_id = ? AND claim_token = ?`,
+          [marked.conversionId, marked.token],
+        )
+  return rows.length > 0
+}
+
+/** The claim's transaction was ended under the handler, unseen by ctx.tx: what was kept, truthfully. */
+function endedWith(input: BeginInput, kept: boolean | undefined): string {
+  const start =
+    "prismaStore: the delivery's transaction was ended before the store's commit by a statement the handler ran on ctx.tx that the store could not see (a COMMIT, ROLLBACK or implicit commit, maybe inside a procedure or a compound statement)"
+  if (kept === true) {
+    const newer =
+      input.conversionId === undefined
+        ? ''
+        : ` and newer events of conversion ${input.conversionId}`
+    return `${start}, with a commit: the writes before it and the event's handled mark were kept, nothing after it (the session's transactions after it are read only). The event is held: its retries${newer} are answered 500 event_held until resolved with ${RESOLVE(`'${input.eventId}', 'rerun' | 'accept'`)}. Let the store commit (return from the handler) or roll back (throw).`
+  }
+  if (kept === false) {
+    return `${start}: nothing it wrote was kept, nor the mark, and the retry runs the handler again. Let the store commit (return from the handler) or roll back (throw).`
+  }
+  return `${start}; whether its mark was kept could not be read (the database is unreachable): the retry is answered 500 event_held if it was, and runs the handler again if not.`
 }
 
 /** One round of pruning on one session: expired keys by a consistent read, then deleted by key. */

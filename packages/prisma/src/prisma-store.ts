@@ -200,6 +200,9 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
     } catch (error) {
       if (!(error instanceof RollBack)) throw m.fail(error)
     }
+    if (verdict.status === 'held') {
+      throw m.dialect.held?.(input, verdict.event) ?? new WebhookError('event_held', verdict.event)
+    }
     return { status: verdict.status }
   }
 }
@@ -242,7 +245,9 @@ function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void
       return true
     }
     if (state.aborted) throw handlerLeftAborted(error, '')
-    if (m.dialect.isHandlerEnded(error)) throw handlerEnded(ENDED_UNSEEN, error)
+    if (m.dialect.isHandlerEnded(error)) {
+      throw handlerEnded(m.dialect.endedMessage?.(error) ?? ENDED_UNSEEN, error)
+    }
     // Past Prisma's timeout (the lease) the transaction was rolled back: not
     // committed, and the retry may run.
     if (isTransactionApiError(error) || m.dialect.isLeaseEnd(error)) return false
@@ -306,6 +311,7 @@ function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): () =
   const timings = resolveStoreTimings(options, 'prismaStore')
   const acquireTimeoutMs = checkAcquireTimeout('prismaStore', options.acquireTimeoutMs ?? 3000)
   const { tablePrefix, schema } = options
+  const logger = options.logger === false ? undefined : (options.logger ?? console)
   checkSqlIdentifier('prismaStore', 'tablePrefix', tablePrefix ?? 'aw_')
   const provider = providerOf(prisma)
   if (provider !== 'postgresql' && provider !== 'mysql') {
@@ -321,7 +327,8 @@ function dialectFor(options: PrismaStoreOptions, prisma: PrismaClientLike): () =
       "prismaStore: `schema` is for PostgreSQL; on MySQL the tables live in the connection's database (use tablePrefix)",
     )
   }
-  return () => loadDialect(provider, { prisma, tablePrefix, schema, timings, acquireTimeoutMs })
+  return () =>
+    loadDialect(provider, { prisma, tablePrefix, schema, timings, acquireTimeoutMs, logger })
 }
 
 /**

@@ -1,0 +1,157 @@
+/**
+ * Held events: a claim whose handled mark a statement of its handler made
+ * durable (a COMMIT the store did not send, in a procedure, a compound
+ * statement, an implicit commit). Its row carries a committed marker; until
+ * resolved it and every newer event of its conversion are answered 500
+ * `event_held`. Listing and resolving them, on one session, `?` placeholders:
+ * as mysql2 and Prisma's MariaDB adapter both run them.
+ */
+import type { SchemaNames } from './schema.js'
+import type { MysqlRun } from './setup.js'
+import { eventKey } from './statements.js'
+
+/** One held event, as {@link heldEvents} lists it. */
+export interface HeldEvent {
+  /** The event whose mark escaped the store's commit (its key: the id, or its hash when longer than 255 bytes). */
+  eventId: string
+  /** Its conversion, or null for an event without one. */
+  conversionId: string | null
+  /** The order it claimed (the conversion's watermark now), or null without a conversion. */
+  order: number | null
+  /** The conversion's watermark before the claim, which `rerun` puts back; null when it had none (or none is kept). */
+  previousOrder: number | null
+}
+
+/** How a held event is resolved: run its handler again on the next retry, or count it handled as it is. */
+export type HeldResolution = 'rerun' | 'accept'
+
+/** What {@link resolveHeldOn} did. */
+export interface HeldResolved {
+  eventId: string
+  conversionId: string | null
+  resolution: HeldResolution
+  /** What the next delivery of the event will be answered, in words. */
+  next: string
+}
+
+/** A column as text: mysql2 returns VARBINARY as a Buffer, Prisma's adapter as a Uint8Array. */
+const text = (value: unknown) =>
+  value === null || value === undefined
+    ? null
+    : value instanceof Uint8Array
+      ? Buffer.from(value).toString('utf8')
+      : String(value)
+const num = (value: unknown) => (value === null || value === undefined ? null : Number(value))
+
+/**
+ * Every held event, by a consistent read: a claim in flight has its marker
+ * uncommitted, so only escaped claims show. A scan of both tables (no index on
+ * the marker: one would cost every delivery a second index write).
+ */
+export async function heldEventsOn(run: MysqlRun, names: SchemaNames): Promise<HeldEvent[]> {
+  const rows = await run<Record<string, unknown>>(
+    `SELECT event_id AS e, CAST(conversion_id AS CHAR) AS c, watermark AS o, prev_watermark AS p
+       FROM ${names.conversions} WHERE claim_token IS NOT NULL
+     UNION ALL
+     SELECT event_id, NULL, NULL, NULL FROM ${names.events} WHERE claim_token IS NOT NULL`,
+  )
+  return rows.map((row) => ({
+    eventId: text(row.e) as string,
+    conversionId: text(row.c),
+    order: num(row.o),
+    previousOrder: num(row.p),
+  }))
+}
+
+/** Not held (never, or resolved already): said with what to check. */
+function notHeld(eventId: string): Error {
+  return new Error(
+    `mysqlStore: event ${eventId} is not held (no committed marker of it: never held, or resolved already); heldEvents() lists the held ones`,
+  )
+}
+
+/**
+ * Resolves one held event inside the caller's transaction (READ WRITE, on
+ * one session), its row locked first: `rerun` clears the marker and puts the
+ * conversion's watermark back as it was before the claim (or removes the row
+ * the claim made), so the next retry claims the event and runs its handler
+ * again; `accept` clears the marker, and the event is then handled as it is
+ * (its retry a duplicate).
+ */
+export async function resolveHeldOn(
+  run: MysqlRun,
+  names: SchemaNames,
+  eventId: string,
+  resolution: HeldResolution,
+): Promise<HeldResolved> {
+  if (resolution !== 'rerun' && resolution !== 'accept') {
+    throw new TypeError(
+      `mysqlStore: resolveHeld's resolution must be 'rerun' or 'accept'; got ${String(resolution)}`,
+    )
+  }
+  const key = eventKey(eventId)
+  const held = await heldEventsOn(run, names)
+  const found = held.find((event) => event.eventId === key)
+  if (found === undefined) throw notHeld(eventId)
+  const { conversionId } = found
+  const next =
+    resolution === 'rerun'
+      ? 'its next delivery is claimed and its handler runs again (undo or tolerate the writes its first run kept)'
+      : 'its next delivery is answered 200 duplicate'
+  if (conversionId === null) {
+    const locked = await run<{ k: unknown }>(
+      `SELECT event_id AS k FROM ${names.events} WHERE event_id = ? AND claim_token IS NOT NULL FOR UPDATE`,
+      [key],
+    )
+    if (locked.length === 0) throw notHeld(eventId)
+    await run(
+      resolution === 'rerun'
+        ? `DELETE FROM ${names.events} WHERE event_id = ?`
+        : `UPDATE ${names.events} SET claim_token = NULL WHERE event_id = ?`,
+      [key],
+    )
+    return { eventId, conversionId, resolution, next }
+  }
+  const rows = await run<{ p: unknown }>(
+    `SELECT prev_watermark AS p FROM ${names.conversions} WHERE conversion_id = ? AND event_id = ? AND claim_token IS NOT NULL FOR UPDATE`,
+    [conversionId, key],
+  )
+  if (rows.length === 0) throw notHeld(eventId)
+  const put =
+    resolution === 'accept'
+      ? `UPDATE ${names.conversions} SET claim_token = NULL WHERE conversion_id = ?`
+      : rows[0]?.p === null || rows[0]?.p === undefined
+        ? `DELETE FROM ${names.conversions} WHERE conversion_id = ?`
+        : `UPDATE ${names.conversions} SET watermark = prev_watermark, event_id = prev_event_id,
+             expires_at = prev_expires_at, claim_token = NULL WHERE conversion_id = ?`
+  await run(put, [conversionId])
+  return {
+    eventId,
+    conversionId,
+    resolution,
+    next: `${next}; newer events of conversion ${conversionId} are claimed again`,
+  }
+}
+
+/**
+ * The message of `event_held` for `eventId`, whose conversion's row (or own
+ * row) carries `heldEvent`'s committed marker: what was kept, what the retry
+ * gets, and how to resolve it (`resolve` writes the call, given its arguments).
+ */
+export function heldMessage(
+  store: string,
+  eventId: string,
+  heldEvent: string,
+  conversionId: string | undefined,
+  resolve: (args: string) => string,
+): string {
+  const which =
+    heldEvent === eventId
+      ? `event ${eventId} is held`
+      : `event ${eventId} waits: event ${heldEvent} of its conversion ${conversionId} is held`
+  const scope =
+    conversionId === undefined
+      ? 'Until resolved its deliveries are answered 500 event_held.'
+      : `Until resolved it and every newer event of conversion ${conversionId} are answered 500 event_held (none is answered duplicate or stale).`
+  return `${store}: ${which}: its handled mark was committed by a statement its handler ran on ctx.tx (a COMMIT or an implicit commit the store did not send), not by the store's commit, so its effects may be partial: the writes its handler made before that statement were kept with the mark, none after it. ${scope} Resolve it with ${resolve(`'${heldEvent}', 'rerun'`)} (the retry runs the handler again: undo the kept writes first, or make sure the handler tolerates them) or ${resolve(`'${heldEvent}', 'accept'`)} (the event counts as handled as it is).`
+}
