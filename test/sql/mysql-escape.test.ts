@@ -74,7 +74,7 @@ interface Driver {
     raw(tx: unknown, sql: string): Promise<unknown>
     query(tx: unknown, sql: string, params: unknown[]): Promise<unknown>
     /** The driver's own listing and resolving of held events. */
-    heldEvents(): Promise<{ eventId: string; conversionId: string | null }[]>
+    heldEvents(): Promise<{ eventId: string; conversionId: number | undefined }[]>
     resolveHeld(eventId: string, how: 'rerun' | 'accept'): Promise<{ next: string }>
     close(): Promise<void>
   }>
@@ -220,7 +220,8 @@ for (const driver of [mysql2Driver, prismaDriver]) {
         async onConversion(_conversion, event, ctx) {
           attempt++
           await insert(ctx.tx, event.id, attempt, 'a')
-          if (attempt === 1) await on.raw(ctx.tx, 'IF 1 THEN COMMIT; END IF').catch(() => {})
+          // A procedure that commits: the reader cannot see into it.
+          if (attempt === 1) await on.raw(ctx.tx, 'CALL app_flush()').catch(() => {})
           await insert(ctx.tx, event.id, attempt, 'b').catch(() => {})
           if (attempt === 1) throw new Error('attempt 1 fails')
         },
@@ -298,9 +299,7 @@ for (const driver of [mysql2Driver, prismaDriver]) {
           const result = await receiver.receive(await delivery(event, n))
           if (acknowledged(result)) break
           if (result.error?.code === 'event_held') {
-            const [held] = (await on.heldEvents()).filter(
-              (h) => h.conversionId === String(conversion.id),
-            )
+            const [held] = (await on.heldEvents()).filter((h) => h.conversionId === conversion.id)
             await on.resolveHeld(held?.eventId ?? event.id, 'rerun')
           }
         }
@@ -407,7 +406,9 @@ describe('mysqlStore (mysql2 on MariaDB): session state and the layout upgrade',
     )
     const begun = await store.begin({ eventId: 'evt_three', conversionId: 77, order: 6 })
     if (begun.status !== 'claimed') throw new Error(`not claimed: ${begun.status}`)
-    await (begun.claim.tx as PoolConnection).query('IF 1 THEN COMMIT; END IF')
+    // A procedure that commits: the reader cannot see into it.
+    await db.pool.query('CREATE PROCEDURE IF NOT EXISTS two_flush() BEGIN COMMIT; END')
+    await (begun.claim.tx as PoolConnection).query('CALL two_flush()')
     await expect(store.commit(begun.claim)).rejects.toThrow(/held/)
     await expect(
       store.begin({ eventId: 'evt_four', conversionId: 77, order: 7 }),

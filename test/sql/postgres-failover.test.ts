@@ -196,7 +196,7 @@ describe.each(DRIVERS)('PostgreSQL failover, synchronous standby, $name', (drive
         expect(answer.status).toBe(503)
         expect(answer.ms).toBeLessThan(SERVICE_TIMEOUT_MS)
       }
-      expect(local.lines.join("\n")).toMatch(/25006|read-only|read-write mode during recovery/)
+      expect(local.lines.join('\n')).toMatch(/25006|read-only|read-write mode during recovery/)
     } finally {
       standbyReceiver.server.close()
       await onStandby.end().catch(() => {})

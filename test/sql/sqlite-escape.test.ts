@@ -244,12 +244,16 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: an event without a conversio
       const again = await receiver.receive(await delivery(event, 2))
       expect([again.status, again.error?.code, runs]).toEqual([500, 'event_held', 1])
       expect(await store.heldEvents()).toEqual([
-        { eventId: event.id, conversionId: undefined, order: undefined, previous: undefined },
+        { eventId: event.id, conversionId: undefined, order: undefined },
       ])
       expect(await store.resolveHeld(event.id, 'rerun')).toEqual({
         eventId: event.id,
         conversionId: undefined,
-        action: 'rerun',
+        resolution: 'rerun',
+        next: expect.stringMatching(/handler runs again/),
+      })
+      await expect(store.resolveHeld(event.id, 'rerun')).rejects.toMatchObject({
+        code: 'ERR_AW_NOT_HELD',
       })
       expect((await receiver.receive(await delivery(event, 3))).outcome).toBe('processed')
       expect(effects()).toEqual(['a1', 'a2', 'b2'])

@@ -62,6 +62,12 @@ export type {
   PeekResult,
   StoreTimings,
 } from './store/event-store.js'
+export type {
+  HeldEvent,
+  HeldResolution,
+  HeldResolved,
+  HoldingStore,
+} from './store/held-events.js'
 export { type MemoryStoreOptions, memoryStore } from './store/memory-store.js'
 export type { Logger } from './telemetry/delivery-log.js'
 export { TELEMETRY_NAMES } from './telemetry/otel-telemetry.js'

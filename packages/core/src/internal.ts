@@ -51,6 +51,7 @@ export {
   STREAK_CODES_KEPT,
   type StoreTimings,
 } from './store/event-store.js'
+export { checkResolution, heldNext, notHeld } from './store/held-events.js'
 export {
   atMostEvery,
   CLOSE_TIMEOUT_MS,

@@ -6,33 +6,15 @@
  * `event_held`. Listing and resolving them, on one session, `?` placeholders:
  * as mysql2 and Prisma's MariaDB adapter both run them.
  */
+import type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
+import {
+  checkResolution,
+  heldNext,
+  notHeld as notHeldError,
+} from '@affiliate-webhooks/core/internal'
 import type { SchemaNames } from './schema.js'
 import type { MysqlRun } from './setup.js'
 import { eventKey } from './statements.js'
-
-/** One held event, as {@link heldEvents} lists it. */
-export interface HeldEvent {
-  /** The event whose mark escaped the store's commit (its key: the id, or its hash when longer than 255 bytes). */
-  eventId: string
-  /** Its conversion, or null for an event without one. */
-  conversionId: string | null
-  /** The order it claimed (the conversion's watermark now), or null without a conversion. */
-  order: number | null
-  /** The conversion's watermark before the claim, which `rerun` puts back; null when it had none (or none is kept). */
-  previousOrder: number | null
-}
-
-/** How a held event is resolved: run its handler again on the next retry, or count it handled as it is. */
-export type HeldResolution = 'rerun' | 'accept'
-
-/** What {@link resolveHeldOn} did. */
-export interface HeldResolved {
-  eventId: string
-  conversionId: string | null
-  resolution: HeldResolution
-  /** What the next delivery of the event will be answered, in words. */
-  next: string
-}
 
 /** A column as text: mysql2 returns VARBINARY as a Buffer, Prisma's adapter as a Uint8Array. */
 const text = (value: unknown) =>
@@ -41,7 +23,7 @@ const text = (value: unknown) =>
     : value instanceof Uint8Array
       ? Buffer.from(value).toString('utf8')
       : String(value)
-const num = (value: unknown) => (value === null || value === undefined ? null : Number(value))
+const num = (value: unknown) => (value === null || value === undefined ? undefined : Number(value))
 
 /**
  * Every held event, by a consistent read: a claim in flight has its marker
@@ -50,25 +32,19 @@ const num = (value: unknown) => (value === null || value === undefined ? null : 
  */
 export async function heldEventsOn(run: MysqlRun, names: SchemaNames): Promise<HeldEvent[]> {
   const rows = await run<Record<string, unknown>>(
-    `SELECT event_id AS e, CAST(conversion_id AS CHAR) AS c, watermark AS o, prev_watermark AS p
+    `SELECT event_id AS e, CAST(conversion_id AS CHAR) AS c, watermark AS o
        FROM ${names.conversions} WHERE claim_token IS NOT NULL
      UNION ALL
-     SELECT event_id, NULL, NULL, NULL FROM ${names.events} WHERE claim_token IS NOT NULL`,
+     SELECT event_id, NULL, NULL FROM ${names.events} WHERE claim_token IS NOT NULL`,
   )
   return rows.map((row) => ({
     eventId: text(row.e) as string,
-    conversionId: text(row.c),
+    conversionId: num(row.c),
     order: num(row.o),
-    previousOrder: num(row.p),
   }))
 }
 
-/** Not held (never, or resolved already): said with what to check. */
-function notHeld(eventId: string): Error {
-  return new Error(
-    `mysqlStore: event ${eventId} is not held (no committed marker of it: never held, or resolved already); heldEvents() lists the held ones`,
-  )
-}
+const notHeld = (eventId: string) => notHeldError('mysqlStore', eventId)
 
 /**
  * Resolves one held event inside the caller's transaction (READ WRITE, on
@@ -84,21 +60,14 @@ export async function resolveHeldOn(
   eventId: string,
   resolution: HeldResolution,
 ): Promise<HeldResolved> {
-  if (resolution !== 'rerun' && resolution !== 'accept') {
-    throw new TypeError(
-      `mysqlStore: resolveHeld's resolution must be 'rerun' or 'accept'; got ${String(resolution)}`,
-    )
-  }
+  checkResolution('mysqlStore', resolution)
   const key = eventKey(eventId)
   const held = await heldEventsOn(run, names)
   const found = held.find((event) => event.eventId === key)
   if (found === undefined) throw notHeld(eventId)
   const { conversionId } = found
-  const next =
-    resolution === 'rerun'
-      ? 'its next delivery is claimed and its handler runs again (undo or tolerate the writes its first run kept)'
-      : 'its next delivery is answered 200 duplicate'
-  if (conversionId === null) {
+  const next = heldNext(resolution, conversionId)
+  if (conversionId === undefined) {
     const locked = await run<{ k: unknown }>(
       `SELECT event_id AS k FROM ${names.events} WHERE event_id = ? AND claim_token IS NOT NULL FOR UPDATE`,
       [key],
@@ -125,12 +94,7 @@ export async function resolveHeldOn(
         : `UPDATE ${names.conversions} SET watermark = prev_watermark, event_id = prev_event_id,
              expires_at = prev_expires_at, claim_token = NULL WHERE conversion_id = ?`
   await run(put, [conversionId])
-  return {
-    eventId,
-    conversionId,
-    resolution,
-    next: `${next}; newer events of conversion ${conversionId} are claimed again`,
-  }
+  return { eventId, conversionId, resolution, next }
 }
 
 /**

@@ -1,4 +1,4 @@
-export type { HeldEvent, HeldResolution, HeldResolved } from './held.js'
+export type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
 export {
   type MysqlEventStore,
   type MysqlStoreOptions,

@@ -9,9 +9,6 @@
  */
 export { isConnectionLost } from './errors.js'
 export {
-  type HeldEvent,
-  type HeldResolution,
-  type HeldResolved,
   heldEventsOn,
   heldMessage,
   resolveHeldOn,

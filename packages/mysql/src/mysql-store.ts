@@ -4,6 +4,9 @@ import {
   type BeginResult,
   type Claim,
   type EventStore,
+  type HeldEvent,
+  type HeldResolution,
+  type HeldResolved,
   type Logger,
   type PeekInput,
   type PeekResult,
@@ -30,14 +33,7 @@ import {
 import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
 import { type GuardState, guardedConnection, quoted } from './guard.js'
-import {
-  type HeldEvent,
-  type HeldResolution,
-  type HeldResolved,
-  heldEventsOn,
-  heldMessage,
-  resolveHeldOn,
-} from './held.js'
+import { heldEventsOn, heldMessage, resolveHeldOn } from './held.js'
 import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {

@@ -1,7 +1,6 @@
+export type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
 export {
-  type PrismaHeldEvent,
   type PrismaHeldOptions,
-  type PrismaHeldResolved,
   prismaHeldEvents,
   resolvePrismaHeld,
 } from './mysql-held.js'

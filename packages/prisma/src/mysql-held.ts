@@ -5,6 +5,7 @@
  * `store.heldEvents()` and `store.resolveHeld()` of `@affiliate-webhooks/mysql`,
  * through the app's Prisma client. They return data and print nothing.
  */
+import type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
 import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 import type { MysqlRun } from '@affiliate-webhooks/mysql/internal'
 import { DIALECT_PACKAGES } from './dialect-loader.js'
@@ -20,22 +21,6 @@ import {
 export interface PrismaHeldOptions {
   /** Prefix of the store's tables. Default `aw_`. */
   tablePrefix?: string | undefined
-}
-
-/** One held event: its id (its key), its conversion, the order it claimed and the watermark before it. */
-export interface PrismaHeldEvent {
-  eventId: string
-  conversionId: string | null
-  order: number | null
-  previousOrder: number | null
-}
-
-/** What {@link resolvePrismaHeld} did, and what the event's next delivery is answered. */
-export interface PrismaHeldResolved {
-  eventId: string
-  conversionId: string | null
-  resolution: 'rerun' | 'accept'
-  next: string
 }
 
 const runOn =
@@ -70,7 +55,7 @@ async function mysqlOf(prisma: PrismaClientLike, options: PrismaHeldOptions, cal
 export async function prismaHeldEvents(
   prisma: PrismaClientLike,
   options: PrismaHeldOptions = {},
-): Promise<PrismaHeldEvent[]> {
+): Promise<HeldEvent[]> {
   const { my, names } = await mysqlOf(prisma, options, 'prismaHeldEvents')
   return my.heldEventsOn(runOn(prisma), names)
 }
@@ -85,12 +70,12 @@ export async function prismaHeldEvents(
 export async function resolvePrismaHeld(
   prisma: PrismaClientLike,
   eventId: string,
-  resolution: 'rerun' | 'accept',
+  resolution: HeldResolution,
   options: PrismaHeldOptions = {},
-): Promise<PrismaHeldResolved> {
+): Promise<HeldResolved> {
   const { my, names } = await mysqlOf(prisma, options, 'resolvePrismaHeld')
   return prisma.$transaction(
     (tx) => my.resolveHeldOn(runOn(tx as PrismaRawQueries), names, eventId, resolution),
     { timeout: 2 * STORE_STATEMENT_TIMEOUT_MS },
-  ) as Promise<PrismaHeldResolved>
+  ) as Promise<HeldResolved>
 }

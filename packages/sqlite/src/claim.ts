@@ -20,14 +20,14 @@ interface Ttls {
 export type ClaimVerdict =
   | { verdict: 'claimed'; holder: Holder; wrote: { watermark: number; expiresAt: number } }
   | { verdict: 'duplicate' | 'stale' }
-  | { verdict: 'held'; held: HeldEvent }
+  | { verdict: 'held'; held: HeldRow }
 
 /**
  * An event whose claim was made durable by a statement of its handler (a
  * COMMIT the store did not send): its mark and the writes before that
  * statement were kept, what came after was not. Neither duplicate nor new.
  */
-export interface HeldEvent {
+export interface HeldRow {
   eventId: string
   /** Its conversion; undefined for an event without one. */
   conversionId: number | undefined
@@ -54,8 +54,8 @@ export function rowOf(prepared: Prepared, n: SqliteNames, conversionId: number) 
   ).get(conversionId) as MarkRow | undefined
 }
 
-/** A conversion's held row, as a {@link HeldEvent}. */
-export function heldOf(conversionId: number, row: MarkRow): HeldEvent {
+/** A conversion's held row, as a {@link HeldRow}. */
+export function heldOf(conversionId: number, row: MarkRow): HeldRow {
   return {
     eventId: row.event_id,
     conversionId,

@@ -2,16 +2,15 @@
  * Held events: a claim whose mark became durable through a COMMIT the store
  * did not send. What they are told, and how an operator resolves them.
  */
-import { WebhookError } from '@affiliate-webhooks/core'
-import { type HeldEvent, heldOf, type Prepared, rowOf } from './claim.js'
+import {
+  type HeldEvent,
+  type HeldResolution,
+  type HeldResolved,
+  WebhookError,
+} from '@affiliate-webhooks/core'
+import { heldNext, notHeld } from '@affiliate-webhooks/core/internal'
+import { type HeldRow, heldOf, type Prepared, rowOf } from './claim.js'
 import type { SqliteNames } from './schema.js'
-
-/** What `resolveHeld` did to a held event. */
-export interface ResolvedHeld {
-  eventId: string
-  conversionId: number | undefined
-  action: 'rerun' | 'accept'
-}
 
 /** How to resolve a held event, for every message that names one. */
 const HOW =
@@ -24,7 +23,7 @@ function shown(text: string): string {
 }
 
 /** The log line and the 500's reason, said once per held event. */
-export function heldMessage(held: HeldEvent, endedBy: string | undefined): string {
+export function heldMessage(held: HeldRow, endedBy: string | undefined): string {
   const statement =
     endedBy === undefined
       ? 'a COMMIT the store did not send (inside a text ctx.tx could not read, or a trigger; which statement was not seen)'
@@ -37,7 +36,7 @@ export function heldMessage(held: HeldEvent, endedBy: string | undefined): strin
 }
 
 /** The answer to a delivery of a held conversion that is not the held event itself. */
-export function heldError(held: HeldEvent, eventId: string, endedBy?: string): WebhookError {
+export function heldError(held: HeldRow, eventId: string, endedBy?: string): WebhookError {
   const message = heldMessage(held, endedBy)
   return new WebhookError(
     'event_held',
@@ -48,11 +47,11 @@ export function heldError(held: HeldEvent, eventId: string, endedBy?: string): W
 }
 
 /** Every held event on the file. */
-export function heldIn(prepared: Prepared, n: SqliteNames): HeldEvent[] {
+export function heldIn(prepared: Prepared, n: SqliteNames): HeldRow[] {
   const conversions = prepared(
     `SELECT conversion_id FROM ${n.conversions} WHERE claim_token IS NOT NULL ORDER BY conversion_id`,
   ).all() as { conversion_id: number }[]
-  const held: HeldEvent[] = []
+  const held: HeldRow[] = []
   for (const { conversion_id } of conversions) {
     const row = rowOf(prepared, n, conversion_id)
     if (row !== undefined) held.push(heldOf(conversion_id, row))
@@ -70,14 +69,20 @@ export function heldIn(prepared: Prepared, n: SqliteNames): HeldEvent[] {
  * Resolves one held event inside the store's own transaction. 'accept' clears
  * the marker: the event is handled, its retries are duplicates. 'rerun' puts
  * the conversion's mark back as it was before the claim (or removes the
- * event's own row): its next delivery runs the handler. Undefined: not held.
+ * event's own row): its next delivery runs the handler. Throws when not held.
  */
 export function resolveHeldIn(
   prepared: Prepared,
   n: SqliteNames,
   eventId: string,
-  action: 'rerun' | 'accept',
-): ResolvedHeld | undefined {
+  action: HeldResolution,
+): HeldResolved {
+  const resolved = (conversionId: number | undefined): HeldResolved => ({
+    eventId,
+    conversionId,
+    resolution: action,
+    next: heldNext(action, conversionId),
+  })
   const found = prepared(
     `SELECT conversion_id, prev_watermark FROM ${n.conversions} WHERE event_id = ? AND claim_token IS NOT NULL`,
   ).get(eventId) as { conversion_id: number; prev_watermark: number | null } | undefined
@@ -95,12 +100,20 @@ export function resolveHeldIn(
            claim_token = NULL, prev_watermark = NULL, prev_event_id = NULL WHERE conversion_id = ?`,
       ).run(id)
     }
-    return { eventId, conversionId: id, action }
+    return resolved(id)
   }
   const alone = prepared(
     action === 'accept'
       ? `UPDATE ${n.events} SET claim_token = NULL WHERE event_id = ? AND claim_token IS NOT NULL`
       : `DELETE FROM ${n.events} WHERE event_id = ? AND claim_token IS NOT NULL`,
   ).run(eventId) as { changes: number | bigint }
-  return Number(alone.changes) === 1 ? { eventId, conversionId: undefined, action } : undefined
+  if (Number(alone.changes) !== 1) throw notHeld('sqliteStore', eventId)
+  return resolved(undefined)
 }
+
+/** A held row as the store lists it. */
+export const listed = ({ eventId, conversionId, order }: HeldRow): HeldEvent => ({
+  eventId,
+  conversionId,
+  order,
+})

@@ -1,5 +1,4 @@
-export type { HeldEvent } from './claim.js'
+export type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
 export type { SqliteDatabase, SqliteStatement } from './database.js'
-export type { ResolvedHeld } from './held.js'
 export { SQLITE_SCHEMA_VERSION, type SqliteSchemaOptions, sqliteSchema } from './schema.js'
 export { type SqliteEventStore, type SqliteStoreOptions, sqliteStore } from './sqlite-store.js'

@@ -3,6 +3,9 @@ import type {
   BeginInput,
   BeginResult,
   Claim,
+  HeldEvent,
+  HeldResolution,
+  HeldResolved,
   Logger,
   PeekInput,
   PeekResult,
@@ -10,6 +13,7 @@ import type {
 import { WebhookError } from '@affiliate-webhooks/core'
 import {
   atMostEvery,
+  checkResolution,
   closer,
   type DatabaseEventStore,
   gatedStreak,
@@ -23,7 +27,7 @@ import {
   STREAK_CODES_KEPT,
   type StoreTimings,
 } from '@affiliate-webhooks/core/internal'
-import { claimIn, clearMarker, type HeldEvent, markerKept, settledWhileBusy } from './claim.js'
+import { claimIn, clearMarker, type HeldRow, markerKept, settledWhileBusy } from './claim.js'
 import {
   checkDatabase,
   fileOf,
@@ -35,7 +39,7 @@ import {
   statementCache,
   type TxWatch,
 } from './database.js'
-import { heldError, heldIn, heldMessage, type ResolvedHeld, resolveHeldIn } from './held.js'
+import { heldError, heldIn, heldMessage, listed, resolveHeldIn } from './held.js'
 import {
   SQLITE_SCHEMA_VERSION,
   type SqliteNames,
@@ -78,9 +82,9 @@ export interface SqliteEventStore<D extends SqliteDatabase = SqliteDatabase>
    * Resolves a held event: `'rerun'` puts the conversion's mark back as it was
    * before, so the next delivery runs the handler again (what the first run
    * kept stays); `'accept'` takes it as handled, so its deliveries are
-   * duplicates. Undefined when the event is not held.
+   * duplicates. Rejects when the event is not held.
    */
-  resolveHeld(eventId: string, action: 'rerun' | 'accept'): Promise<ResolvedHeld | undefined>
+  resolveHeld(eventId: string, resolution: HeldResolution): Promise<HeldResolved>
 }
 
 /** The longest the event loop is blocked at once by a busy connection, ms; longer waits are retried between slices. */
@@ -237,7 +241,7 @@ function setUp(c: Context): Promise<void> {
 }
 
 /** Names a held event in the log, once per event and process. */
-function logHeld(c: Context, held: HeldEvent, endedBy: string | undefined): void {
+function logHeld(c: Context, held: HeldRow, endedBy: string | undefined): void {
   if (c.logged.has(held.eventId)) return
   c.logged.add(held.eventId)
   c.logger?.error(heldMessage(held, endedBy))
@@ -322,11 +326,11 @@ function restoreAfter(c: Context, state: Open): void {
  * statement of the handler committed the mark anyway. Then the event is held,
  * and named in the log.
  */
-function heldAfter(c: Context, state: Open): HeldEvent | undefined {
+function heldAfter(c: Context, state: Open): HeldRow | undefined {
   if (!isOpen(c.db) || !markerKept(c.prepared, c.names, state.input, state.token)) return undefined
   const { eventId, conversionId, order } = state.input
   const before = c.turns.holder?.before
-  const held: HeldEvent = {
+  const held: HeldRow = {
     eventId,
     conversionId,
     order: conversionId === undefined ? undefined : order,
@@ -484,19 +488,15 @@ function otherSteps(c: Context, ready: () => Promise<void>) {
     prune,
     async heldEvents(): Promise<HeldEvent[]> {
       await ready()
-      return ownTransaction(c, () => heldIn(prepared, names))
+      return (await ownTransaction(c, () => heldIn(prepared, names))).map(listed)
     },
-    async resolveHeld(eventId: string, action: 'rerun' | 'accept') {
-      if (action !== 'rerun' && action !== 'accept') {
-        throw new TypeError(
-          `sqliteStore: resolveHeld's action is 'rerun' or 'accept', not ${String(action)}`,
-        )
-      }
+    async resolveHeld(eventId: string, resolution: HeldResolution) {
+      const action = checkResolution('sqliteStore', resolution)
       await ready()
       const resolved = await ownTransaction(c, () =>
         resolveHeldIn(prepared, names, eventId, action),
       )
-      if (resolved !== undefined) c.logged.delete(eventId)
+      c.logged.delete(eventId)
       return resolved
     },
     async peek(input: PeekInput): Promise<PeekResult> {

@@ -6,6 +6,8 @@ export const REDIS_PACKAGES = ['@affiliate-webhooks/redis', 'ioredis'] as const
 export const POSTGRES_PACKAGES = ['@affiliate-webhooks/postgres', 'pg'] as const
 /** The MySQL store (`sql schema --mysql`). */
 export const MYSQL_PACKAGES = ['@affiliate-webhooks/mysql', 'mysql2'] as const
+/** The SQLite store (`sql held --database FILE`); node:sqlite or better-sqlite3 opens the file. */
+export const SQLITE_PACKAGES = ['@affiliate-webhooks/sqlite'] as const
 /** The BullMQ hand-off (`queue`). */
 export const BULLMQ_PACKAGES = ['@affiliate-webhooks/bullmq', 'bullmq'] as const
 
