@@ -27,8 +27,11 @@ async function delivery(event: object, attempt = 1) {
   return { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
 }
 
-/** A receiver whose handler's first attempt commits the mark itself (`escape`), then fails. */
-function escapingReceiver(store: EventStore<unknown>, escape: (tx: unknown) => Promise<unknown>) {
+/** A receiver whose handler's first attempt commits the mark itself (`commitsItself`), then fails. */
+function escapingReceiver(
+  store: EventStore<unknown>,
+  commitsItself: (tx: unknown) => Promise<unknown>,
+) {
   let attempt = 0
   return createReceiver({
     secret: SECRET,
@@ -37,7 +40,7 @@ function escapingReceiver(store: EventStore<unknown>, escape: (tx: unknown) => P
     async onConversion(_conversion, _event, ctx) {
       attempt++
       if (attempt === 1) {
-        await escape(ctx.tx)
+        await commitsItself(ctx.tx)
         throw new Error('failed after its own commit')
       }
     },

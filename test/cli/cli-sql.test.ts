@@ -85,7 +85,10 @@ describe('affiliate-webhooks sql schema', () => {
   it.each([
     [['sql', 'schema'], /name the database: --postgres or --mysql/],
     [['sql', 'schema', '--postgres', '--mysql'], /name the database/],
-    [['sql', 'tables', '--postgres'], /expected the sub-command schema, held or resolve; got tables/],
+    [
+      ['sql', 'tables', '--postgres'],
+      /expected the sub-command schema, held or resolve; got tables/,
+    ],
     [
       ['sql', 'schema', '--postgres', '--table-prefix', 'Bad-Prefix'],
       /--table-prefix must be lower-case/,
