@@ -60,8 +60,8 @@ function heldText(where: string, held: readonly HeldEvent[]): string {
     `${held.length} held event${held.length === 1 ? '' : 's'} in ${where}: a statement of the handler committed the handled mark, so the effects may be partial; every delivery is answered 500 event_held until resolved`,
     ...held.map(heldLine),
     'resolve each after checking what its handler kept:',
-    '  affiliate-webhooks sql resolve <event id> --rerun    (the next delivery runs the handler again)',
-    '  affiliate-webhooks sql resolve <event id> --accept   (taken as handled as it is)',
+    '  npx @affiliate-webhooks/cli sql resolve <event id> --rerun    (the next delivery runs the handler again)',
+    '  npx @affiliate-webhooks/cli sql resolve <event id> --accept   (taken as handled as it is)',
     '',
   ].join('\n')
 }

@@ -49,6 +49,29 @@ describe('checkEndpointHealth (doctor)', () => {
     )
   })
 
+  it('explains a held event (500 event_held) and names the commands that list and resolve it', () => {
+    const answer = receiver.reject('event_held')
+    const findings = checkEndpointHealth(
+      endpoint,
+      [
+        {
+          id: 'dl_held',
+          status: 'failed',
+          responseStatus: answer.status,
+          responseBody: answer.body,
+          durationMs: 4,
+          eventId: 'evt_held',
+        },
+      ],
+      { maxAttempts: 8 },
+    )
+    const held = findings.find((f) => /event_held/.test(f.title))
+    expect(held?.title).toMatch(/^1 delivery: 500 event_held: the store holds an event/)
+    expect(held?.fix).toMatch(
+      /npx @affiliate-webhooks\/cli sql held --database .*sql resolve <event id> --rerun .*--accept/,
+    )
+  })
+
   it('names the fix of the stack that answered raw_body_unavailable, one finding per stack', () => {
     const findings = checkEndpointHealth(
       endpoint,

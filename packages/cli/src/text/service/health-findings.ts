@@ -68,7 +68,7 @@ function causeOfCode(
         title: '500 event_held: the store holds an event its handler committed itself',
         detail:
           "A statement the handler sent through ctx.tx (a COMMIT inside a procedure or a compound statement, SET autocommit, DDL) made the event's handled mark durable without the rest of the handler, so its effects may be partial. The store (MySQL, MariaDB, SQLite) answers every delivery of it, and of the newer events of its conversion, 500 until it is resolved; the service keeps retrying.",
-        fix: 'list them with affiliate-webhooks sql held --database <url>, check what the handler kept, then affiliate-webhooks sql resolve <event id> --rerun (the handler runs again) or --accept (taken as applied), and stop the handler from committing on ctx.tx',
+        fix: 'list them with npx @affiliate-webhooks/cli sql held --database <url>, check what the handler kept, then npx @affiliate-webhooks/cli sql resolve <event id> --rerun (the handler runs again) or --accept (taken as applied), and stop the handler from committing on ctx.tx',
       }
     case 'store_unavailable':
       return {
