@@ -351,6 +351,40 @@ describe('mysqlStore (mysql2 on MariaDB): session state and the layout upgrade',
     await db?.drop()
   })
 
+  it("never hands on a connection whose session the handler changed through ctx.tx.connection (mysql2's callback API)", async () => {
+    const pool = (await import('mysql2/promise')).createPool({ uri: db.url, connectionLimit: 1 })
+    try {
+      const seen: number[] = []
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: mysqlStore({ pool, logger: false }),
+        async onConversion(_conversion, _event, ctx) {
+          const tx = ctx.tx as PoolConnection
+          const [rows] = await tx.query('SELECT @@SESSION.foreign_key_checks AS fk')
+          seen.push(Number((rows as { fk: number }[])[0]?.fk))
+          if (seen.length === 1) {
+            const raw = tx.connection as unknown as {
+              query(sql: string, callback: (error: unknown) => void): void
+            }
+            await new Promise<void>((resolve, reject) =>
+              raw.query('SET SESSION foreign_key_checks = 0', (error) =>
+                error ? reject(error) : resolve(),
+              ),
+            )
+          }
+        },
+      })
+      for (let i = 0; i < 3; i++) {
+        const answer = await receiver.receive(await delivery(buildConversionEvent()))
+        expect(answer.outcome, answer.error?.message).toBe('processed')
+      }
+      expect(seen).toEqual([1, 1, 1])
+    } finally {
+      await pool.end()
+    }
+  })
+
   it("never hands a handler's session settings to the next delivery on the pool's one connection", async () => {
     const pool = (await import('mysql2/promise')).createPool({ uri: db.url, connectionLimit: 1 })
     try {

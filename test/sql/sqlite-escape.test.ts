@@ -68,6 +68,11 @@ const ESCAPES: { title: string; text: () => string; outer?: boolean }[] = [
     text: () => `${'\n'.repeat(5000)}COMMIT; BEGIN`,
   },
   { title: 'COMMIT; BEGIN on the outer handle', text: () => 'COMMIT; BEGIN', outer: true },
+  {
+    // SQLite reads $a(...) as one variable, quote included (node:sqlite's build).
+    title: "a Tcl variable $a(') that took the rest for a string, then COMMIT; BEGIN",
+    text: () => "SELECT $a(');COMMIT;BEGIN;SELECT 'x'",
+  },
 ]
 
 describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: a COMMIT that escapes', (library) => {
@@ -266,6 +271,37 @@ describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: an event without a conversio
 })
 
 describe.each(SQLITE_LIBRARIES)('sqliteStore on %s: settings a handler changes', (library) => {
+  it(`${library}: PRAGMA query_only = ON on the app's own handle is turned off before the next claim, said in the log; the next deliveries are 2xx`, async () => {
+    const file = createSqliteTestFile()
+    const db = openSqlite(library, file.file)
+    try {
+      db.exec('CREATE TABLE effects (event_id TEXT PRIMARY KEY)')
+      const logger = { warn: vi.fn(), error: vi.fn() }
+      const receiver = createReceiver({
+        secret: SECRET,
+        logger: false,
+        store: sqliteStore({ database: db, logger }),
+        async onConversion(_conversion, event, ctx) {
+          ctx.tx.prepare('INSERT INTO effects VALUES (?)').run(event.id)
+          if (event.data.conversion.id === 11) db.exec('PRAGMA query_only = ON')
+        },
+      })
+      await receiver.receive(await delivery(buildConversionEvent({ conversion: { id: 11 } })))
+      for (let id = 12; id <= 14; id++) {
+        const next = await receiver.receive(
+          await delivery(buildConversionEvent({ conversion: { id } })),
+        )
+        expect(next.outcome, next.error?.message).toBe('processed')
+      }
+      expect(logger.warn.mock.calls.map(([line]) => String(line))).toContainEqual(
+        expect.stringMatching(/query_only was ON .*turned OFF/),
+      )
+    } finally {
+      db.close()
+      file.drop()
+    }
+  })
+
   it(`${library}: PRAGMA query_only = ON in a handler does not outlive its delivery; the next deliveries are 2xx`, async () => {
     const file = createSqliteTestFile()
     const db = openSqlite(library, file.file)

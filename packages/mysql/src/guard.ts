@@ -198,9 +198,24 @@ function guardedCallbacks<C extends object>(raw: C, state: GuardState): C {
     (method: string) =>
     (...args: unknown[]) => {
       const text = textOf(args[0])
-      const statement = text === undefined ? undefined : transactionControl(text, 'mysql')
-      if (state.over) return refuse(args, transactionOver(STORE))
-      if (statement !== undefined) return refuse(args, refusedStatement(STORE, statement))
+      const refused = refusal(state, text)
+      if (refused !== undefined) return refuse(args, refused)
+      // The callback API does not always hand over the OK packet (a query
+      // object, a stream): the connection is not given to anyone else after
+      // it, whatever it changed; where a callback gets the status, it is read.
+      state.sessionChanged = true
+      const at = args.findLastIndex((arg) => typeof arg === 'function')
+      if (at !== -1) {
+        const callback = args[at] as (error: unknown, result?: unknown, ...rest: unknown[]) => void
+        args[at] = (error: unknown, result?: unknown, ...rest: unknown[]) => {
+          if (error === null || error === undefined)
+            noteStatus(state, serverStatusOf([result]), text)
+          else if (errnoOf(error) === ER_READ_ONLY_TRANSACTION && state.escaped === undefined) {
+            state.escaped = { statement: text }
+          }
+          callback(error, result, ...rest)
+        }
+      }
       return Reflect.apply(Reflect.get(raw, method) as (...a: unknown[]) => unknown, raw, args)
     }
   const guarded: Record<string, unknown> = {

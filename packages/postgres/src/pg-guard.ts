@@ -149,6 +149,22 @@ function watched(
   )
 }
 
+/**
+ * The query as the handler gave it, sent through the extended protocol: one
+ * statement per query, which the server enforces (42601 for a text with more).
+ * In the simple protocol a text's statements after a hidden ROLLBACK would run
+ * and commit on their own before its ReadyForQuery told the guard anything.
+ */
+function oneStatement(config: unknown, values: unknown): [unknown, unknown] {
+  if (typeof config === 'string') {
+    return [{ text: config, queryMode: 'extended' }, values]
+  }
+  if (typeof config === 'object' && config !== null && !isSubmittable(config)) {
+    return [{ ...(config as object), queryMode: 'extended' }, values]
+  }
+  return [config, values]
+}
+
 /** ctx.tx: `client` whose `query` is checked first and whose `release` is the store's alone. */
 export function guardedClient(client: PoolClient, hooks: GuardHooks): PoolClient {
   function query(config: unknown, values?: unknown, callback?: unknown) {
@@ -159,7 +175,8 @@ export function guardedClient(client: PoolClient, hooks: GuardHooks): PoolClient
     }
     const refused = refusal(hooks, config)
     if (refused !== undefined) return refuse(config, values, callback, refused, client)
-    return watched(client, watcher(client, hooks, config), [config, values, callback])
+    const [sent, args] = oneStatement(config, values)
+    return watched(client, watcher(client, hooks, config), [sent, args, callback])
   }
   const release = () => {
     throw refusedStatement(STORE, REFUSED_RELEASE)

@@ -39,6 +39,8 @@ export interface GuardState {
 interface QueryLike {
   strings: readonly string[]
   args: unknown[]
+  options: { simple?: boolean }
+  streaming?: boolean
   handler: ((query: QueryLike) => unknown) & { debug?: unknown }
   reject: (error: unknown) => void
 }
@@ -121,6 +123,11 @@ function guardQuery<Q>(state: GuardState, made: Q, read?: (done: (text: string) 
   const checked = (query: QueryLike) => {
     const refused = refusal(state, query)
     if (refused !== undefined) return query.reject(refused)
+    // One statement per query, as the server enforces it in the extended
+    // protocol: a text's statements after a hidden ROLLBACK would otherwise
+    // run, and commit on their own, before any answer told the guard. (COPY's
+    // streams need the simple protocol: they carry no statement list.)
+    if (!query.streaming) query.options.simple = false
     const sent = send(query)
     watchAnswer(state, query)
     return sent

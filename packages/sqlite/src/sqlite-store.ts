@@ -164,6 +164,21 @@ function rollback(db: SqliteDatabase): void {
 }
 
 /**
+ * query_only left on by a statement the store could not see (a handler's
+ * PRAGMA on the app's own handle): the store could write nothing, and every
+ * later delivery would fail. Put back before the store writes, said in the
+ * log; ctx.tx's own PRAGMAs are put back as their delivery ends (session.ts).
+ */
+function keepWritable(c: Context): void {
+  const row = c.prepared('PRAGMA query_only').get() as Record<string, unknown> | undefined
+  if (row === undefined || Number(Object.values(row)[0]) === 0) return
+  c.db.exec('PRAGMA query_only = OFF')
+  c.logger?.warn(
+    `sqliteStore: PRAGMA query_only was ON on ${fileOf(c.db)} (set outside ctx.tx, by the app's own handle): turned OFF so the store can write its marks. A handler must not change the connection's settings.`,
+  )
+}
+
+/**
  * The connection's turn and its write lock within `waitMs`: true with a
  * transaction open (BEGIN IMMEDIATE), false (turn passed on) when another
  * delivery or process kept them past it.
@@ -177,6 +192,7 @@ async function takeWriter(c: Context, waitMs: number): Promise<boolean> {
         `sqliteStore: a transaction is already open on ${fileOf(c.db)} outside the store's deliveries: the store needs the connection between your transactions (or give it a connection of its own)`,
       )
     }
+    keepWritable(c)
     if (await whileBusy(c, 'BEGIN IMMEDIATE', until)) return true
   } catch (error) {
     c.turns.pass()

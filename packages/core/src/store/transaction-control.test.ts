@@ -52,7 +52,10 @@ describe('transactionControl', () => {
       transactionControl("DO $body$ BEGIN PERFORM 1; END $body$; SELECT ';'", 'postgres'),
     ).toBeUndefined()
     expect(transactionControl("INSERT INTO t VALUES ('it''s; COMMIT')", 'sqlite')).toBeUndefined()
-    expect(transactionControl("INSERT INTO t VALUES ('a\\'; COMMIT')", 'mysql')).toBeUndefined()
+    // Under NO_BACKSLASH_ESCAPES (a session setting a handler may make) the string ends
+    // at \' and COMMIT is a statement: refused, as the safer of the two readings.
+    expect(transactionControl("INSERT INTO t VALUES ('a\\'; COMMIT')", 'mysql')).toBe('COMMIT')
+    expect(transactionControl("INSERT INTO t VALUES ('a''; COMMIT')", 'mysql')).toBeUndefined()
     expect(transactionControl('SELECT 1 -- ; COMMIT', 'sqlite')).toBeUndefined()
     expect(transactionControl('SELECT 1 # ; COMMIT', 'mysql')).toBeUndefined()
     expect(transactionControl('SELECT `a;COMMIT` FROM t', 'mysql')).toBeUndefined()
@@ -287,6 +290,49 @@ describe('transactionControl: the gaps of issue 57', () => {
         'postgres',
       ),
     ).toBe('COMMIT')
+  })
+})
+
+describe('transactionControl: quotes read the way the server may read them', () => {
+  it("reads E'...' after an operator as an escape string on PostgreSQL (@@E'x\\' ' hides nothing)", () => {
+    expect(
+      transactionControl(
+        "SELECT 'a' @@E'x\\' '; ROLLBACK; INSERT INTO t VALUES (1); SELECT ''",
+        'postgres',
+      ),
+    ).toBe('ROLLBACK')
+    // And a legitimate E-string after an operator is not a statement.
+    expect(
+      transactionControl("SELECT 'do not begin'::text @@E'don\\'t; begin' AS hit", 'postgres'),
+    ).toBe(undefined)
+  })
+
+  it('reads a text with a backslash both ways: standard_conforming_strings off, NO_BACKSLASH_ESCAPES on', () => {
+    expect(
+      transactionControl(
+        "SELECT 'x\\' '; ROLLBACK; INSERT INTO t VALUES (1); SELECT ''",
+        'postgres',
+      ),
+    ).toBe('ROLLBACK')
+    expect(
+      transactionControl(
+        "SELECT 'x\\'; ROLLBACK; START TRANSACTION READ WRITE; INSERT INTO t VALUES (1); COMMIT; SELECT '' AS y",
+        'mysql',
+      ),
+    ).toBe('ROLLBACK')
+    // A backslash that hides nothing either way stays allowed.
+    expect(transactionControl("INSERT INTO t VALUES ('C:\\temp', 'it''s')", 'postgres')).toBe(
+      undefined,
+    )
+  })
+
+  it("reads SQLite's variables as one token, the Tcl form $a(...) included", () => {
+    expect(
+      transactionControl("SELECT $a(');ROLLBACK;INSERT INTO t VALUES (1);SELECT 'x'", 'sqlite'),
+    ).toBe('ROLLBACK')
+    expect(transactionControl('INSERT INTO t VALUES ($begin, @commit, :end)', 'sqlite')).toBe(
+      undefined,
+    )
   })
 })
 

@@ -283,11 +283,56 @@ function skipQuoted(sql: string, at: number, quote: number, backslash: boolean):
   return sql.length
 }
 
-/** PostgreSQL's E'...' string, where a backslash escapes the quote. */
+/** Whether `code` goes on a PostgreSQL identifier: letters, digits, `_`, `$`, any byte over 0x7f (not `@`, `.`). */
+const pgNameChar = (code: number) =>
+  (code >= 65 && code <= 90) ||
+  (code >= 97 && code <= 122) ||
+  (code >= 48 && code <= 57) ||
+  code === 95 ||
+  code === DOLLAR ||
+  code >= 0x80
+
+/**
+ * PostgreSQL's E'...' string, where a backslash escapes the quote: an E that
+ * does not end a name (`@@E'x\' '` is the operator @@ and an E-string).
+ */
 const escapeString = (sql: string, at: number, dialect: SqlDialect) =>
   dialect === 'postgres' &&
   (sql[at - 1] === 'E' || sql[at - 1] === 'e') &&
-  !nameChar(sql.charCodeAt(at - 2))
+  !pgNameChar(sql.charCodeAt(at - 2))
+
+/**
+ * Whether a backslash escapes a quote in a plain string here. The session
+ * decides, and a handler may change it (PostgreSQL's
+ * standard_conforming_strings = off, MySQL's NO_BACKSLASH_ESCAPES): a text
+ * with a backslash is read both ways (`flip`), and refused if either reading
+ * finds a statement to refuse.
+ */
+const backslashEscapes = (dialect: SqlDialect, flip: boolean) =>
+  dialect === 'mysql' ? !flip : dialect === 'postgres' ? flip : false
+
+/**
+ * Index past SQLite's variable at `at` (`$a`, `@a`, `:a`, `#a`, and the Tcl
+ * form `$a(...)`, whose parentheses take anything up to `)` or a blank, a
+ * quote included), or `at` when none starts there.
+ */
+function skipSqliteVariable(sql: string, at: number): number {
+  let i = at + 1
+  while (i < sql.length) {
+    const c = sql.charCodeAt(i)
+    if (nameChar(c) && c !== DOT) i++
+    else if (c === COLON && sql.charCodeAt(i + 1) === COLON) i += 2
+    else if (c === 40 && i > at + 1) {
+      while (i < sql.length && sql.charCodeAt(i) > 32 && sql.charCodeAt(i) !== 41) i++
+      return i < sql.length && sql.charCodeAt(i) === 41 ? i + 1 : i
+    } else break
+  }
+  return i > at + 1 ? i : at
+}
+
+/** SQLite's variable marks. */
+const isSqliteVariableMark = (code: number) =>
+  code === DOLLAR || code === 64 || code === COLON || code === HASH
 
 /**
  * Index past the -- comment at `at`. PostgreSQL ends it at a carriage return
@@ -355,7 +400,7 @@ function skipDollarQuote(sql: string, at: number): number {
 }
 
 /** Index past the comment, quoted text or dollar quote starting at `at`, or `at` if none starts there. */
-function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
+function skipOpaque(sql: string, at: number, dialect: SqlDialect, flip: boolean): number {
   switch (sql.charCodeAt(at)) {
     case DASH:
       return sql.charCodeAt(at + 1) === DASH ? skipDashComment(sql, at, dialect) : at
@@ -367,9 +412,14 @@ function skipOpaque(sql: string, at: number, dialect: SqlDialect): number {
     case SLASH:
       return sql.charCodeAt(at + 1) === STAR ? skipBlockComment(sql, at, dialect) : at
     case QUOTE:
-      return skipQuoted(sql, at, QUOTE, dialect === 'mysql' || escapeString(sql, at, dialect))
+      return skipQuoted(
+        sql,
+        at,
+        QUOTE,
+        backslashEscapes(dialect, flip) || escapeString(sql, at, dialect),
+      )
     case DQUOTE:
-      return skipQuoted(sql, at, DQUOTE, dialect === 'mysql')
+      return skipQuoted(sql, at, DQUOTE, dialect === 'mysql' && !flip)
     case BACKTICK:
       return dialect === 'sqlite' ? skipQuoted(sql, at, BACKTICK, false) : at
     case BRACKET: {
@@ -542,7 +592,12 @@ function readName(sql: string, at: number, statement: Statement): number {
  * the last `;` of the text, once the last statement's first words are read,
  * its rest (a bulk INSERT's rows) is not.
  */
-function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[]) => boolean) {
+function readStatements(
+  sql: string,
+  dialect: SqlDialect,
+  visit: (words: string[]) => boolean,
+  flip = false,
+) {
   const statement = new Statement(dialect)
   // The next `;` at or after i, looked for only once a statement is decided.
   let semicolon = -1
@@ -550,7 +605,13 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
   while (i < sql.length) {
     const code = sql.charCodeAt(i)
     if (code <= 32) i++
-    else if (nameStart(code) || (code === BACKTICK && dialect === 'mysql')) {
+    else if (
+      dialect === 'sqlite' &&
+      isSqliteVariableMark(code) &&
+      skipSqliteVariable(sql, i) !== i
+    ) {
+      i = skipSqliteVariable(sql, i)
+    } else if (nameStart(code) || (code === BACKTICK && dialect === 'mysql')) {
       i = readName(sql, i, statement)
       if (statement.decided() && semicolon < i) {
         semicolon = sql.indexOf(';', i)
@@ -560,7 +621,7 @@ function readStatements(sql: string, dialect: SqlDialect, visit: (words: string[
       if (statement.semicolon() && statement.words.length > 0 && visit(statement.take())) return
       i++
     } else {
-      const past = skipOpaque(sql, i, dialect)
+      const past = skipOpaque(sql, i, dialect, flip)
       if (past === i) statement.punctuation(sql, i)
       i = past === i ? i + 1 : past
     }
@@ -601,10 +662,15 @@ export function transactionControl(sql: string, dialect: SqlDialect): string | u
   const known = seen.get(sql)
   if (known !== undefined) return known ?? undefined
   let found: string | undefined
-  readStatements(sql, dialect, (words) => {
+  const visit = (words: string[]) => {
     found = refusedHead(words, dialect)
     return found !== undefined
-  })
+  }
+  readStatements(sql, dialect, visit)
+  // A backslash reads two ways, as the session may have it (backslashEscapes).
+  if (found === undefined && dialect !== 'sqlite' && sql.includes('\\')) {
+    readStatements(sql, dialect, visit, true)
+  }
   // Texts with literals inlined never repeat: a full cache starts over.
   if (seen.size >= CACHE_LIMIT) seen.clear()
   if (sql.length <= 4096) seen.set(sql, found ?? null)
