@@ -108,6 +108,38 @@ function expire(open: OpenTransactions, token: string, state: Open, leaseMs: num
  */
 type OpenTransactions = Map<string, Open>
 
+/**
+ * Ends a transaction the store began and hands the client back: a COMMIT (a
+ * stale mark's, a duplicate's) waits for the synchronous standbys like any
+ * other; a client whose ROLLBACK failed is dropped.
+ */
+async function finish(client: PoolClient, end: string): Promise<void> {
+  if (end !== 'ROLLBACK') return commitAndRelease(client, STORE, end)
+  try {
+    await client.query(bounded(end))
+    client.release()
+  } catch (error) {
+    client.release(error as Error)
+    throw error
+  }
+}
+
+/** A claimed transaction kept by a new token, its lease timed, and ctx.tx: its client behind the guard. */
+function claimOf(open: OpenTransactions, state: Open, leaseMs: number) {
+  const token = randomUUID()
+  state.timer = setTimeout(expire, leaseMs, open, token, state, leaseMs)
+  state.timer.unref()
+  open.set(token, state)
+  const tx = guardedClient(state.client, {
+    over: () => state.closed || state.ended !== undefined,
+    gone: () => state.gone,
+    onGone: (why) => {
+      state.gone ??= why
+    },
+  })
+  return { token, tx }
+}
+
 function beginStep(
   names: SchemaNames,
   timings: ReturnType<typeof resolveStoreTimings>,
@@ -119,18 +151,6 @@ function beginStep(
   // The claim may wait lockWaitMs for the conversion's row on purpose.
   const claimTimeoutMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000)
   const lockWait = `'${int(timings.lockWaitMs)}ms'`
-  // A stale mark's COMMIT waits for the synchronous standbys like any other.
-  const finish = async (client: PoolClient, end: string) => {
-    const sql = end
-    if (end !== 'ROLLBACK') return commitAndRelease(client, STORE, sql)
-    try {
-      await client.query(bounded(sql))
-      client.release()
-    } catch (error) {
-      client.release(error as Error)
-      throw error
-    }
-  }
   return async ({
     eventId,
     conversionId,
@@ -160,12 +180,12 @@ function beginStep(
     let verdict: string
     try {
       // One round trip: BEGIN, the lease's bounds and the claim in one
-      // simple-protocol query. (No read-only session around it, as postgres.js
-      // has: in one query the SET would join the transaction BEGIN opens, and
-      // a ROLLBACK would undo it. pg tells the transaction's status after each
-      // statement instead, and the guard reads it.) The bounds end a handler that hangs (idle in the
-      // transaction) or runs one statement too long; a transaction not claimed
-      // ends at once, so setting them before the verdict costs nothing.
+      // simple-protocol query. The bounds end a handler that hangs (idle in
+      // the transaction) or runs one statement too long; a transaction not
+      // claimed ends at once, so setting them before the verdict costs
+      // nothing. (No read-only session around it, as postgres.js has: in one
+      // query the SET would join the transaction BEGIN opens, and a ROLLBACK
+      // would undo it. pg's guard reads the transaction's status instead.)
       const results = (await client.query(
         bounded(
           `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${int(leaseMs)}; SET LOCAL idle_in_transaction_session_timeout = ${int(leaseMs)}; SELECT ${names.claim}(${client.escapeLiteral(eventId)}, ${int(conversionId)}, ${int(order)}, ${lockWait}, ${int(timings.dedupeTtl)}, ${int(timings.orderingTtl)}) AS verdict`,
@@ -185,19 +205,9 @@ function beginStep(
       throw error
     }
     if (TRANSACTION_ID.test(verdict)) {
-      const token = randomUUID()
       state.xact = verdict
-      state.timer = setTimeout(expire, leaseMs, open, token, state, leaseMs)
-      state.timer.unref()
-      open.set(token, state)
-      const tx = guardedClient(client, {
-        over: () => state.closed || state.ended !== undefined,
-        gone: () => state.gone,
-        onGone: (why) => {
-          state.gone ??= why
-        },
-      })
-      return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
+      const claim = claimOf(open, state, leaseMs)
+      return { status: 'claimed', claim: { eventId, conversionId, order, ...claim } }
     }
     client.off('error', state.onError)
     // A stale event was marked done inside the transaction: commit it. A

@@ -391,20 +391,29 @@ export function planInit(facts: AppFacts, options: PlanOptions = {}): InitPlan {
       missing.length === 0 &&
       scripts.length === 0 &&
       (mount === undefined || mount.mounted),
-    next: [
-      ...(store.setup
-        ? [
-            `${run(facts, SETUP_SCRIPT)}   # once, after ${store.urlEnv ?? 'the database'} is set in .env: creates affiliate_conversions before any delivery`,
-          ]
-        : []),
-      start === undefined
-        ? `# start your app with .env loaded: package.json has no ${(stack.startScripts ?? ['dev', 'start']).join(' or ')} script`
-        : run(facts, start),
-      `${CLI_COMMAND} emulator --time-scale 60   # a minute of service time per second, so the delivery batch comes at once; its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal`,
-      `${CLI_COMMAND} endpoints create --url http://localhost:${port}${path} --show-secret   # put the secret in .env as ${secretEnv}, restart the app`,
-      `${CLI_COMMAND} trigger conversion.created --commission 4.20 --currency EUR --wait`,
-    ],
+    next: nextCommands(facts, { start, port, path, secretEnv }),
   }
+}
+
+/** The commands to run after init, in order: the app's own scripts, then this project's CLI. */
+function nextCommands(
+  facts: AppFacts,
+  at: { start: string | undefined; port: number; path: string; secretEnv: string },
+): string[] {
+  const { stack, store } = facts
+  return [
+    ...(store.setup
+      ? [
+          `${run(facts, SETUP_SCRIPT)}   # once, after ${store.urlEnv ?? 'the database'} is set in .env: creates affiliate_conversions before any delivery`,
+        ]
+      : []),
+    at.start === undefined
+      ? `# start your app with .env loaded: package.json has no ${(stack.startScripts ?? ['dev', 'start']).join(' or ')} script`
+      : run(facts, at.start),
+    `${CLI_COMMAND} emulator --time-scale 60   # a minute of service time per second, so the delivery batch comes at once; its banner prints AFFILIATE_API_URL and AFFILIATE_API_KEY: export them in a second terminal`,
+    `${CLI_COMMAND} endpoints create --url http://localhost:${at.port}${at.path} --show-secret   # put the secret in .env as ${at.secretEnv}, restart the app`,
+    `${CLI_COMMAND} trigger conversion.created --commission 4.20 --currency EUR --wait`,
+  ]
 }
 
 /** `npm run dev`, `pnpm dev`, `yarn dev`, `bun run dev`: one of the app's scripts, with its package manager. */

@@ -22,6 +22,15 @@ interface Cause {
   fix: string
 }
 
+/** A held event (500 event_held): a statement of the handler committed the mark itself. */
+const HELD_CAUSE: Cause = {
+  key: 'event_held',
+  title: '500 event_held: the store holds an event its handler committed itself',
+  detail:
+    "A statement the handler sent through ctx.tx (a COMMIT inside a procedure or a compound statement, SET autocommit, DDL) made the event's handled mark durable without the rest of the handler, so its effects may be partial. The store (MySQL, MariaDB, SQLite) answers every delivery of it, and of the newer events of its conversion, 500 until it is resolved; the service keeps retrying.",
+  fix: 'list them with npx @affiliate-webhooks/cli sql held --database <url>, check what the handler kept, then npx @affiliate-webhooks/cli sql resolve <event id> --rerun (the handler runs again) or --accept (taken as applied), and stop the handler from committing on ctx.tx',
+}
+
 /** What one of this library's error codes in the answer says went wrong. */
 function causeOfCode(
   code: string,
@@ -63,13 +72,7 @@ function causeOfCode(
         fix: "look for these event ids in the receiver's log",
       }
     case 'event_held':
-      return {
-        key: code,
-        title: '500 event_held: the store holds an event its handler committed itself',
-        detail:
-          "A statement the handler sent through ctx.tx (a COMMIT inside a procedure or a compound statement, SET autocommit, DDL) made the event's handled mark durable without the rest of the handler, so its effects may be partial. The store (MySQL, MariaDB, SQLite) answers every delivery of it, and of the newer events of its conversion, 500 until it is resolved; the service keeps retrying.",
-        fix: 'list them with npx @affiliate-webhooks/cli sql held --database <url>, check what the handler kept, then npx @affiliate-webhooks/cli sql resolve <event id> --rerun (the handler runs again) or --accept (taken as applied), and stop the handler from committing on ctx.tx',
-      }
+      return HELD_CAUSE
     case 'store_unavailable':
       return {
         key: code,
