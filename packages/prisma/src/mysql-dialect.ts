@@ -9,6 +9,7 @@ import type * as MysqlStore from '@affiliate-webhooks/mysql/internal'
 import type { MysqlRun, PeekRow, SchemaNames } from '@affiliate-webhooks/mysql/internal'
 import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
 import {
+  boundedRun,
   databaseError,
   type PrismaRawQueries,
   prismaCode,
@@ -77,16 +78,6 @@ export function firstCallRow(rows: unknown): unknown[] | undefined {
   return values
 }
 
-const runOn =
-  (on: PrismaRawQueries): MysqlRun =>
-  async <Row>(sql: string, values: unknown[] = []) => {
-    try {
-      return await within(on.$queryRawUnsafe<Row[]>(sql, ...values), STORE_STATEMENT_TIMEOUT_MS)
-    } catch (error) {
-      throw withDatabaseCode(error)
-    }
-  }
-
 function failure(cause: unknown): Error {
   const reason = cause instanceof Error ? cause.message : String(cause)
   const code = (cause as { code?: unknown } | undefined)?.code
@@ -106,7 +97,7 @@ function failure(cause: unknown): Error {
 export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   const { prisma, timings } = parts
   const names = my.schemaNames(parts, 'prismaStore')
-  const run = runOn(prisma)
+  const run = boundedRun(prisma)
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
@@ -121,7 +112,7 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
     sql: 'mysql',
     failure,
     async ready() {
-      await onOneSession((tx) => my.ensureSchema(runOn(tx), names))
+      await onOneSession((tx) => my.ensureSchema(boundedRun(tx), names))
       const rows = await run<{ on: unknown }>('SELECT @@innodb_rollback_on_timeout AS `on`')
       rollbackOnTimeout = Number(rows[0]?.on) === 1
     },
@@ -260,7 +251,7 @@ async function pruneRound(
   names: SchemaNames,
   limit: number,
 ): Promise<number> {
-  const run = runOn(tx)
+  const run = boundedRun(tx)
   let deleted = 0
   await run(my.PRUNE_WAIT_SQL)
   try {

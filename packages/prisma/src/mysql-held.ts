@@ -7,14 +7,12 @@
  */
 import type { HeldEvent, HeldResolution, HeldResolved } from '@affiliate-webhooks/core'
 import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
-import type { MysqlRun } from '@affiliate-webhooks/mysql/internal'
 import { DIALECT_PACKAGES } from './dialect-loader.js'
 import {
+  boundedRun,
   type PrismaClientLike,
   type PrismaRawQueries,
   providerOf,
-  withDatabaseCode,
-  within,
 } from './prisma-client.js'
 
 /** Where the store's tables are: the `tablePrefix` given to `prismaStore`. */
@@ -22,16 +20,6 @@ export interface PrismaHeldOptions {
   /** Prefix of the store's tables. Default `aw_`. */
   tablePrefix?: string | undefined
 }
-
-const runOn =
-  (on: PrismaRawQueries): MysqlRun =>
-  async <Row>(sql: string, values: unknown[] = []) => {
-    try {
-      return await within(on.$queryRawUnsafe<Row[]>(sql, ...values), STORE_STATEMENT_TIMEOUT_MS)
-    } catch (error) {
-      throw withDatabaseCode(error)
-    }
-  }
 
 /** The MySQL store's statements, and the table names; MySQL/MariaDB clients only. */
 async function mysqlOf(prisma: PrismaClientLike, options: PrismaHeldOptions, caller: string) {
@@ -57,7 +45,7 @@ export async function prismaHeldEvents(
   options: PrismaHeldOptions = {},
 ): Promise<HeldEvent[]> {
   const { my, names } = await mysqlOf(prisma, options, 'prismaHeldEvents')
-  return my.heldEventsOn(runOn(prisma), names)
+  return my.heldEventsOn(boundedRun(prisma), names)
 }
 
 /**
@@ -75,7 +63,7 @@ export async function resolvePrismaHeld(
 ): Promise<HeldResolved> {
   const { my, names } = await mysqlOf(prisma, options, 'resolvePrismaHeld')
   return prisma.$transaction(
-    (tx) => my.resolveHeldOn(runOn(tx as PrismaRawQueries), names, eventId, resolution),
+    (tx) => my.resolveHeldOn(boundedRun(tx as PrismaRawQueries), names, eventId, resolution),
     { timeout: 2 * STORE_STATEMENT_TIMEOUT_MS },
   ) as Promise<HeldResolved>
 }

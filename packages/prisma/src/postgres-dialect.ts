@@ -5,24 +5,14 @@ import {
   STREAK_CODES_KEPT,
 } from '@affiliate-webhooks/core/internal'
 import type * as PostgresStore from '@affiliate-webhooks/postgres/internal'
-import type { PeekRow, RunSql, SetupDriver } from '@affiliate-webhooks/postgres/internal'
+import type { PeekRow, SetupDriver } from '@affiliate-webhooks/postgres/internal'
 import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
-import { databaseError, type PrismaRawQueries, withDatabaseCode, within } from './prisma-client.js'
+import { boundedRun, databaseError, type PrismaRawQueries, within } from './prisma-client.js'
 
 /** The Postgres store's statements and checks, imported when the store first runs. */
 export type PostgresInternals = typeof PostgresStore
 
 /** One statement through Prisma, bounded: its rows. */
-const runOn =
-  (on: PrismaRawQueries): RunSql =>
-  async <Row>(text: string, params: unknown[] = []) => {
-    try {
-      return await within(on.$queryRawUnsafe<Row[]>(text, ...params), STORE_STATEMENT_TIMEOUT_MS)
-    } catch (error) {
-      throw withDatabaseCode(error)
-    }
-  }
-
 const failureOf =
   (pg: PostgresInternals) =>
   (cause: unknown): Error =>
@@ -34,9 +24,9 @@ const failureOf =
 
 function setupDriver(parts: DialectParts, failure: (cause: unknown) => Error): SetupDriver {
   return {
-    run: runOn(parts.prisma),
+    run: boundedRun(parts.prisma),
     async transaction(work) {
-      await parts.prisma.$transaction((tx) => work(runOn(tx as PrismaRawQueries)), {
+      await parts.prisma.$transaction((tx) => work(boundedRun(tx as PrismaRawQueries)), {
         maxWait: parts.acquireTimeoutMs,
         timeout: 4 * STORE_STATEMENT_TIMEOUT_MS,
       })
@@ -53,7 +43,7 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
   const { prisma, timings } = parts
   const names = pg.schemaNames(parts, 'prismaStore')
   const failure = failureOf(pg)
-  const run = runOn(prisma)
+  const run = boundedRun(prisma)
   // READ COMMITTED is the claim's assumption; asked of Prisma (one more round
   // trip per delivery) only when the database's default is another level.
   let isolation: 'ReadCommitted' | undefined

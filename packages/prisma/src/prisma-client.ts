@@ -4,6 +4,7 @@
  * errors: its own code (P2028, ...) and, for a failed raw query, the
  * database's code beneath it.
  */
+import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 
 /** The raw-query methods of a Prisma client or of its transaction client. */
 export interface PrismaRawQueries {
@@ -105,3 +106,18 @@ export function withDatabaseCode(error: unknown): unknown {
   if (code === undefined || !(error instanceof Error)) return error
   return Object.assign(new Error(error.message, { cause: error }), { code })
 }
+
+/**
+ * One raw statement through Prisma (the client, or a transaction's client),
+ * bounded by the store's statement timeout, a failure carrying the database's
+ * code: how the dialects and the held-event functions run the SQL stores' texts.
+ */
+export const boundedRun =
+  (on: PrismaRawQueries) =>
+  async <Row>(text: string, values: unknown[] = []): Promise<Row[]> => {
+    try {
+      return await within(on.$queryRawUnsafe<Row[]>(text, ...values), STORE_STATEMENT_TIMEOUT_MS)
+    } catch (error) {
+      throw withDatabaseCode(error)
+    }
+  }
