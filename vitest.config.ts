@@ -16,6 +16,7 @@ export const CHAOS_TESTS = [
   'test/stores/chaos.test.ts',
   'test/stores/redis-failover.test.ts',
   'test/sql/postgres-failover.test.ts',
+  'test/sql/mysql-failover.test.ts',
 ]
 
 /**

@@ -34,6 +34,20 @@ import type { Pool, PoolConnection } from 'mysql2/promise'
 import { connectionFailure, describeDatabase, isConnectionLost } from './errors.js'
 import { type GuardState, guardedConnection, quoted } from './guard.js'
 import { heldEventsOn, heldMessage, resolveHeldOn } from './held.js'
+import {
+  acknowledged,
+  barrierSql,
+  canAcknowledge,
+  notReplicated,
+  readReplicationFacts,
+  replicationWarning,
+  type SemiSyncStatus,
+  type SemiSyncReader,
+  semiSyncOffWarning,
+  semiSyncStatusOf,
+  semiSyncStatusSql,
+  statusRefusedWarning,
+} from './replication.js'
 import { type MysqlSchemaOptions, type SchemaNames, schemaNames } from './schema.js'
 import { ensureSchema } from './setup.js'
 import {
@@ -126,6 +140,14 @@ interface ServerTraits {
    * then rolls back the whole transaction, as a deadlock does, not only the statement.
    */
   rollbackOnTimeout: boolean
+  /**
+   * Semi-synchronous replication is on (read at start), spelt so: each mark's
+   * commit, and each duplicate's or stale answer, is checked for a replica's
+   * acknowledgement. Undefined: not checked (off, or the role may not read it).
+   */
+  semiSync: SemiSyncReader | undefined
+  /** Semi-sync was found off on the server reached now (said once, until it is on again). */
+  semiSyncOff: boolean
 }
 
 /**
@@ -195,8 +217,13 @@ function expire(parts: Parts, token: string): void {
  * privilege needed), not awaited: the answer does not wait on it.
  */
 function drop(parts: Parts, state: Open, busy: boolean): void {
-  const { threadId } = state.connection
-  state.connection.destroy()
+  dropConnection(parts, state.connection, busy)
+}
+
+/** {@link drop} for any connection of the store's. */
+function dropConnection(parts: Parts, connection: PoolConnection, busy: boolean): void {
+  const { threadId } = connection
+  connection.destroy()
   if (!busy || typeof threadId !== 'number') return
   withConnection(parts, (connection) =>
     connection.query({ sql: `KILL CONNECTION ${threadId}`, timeout: STATEMENT_TIMEOUT_MS }),
@@ -207,6 +234,14 @@ function drop(parts: Parts, state: Open, busy: boolean): void {
 
 /** The store's CALL on a claim's connection got no answer within its bound. */
 class SettleTimeout extends Error {}
+
+/**
+ * A statement of the store's past its bound: {@link SettleTimeout}, or mysql2's
+ * own timeout (the same bound, started when the statement was sent), whichever came first.
+ */
+const timedOut = (error: unknown): boolean =>
+  error instanceof SettleTimeout ||
+  (error as { code?: unknown } | undefined)?.code === 'PROTOCOL_SEQUENCE_TIMEOUT'
 
 /**
  * Runs the store's own CALL on a claim's connection, waiting at most
@@ -230,6 +265,91 @@ async function settleWithin<T>(run: () => Promise<T>): Promise<T> {
     // Rejected once the connection is dropped: nobody waits for it any more.
     pending.catch(() => {})
   }
+}
+
+/**
+ * The primary's semi-sync status, read on `connection`; undefined when it is
+ * not checked. A server that refuses the statement (a role without the
+ * privilege) turns the check off, said once; a lost connection throws.
+ */
+async function semiSyncNow(
+  parts: Parts,
+  connection: PoolConnection,
+): Promise<SemiSyncStatus | undefined> {
+  const { server } = parts
+  const reader = server.semiSync
+  if (reader === undefined) return undefined
+  let status: SemiSyncStatus
+  try {
+    const [rows] = await connection.query({
+      sql: semiSyncStatusSql(reader),
+      timeout: STATEMENT_TIMEOUT_MS,
+    })
+    status = semiSyncStatusOf(rows as Parameters<typeof semiSyncStatusOf>[0])
+  } catch (error) {
+    // The server answered with an error of its own (it has a SQLSTATE): refused.
+    if ((error as { sqlState?: unknown }).sqlState === undefined) throw error
+    if (server.semiSync !== undefined) {
+      server.semiSync = undefined
+      parts.logger?.warn(statusRefusedWarning('mysqlStore', error))
+    }
+    return undefined
+  }
+  // Turned off, or another server after a failover: not checked while it is off, said once.
+  if (!status.enabled && !server.semiSyncOff)
+    parts.logger?.warn(semiSyncOffWarning('mysqlStore', reader.spelling))
+  server.semiSyncOff = !status.enabled
+  return status.enabled ? status : undefined
+}
+
+/** A duplicate's or stale answer, checked: `ok`, or why no replica stands behind it. */
+type Replicated = 'ok' | 'no replica' | 'not acknowledged'
+
+/**
+ * What a `duplicate` or `stale` answer rests on (a mark committed before, by
+ * this delivery's claim or by an earlier one whose commit went unacknowledged)
+ * is on a replica once a later commit is acknowledged: the binary log is in
+ * commit order, and a replica acknowledges a position. So a one-row write is
+ * committed, bounded, and checked like a mark's commit.
+ */
+async function replicatedAnswer(parts: Parts, connection: PoolConnection): Promise<Replicated> {
+  const before = await semiSyncNow(parts, connection)
+  if (before === undefined) return 'ok'
+  if (!canAcknowledge(before)) return 'no replica'
+  await settleWithin(async () => {
+    await connection.query({ sql: barrierSql(parts.names.streak), timeout: STATEMENT_TIMEOUT_MS })
+    // The pool's sessions autocommit; this commits one that does not.
+    await connection.query({ sql: 'COMMIT', timeout: STATEMENT_TIMEOUT_MS })
+  })
+  const after = await semiSyncNow(parts, connection)
+  return after === undefined || acknowledged(before, after) ? 'ok' : 'not acknowledged'
+}
+
+/**
+ * A `duplicate` or `stale` verdict's answer once a replica stands behind it:
+ * the connection back to the pool (dropped, and its session killed, when it
+ * failed or passed the bound), and a 503 when no replica acknowledged.
+ */
+async function answerReplicated(
+  parts: Parts,
+  connection: PoolConnection,
+  status: string,
+): Promise<BeginResult<PoolConnection>> {
+  let replicated: Replicated
+  try {
+    replicated = await replicatedAnswer(parts, connection)
+  } catch (error) {
+    dropConnection(parts, connection, timedOut(error))
+    if (timedOut(error)) {
+      throw notReplicated('mysqlStore', parts.server.semiSync?.spelling ?? 'master', true)
+    }
+    throw parts.fail(error)
+  }
+  connection.release()
+  if (replicated !== 'ok') {
+    throw notReplicated('mysqlStore', parts.server.semiSync?.spelling ?? 'master', true)
+  }
+  return { status } as BeginResult<PoolConnection>
 }
 
 function beginStep(parts: Parts) {
@@ -277,6 +397,9 @@ function beginStep(parts: Parts) {
       throw parts.fail(error)
     }
     if (verdict !== undefined) {
+      // Answered 2xx from a mark: once a replica has it.
+      if (verdict.verdict === 'duplicate' || verdict.verdict === 'stale')
+        return answerReplicated(parts, connection, verdict.verdict)
       connection.release()
       if (verdict.verdict === 'held') throw heldError(parts, eventId, conversionId, verdict)
       return { status: verdict.verdict } as BeginResult<PoolConnection>
@@ -388,6 +511,49 @@ function settle(parts: Parts, claim: Claim<PoolConnection>): Open | undefined {
   return state
 }
 
+/**
+ * How the store ended a claim's transaction. `refused`: its commit found the
+ * transaction not the claim's any more (or the handler had ended it: rolled
+ * back). `unreplicated`: semi-sync is checked and no replica acknowledged:
+ * `rolled back` (none could: nothing committed) or `committed` (the mark stands
+ * on the primary alone).
+ */
+interface Ended {
+  refused: boolean
+  unreplicated?: 'rolled back' | 'committed'
+}
+
+/**
+ * The store's commit of a claim, each step bounded: with semi-sync checked,
+ * the status before (no replica to acknowledge: rolled back instead) and after.
+ */
+async function endClaim(parts: Parts, state: Open, claim: Claim<PoolConnection>): Promise<Ended> {
+  const { connection } = state
+  const rollBack = () => call(connection, `CALL ${parts.names.release}()`)
+  // The server said the claim's transaction ended under the handler: no commit is sent.
+  if (state.guard.escaped !== undefined) {
+    await settleWithin(rollBack)
+    return { refused: true }
+  }
+  const before = await settleWithin(() => semiSyncNow(parts, connection))
+  if (before !== undefined && !canAcknowledge(before)) {
+    await settleWithin(rollBack)
+    return { refused: false, unreplicated: 'rolled back' }
+  }
+  const refused = await settleWithin(() =>
+    call<{ committed: number }>(connection, `CALL ${parts.names.commit}(?, ?, ?)`, [
+      eventKey(claim.eventId),
+      claim.conversionId ?? null,
+      claim.token,
+    ]),
+  )
+  if (refused !== undefined) return { refused: true }
+  if (before === undefined) return { refused: false }
+  const after = await settleWithin(() => semiSyncNow(parts, connection))
+  if (after === undefined || acknowledged(before, after)) return { refused: false }
+  return { refused: false, unreplicated: 'committed' }
+}
+
 function commitStep(parts: Parts, afterCommit: () => void) {
   return async (claim: Claim<PoolConnection>): Promise<boolean> => {
     const state = settle(parts, claim)
@@ -398,29 +564,27 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     if (state.expired) return false
     // Statements the handler sent and did not await: the CALL queues behind them.
     const leftRunning = state.guard.running > 0
-    let refused: { committed: number } | undefined
+    let refused: Ended
     try {
       if (state.ended !== undefined) throw state.ended
-      // The server said the claim's transaction ended under the handler: no commit is sent.
-      const end =
-        state.guard.escaped === undefined
-          ? call<{ committed: number }>(connection, `CALL ${parts.names.commit}(?, ?, ?)`, [
-              eventKey(claim.eventId),
-              claim.conversionId ?? null,
-              claim.token,
-            ])
-          : call(connection, `CALL ${parts.names.release}()`).then(() => ({ committed: 0 }))
-      refused = await settleWithin(() => end)
+      refused = await endClaim(parts, state, claim)
     } catch (error) {
-      drop(parts, state, error instanceof SettleTimeout)
+      drop(parts, state, timedOut(error))
       // The server ended the session when the lease ran out: the transaction,
       // the handler's writes with it, rolled back, and the retry may run.
-      if (isConnectionLost(error) && leaseOver()) return false
-      if (error instanceof SettleTimeout && leftRunning) throw leftStatementRunning()
+      if (isConnectionLost(error) && leaseOver() && !timedOut(error)) return false
+      if (timedOut(error) && leftRunning) throw leftStatementRunning()
+      // Past the bound with semi-sync on: most likely the wait for a replica.
+      if (timedOut(error) && parts.server.semiSync !== undefined)
+        throw notReplicated('mysqlStore', parts.server.semiSync.spelling, true)
       throw parts.fail(error)
     }
     handBack(state)
-    if (refused !== undefined) {
+    if (refused.unreplicated !== undefined) {
+      const spelling = parts.server.semiSync?.spelling ?? 'master'
+      throw notReplicated('mysqlStore', spelling, refused.unreplicated === 'committed')
+    }
+    if (refused.refused) {
       if (state.guard.gone !== undefined) throw endedUnderHandler(state.guard.gone)
       throw await escapeReport(parts, claim, state)
     }
@@ -592,6 +756,7 @@ function readyStep(
   acquire: () => Promise<PoolConnection>,
   fail: Parts['fail'],
   server: ServerTraits,
+  logger: Logger | undefined,
 ) {
   let setup: Promise<void> | undefined
   return () => {
@@ -604,6 +769,7 @@ function readyStep(
           names,
         )
         server.rollbackOnTimeout = await rollsBackOnTimeout(connection)
+        await learnReplication(runOn(connection), server, logger)
       } catch (error) {
         connection.destroy()
         throw fail(error)
@@ -615,6 +781,29 @@ function readyStep(
     })
     return setup
   }
+}
+
+/**
+ * Whether each commit is checked for a replica's acknowledgement, and the one
+ * warning at start when a failover can lose acknowledged conversions. A server
+ * that refuses to say leaves the check off, said once.
+ */
+async function learnReplication(
+  run: ReturnType<typeof runOn>,
+  server: ServerTraits,
+  logger: Logger | undefined,
+): Promise<void> {
+  let facts: Awaited<ReturnType<typeof readReplicationFacts>>
+  try {
+    facts = await readReplicationFacts(run)
+  } catch (error) {
+    if ((error as { sqlState?: unknown }).sqlState === undefined) throw error
+    logger?.warn(statusRefusedWarning('mysqlStore', error))
+    return
+  }
+  server.semiSync = facts.semiSyncEnabled === true ? facts.reader : undefined
+  const line = replicationWarning(facts, 'mysqlStore', STATEMENT_TIMEOUT_MS)
+  if (line !== undefined) logger?.warn(line)
 }
 
 /** One connection's statements, as the held-event functions run them. */
@@ -700,8 +889,12 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     ).catch((error: unknown) => {
       throw fail(error)
     })
-  const server: ServerTraits = { rollbackOnTimeout: false }
-  const ready = readyStep(names, acquire, fail, server)
+  const server: ServerTraits = {
+    rollbackOnTimeout: false,
+    semiSync: undefined,
+    semiSyncOff: false,
+  }
+  const ready = readyStep(names, acquire, fail, server, logger)
   const parts: Parts = {
     pool,
     names,

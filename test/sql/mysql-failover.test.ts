@@ -1,0 +1,296 @@
+/**
+ * Issue 59: the MySQL store (mysql2) across a real MariaDB failover, with a
+ * semi-synchronous replica, behind a TCP proxy that moves to the new primary
+ * (a virtual IP). The replica is frozen: each commit waits for its
+ * acknowledgement, and is killed at the store's bound, answered 503 with its
+ * connection back in the pool; a retry of one of them is 503 too (its mark
+ * stands on the primary only, and the write that would stand behind a
+ * duplicate is not acknowledged either). Then the link is cut (the replica's
+ * binlog dump thread killed): with no replica to acknowledge, deliveries are
+ * rolled back and answered 503 at once. A primary that falls back to
+ * asynchronous sooner than the store's bound (rpl_semi_sync_master_timeout
+ * 1 s) has its commits returned unacknowledged: 503, never 2xx. The primary
+ * is killed, the replica promoted, and every event delivered again: each
+ * acknowledged before is applied exactly once, each answered 503 exactly once.
+ * And the one warning at start: a primary with an asynchronous replica, a
+ * primary whose semi-sync has no replica; none on a standalone server, a
+ * replica, or a semi-sync primary with its replica.
+ */
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import { mysqlStore } from '@affiliate-webhooks/mysql'
+import { affiliateWebhook } from '@affiliate-webhooks/node'
+import mysql, { type Pool } from 'mysql2/promise'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  mysqlOnce,
+  type ReplicatedMariadb,
+  startReplicatedMariadb,
+  statusOf,
+} from '../support/mariadb-failover.js'
+import { MYSQL_URL } from '../support/mysql-db.js'
+import { type MovableProxy, movableProxy } from '../support/postgres-failover.js'
+import { deliver, deliverUntilAcknowledged, SECRET } from './sql-stores.js'
+
+/** The service gives up on an answer after 10 s. */
+const SERVICE_TIMEOUT_MS = 10_000
+const POOL_SIZE = 3
+
+interface Logged {
+  lines: string[]
+  warnings: string[]
+  logger: { warn: (...args: unknown[]) => void; error: (...args: unknown[]) => void }
+}
+
+function capturedLog(): Logged {
+  const lines: string[] = []
+  const warnings: string[] = []
+  const text = (args: unknown[]) => args.map(String).join(' ')
+  return {
+    lines,
+    warnings,
+    logger: {
+      warn: (...args) => {
+        warnings.push(text(args))
+        lines.push(text(args))
+      },
+      error: (...args) => lines.push(text(args)),
+    },
+  }
+}
+
+const poolOn = (port: number) => {
+  const pool = mysql.createPool({
+    host: '127.0.0.1',
+    port,
+    user: 'root',
+    database: 'aw',
+    connectionLimit: POOL_SIZE,
+    connectTimeout: 2000,
+  })
+  pool.on('connection', (connection) => connection.on('error', () => {}))
+  return pool
+}
+
+async function receiver(pool: Pool, log: Logged['logger']) {
+  const store = mysqlStore({ pool, logger: log, acquireTimeoutMs: 2000 })
+  const server = createServer(
+    affiliateWebhook({
+      secret: SECRET,
+      logger: log,
+      store,
+      async onConversion(conversion, event, ctx) {
+        await ctx.tx.query('INSERT INTO effects VALUES (?, ?)', [event.id, conversion.id])
+      },
+    }),
+  )
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { server, store, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }
+}
+
+async function timedDeliveries(url: string, events: object[]) {
+  return Promise.all(
+    events.map(async (event) => {
+      const started = performance.now()
+      const status = await deliver(url, event)
+      return { status, ms: performance.now() - started }
+    }),
+  )
+}
+
+/** How many times each event's effect is on the server at `url`. */
+async function applied(url: string): Promise<Map<string, number>> {
+  const rows = await mysqlOnce<{ event_id: string; n: number }>(
+    url,
+    'SELECT event_id, COUNT(*) AS n FROM effects GROUP BY event_id',
+  )
+  return new Map(rows.map((row) => [row.event_id, Number(row.n)]))
+}
+
+const events = (base: number, n: number) =>
+  Array.from({ length: n }, (_, i) => buildConversionEvent({ conversion: { id: base + i } }))
+
+function expectRefused(answers: { status: number; ms: number }[]) {
+  for (const answer of answers) {
+    expect(answer.status).toBe(503)
+    expect(answer.ms).toBeLessThan(SERVICE_TIMEOUT_MS)
+  }
+}
+
+/** A replicated pair, the effects table, a proxy on the primary and a receiver behind it. */
+async function setUp(timeoutMs: number) {
+  const replicated = await startReplicatedMariadb({ semiSync: true, timeoutMs })
+  await mysqlOnce(
+    replicated.primary.url,
+    'CREATE TABLE effects (event_id VARCHAR(255) NOT NULL, conversion_id BIGINT NOT NULL)',
+  )
+  const proxy = await movableProxy(replicated.primary.port)
+  const pool = poolOn(proxy.port)
+  const log = capturedLog()
+  const receiving = await receiver(pool, log.logger)
+  return { replicated, proxy, pool, log, receiving }
+}
+
+type World = Awaited<ReturnType<typeof setUp>>
+
+async function tearDown(world: World | undefined) {
+  world?.receiving.server.close()
+  await world?.pool.end().catch(() => {})
+  await world?.proxy.close()
+  await world?.replicated.destroy()
+}
+
+/** The primary killed, the replica promoted, the proxy moved; every event until acknowledged, then each counted once. */
+async function failOverAndRedeliver(world: World, all: { id: string }[]) {
+  await world.replicated.killPrimary()
+  await world.replicated.promote()
+  world.proxy.moveTo(world.replicated.replica.port)
+  for (const event of all) {
+    const statuses = await deliverUntilAcknowledged(() => world.receiving.url, event, {
+      pauseMs: 100,
+    })
+    expect(statuses.at(-1)).toBe(200)
+  }
+  const counts = await applied(world.replicated.replica.url)
+  for (const event of all) expect(counts.get(event.id)).toBe(1)
+}
+
+describe('MariaDB failover, semi-synchronous replica (timeout 10 s), mysqlStore', () => {
+  let world: World
+
+  beforeAll(async () => {
+    world = await setUp(10_000)
+  }, 90_000)
+
+  afterAll(() => tearDown(world))
+
+  it('with the replica away: bounded 503s, the pool never dry, a retry not a duplicate; across a promotion nothing lost or applied twice', async () => {
+    const { replicated, receiving, pool, log } = world
+    const before = events(100, 4)
+    for (const event of before) expect(await deliver(receiving.url, event)).toBe(200)
+    expect(log.warnings).toEqual([])
+
+    // Frozen: connected still, acknowledging nothing. More deliveries than the pool has connections.
+    await replicated.replica.freeze()
+    const waiting = events(200, 5)
+    expectRefused(await timedDeliveries(receiving.url, waiting))
+    await pool.query('SELECT 1')
+    // Its mark stands on the primary, which no replica has: not answered duplicate.
+    expectRefused(await timedDeliveries(receiving.url, [waiting[0] as object]))
+    expect(log.lines.join('\n')).toMatch(/without a replica acknowledging it/)
+
+    // The link cut: no replica connected, nothing committed at all.
+    await replicated.cutLink()
+    const cut = events(300, 5)
+    expectRefused(await timedDeliveries(receiving.url, cut))
+    expect(log.lines.join('\n')).toMatch(/no replica acknowledges commits now/)
+    await pool.query('SELECT 1')
+
+    await failOverAndRedeliver(world, [...before, ...waiting, ...cut])
+  }, 150_000)
+})
+
+describe('MariaDB, semi-sync falling back to asynchronous before the bound (timeout 1 s), mysqlStore', () => {
+  let world: World
+
+  beforeAll(async () => {
+    world = await setUp(1000)
+  }, 90_000)
+
+  afterAll(() => tearDown(world))
+
+  it('a commit that returns unacknowledged is a 503, as is every one after; healed, the retries are answered and applied once', async () => {
+    const { replicated, receiving } = world
+    await replicated.replica.freeze()
+    const during = events(400, 4)
+    // One at a time: the first waits out the primary's 1 s and returns unacknowledged; the rest find semi-sync off.
+    for (const event of during) {
+      const [answer] = await timedDeliveries(receiving.url, [event])
+      expectRefused([answer as { status: number; ms: number }])
+    }
+    expect(await statusOf(replicated.primary.url, 'Rpl_semi_sync_master_status')).toBe('OFF')
+    // Healed: the replica catches up, semi-sync turns on again, each retry is answered.
+    await replicated.replica.thaw()
+    for (const event of during) {
+      const statuses = await deliverUntilAcknowledged(() => receiving.url, event, { pauseMs: 200 })
+      expect(statuses.at(-1)).toBe(200)
+    }
+    await expect
+      .poll(() => applied(replicated.replica.url), { timeout: 10_000 })
+      .toSatisfy((counts: Map<string, number>) =>
+        during.every((event) => counts.get(event.id) === 1),
+      )
+  }, 120_000)
+})
+
+describe('MariaDB: the warning at start', () => {
+  let asyncPair: ReplicatedMariadb
+  let semiPair: ReplicatedMariadb
+
+  beforeAll(async () => {
+    ;[asyncPair, semiPair] = await Promise.all([
+      startReplicatedMariadb({ semiSync: false }),
+      startReplicatedMariadb({ semiSync: true, timeoutMs: 2000 }),
+    ])
+  }, 90_000)
+
+  afterAll(async () => {
+    await Promise.all([asyncPair?.destroy(), semiPair?.destroy()])
+  })
+
+  async function warningsOn(url: string): Promise<string[]> {
+    const log = capturedLog()
+    const pool = mysql.createPool({ uri: url, connectionLimit: 2 })
+    try {
+      await mysqlStore({ pool, logger: log.logger }).ready()
+    } finally {
+      await pool.end()
+    }
+    return log.warnings
+  }
+
+  it('one, naming the settings, on a primary whose replica is asynchronous', async () => {
+    const warnings = await warningsOn(asyncPair.primary.url)
+    expect(warnings).toHaveLength(1)
+    for (const setting of [
+      'rpl_semi_sync_master_enabled',
+      'rpl_semi_sync_slave_enabled',
+      'rpl_semi_sync_master_wait_point = AFTER_SYNC',
+      'rpl_semi_sync_master_timeout',
+    ])
+      expect(warnings[0]).toContain(setting)
+    expect(warnings[0]).toMatch(/asynchronous/)
+  })
+
+  it('one on a semi-sync primary that no replica acknowledges', async () => {
+    await mysqlOnce(semiPair.replica.url, 'STOP SLAVE')
+    try {
+      await expect
+        .poll(() => statusOf(semiPair.primary.url, 'Rpl_semi_sync_master_clients'))
+        .toBe('0')
+      const warnings = await warningsOn(semiPair.primary.url)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(/no replica acknowledges/)
+    } finally {
+      await mysqlOnce(semiPair.replica.url, 'START SLAVE')
+    }
+  })
+
+  it('none on a semi-sync primary with its replica, on a replica, or on a standalone server', async () => {
+    await expect
+      .poll(() => statusOf(semiPair.primary.url, 'Rpl_semi_sync_master_clients'))
+      .toBe('1')
+    expect(await warningsOn(semiPair.primary.url)).toEqual([])
+    expect(await warningsOn(asyncPair.replica.url)).toEqual([])
+    const database = `aw_warn_${process.pid}`
+    await mysqlOnce(MYSQL_URL, `CREATE DATABASE IF NOT EXISTS ${database}`)
+    try {
+      expect(await warningsOn(`${MYSQL_URL}/${database}`)).toEqual([])
+    } finally {
+      await mysqlOnce(MYSQL_URL, `DROP DATABASE IF EXISTS ${database}`)
+    }
+  })
+})
