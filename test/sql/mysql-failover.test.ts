@@ -20,9 +20,12 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
+import type { EventStore } from '@affiliate-webhooks/core'
 import { mysqlStore } from '@affiliate-webhooks/mysql'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
-import mysql, { type Pool } from 'mysql2/promise'
+import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
+import { PrismaMariaDb } from '@prisma/adapter-mariadb'
+import mysql from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   mysqlOnce,
@@ -32,6 +35,7 @@ import {
 } from '../support/mariadb-failover.js'
 import { MYSQL_URL } from '../support/mysql-db.js'
 import { type MovableProxy, movableProxy } from '../support/postgres-failover.js'
+import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged, SECRET } from './sql-stores.js'
 
 /** The service gives up on an answer after 10 s. */
@@ -61,34 +65,89 @@ function capturedLog(): Logged {
   }
 }
 
-const poolOn = (port: number) => {
-  const pool = mysql.createPool({
-    host: '127.0.0.1',
-    port,
-    user: 'root',
-    database: 'aw',
-    connectionLimit: POOL_SIZE,
-    connectTimeout: 2000,
-  })
-  pool.on('connection', (connection) => connection.on('error', () => {}))
-  return pool
+/** A store on the primary (through the proxy), its handler's insert, and its pool. */
+interface Opened {
+  store: EventStore<unknown>
+  insert: (tx: unknown, eventId: string, conversionId: number) => Promise<unknown>
+  /** A plain query on the store's own pool. */
+  ping: () => Promise<unknown>
+  end(): Promise<void>
 }
 
-async function receiver(pool: Pool, log: Logged['logger']) {
-  const store = mysqlStore({ pool, logger: log, acquireTimeoutMs: 2000 })
+interface DriverUnderTest {
+  name: string
+  open(port: number, log: Logged['logger']): Promise<Opened>
+}
+
+const DRIVERS: DriverUnderTest[] = [
+  {
+    name: 'mysqlStore (mysql2)',
+    async open(port, log) {
+      const pool = mysql.createPool({
+        host: '127.0.0.1',
+        port,
+        user: 'root',
+        database: 'aw',
+        connectionLimit: POOL_SIZE,
+        connectTimeout: 2000,
+      })
+      pool.on('connection', (connection) => connection.on('error', () => {}))
+      return {
+        store: mysqlStore({ pool, logger: log, acquireTimeoutMs: 2000 }) as EventStore<unknown>,
+        insert: (tx, eventId, conversionId) =>
+          (tx as mysql.PoolConnection).query('INSERT INTO effects VALUES (?, ?)', [
+            eventId,
+            conversionId,
+          ]),
+        ping: () => pool.query('SELECT 1'),
+        end: () => pool.end(),
+      }
+    },
+  },
+  {
+    name: 'prismaStore (@prisma/adapter-mariadb)',
+    async open(port, log) {
+      const { PrismaClient } = (await import(await prismaClientPath('mysql'))) as {
+        PrismaClient: new (options: object) => PrismaClientFor<PrismaRawQueries>
+      }
+      const adapter = new PrismaMariaDb({
+        host: '127.0.0.1',
+        port,
+        user: 'root',
+        database: 'aw',
+        connectionLimit: POOL_SIZE,
+        connectTimeout: 2000,
+      })
+      const prisma = new PrismaClient({ adapter })
+      return {
+        store: prismaStore({ prisma, logger: log, acquireTimeoutMs: 2000 }) as EventStore<unknown>,
+        insert: (tx, eventId, conversionId) =>
+          (tx as PrismaRawQueries).$executeRawUnsafe(
+            'INSERT INTO effects VALUES (?, ?)',
+            eventId,
+            conversionId,
+          ),
+        ping: () => prisma.$queryRawUnsafe('SELECT 1'),
+        end: () => prisma.$disconnect(),
+      }
+    },
+  },
+]
+
+async function receiver(opened: Opened, log: Logged['logger']) {
   const server = createServer(
     affiliateWebhook({
       secret: SECRET,
       logger: log,
-      store,
+      store: opened.store,
       async onConversion(conversion, event, ctx) {
-        await ctx.tx.query('INSERT INTO effects VALUES (?, ?)', [event.id, conversion.id])
+        await opened.insert(ctx.tx, event.id, conversion.id)
       },
     }),
   )
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  return { server, store, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }
 }
 
 async function timedDeliveries(url: string, events: object[]) {
@@ -121,24 +180,24 @@ function expectRefused(answers: { status: number; ms: number }[]) {
 }
 
 /** A replicated pair, the effects table, a proxy on the primary and a receiver behind it. */
-async function setUp(timeoutMs: number) {
+async function setUp(driver: DriverUnderTest, timeoutMs: number) {
   const replicated = await startReplicatedMariadb({ semiSync: true, timeoutMs })
   await mysqlOnce(
     replicated.primary.url,
     'CREATE TABLE effects (event_id VARCHAR(255) NOT NULL, conversion_id BIGINT NOT NULL)',
   )
   const proxy = await movableProxy(replicated.primary.port)
-  const pool = poolOn(proxy.port)
   const log = capturedLog()
-  const receiving = await receiver(pool, log.logger)
-  return { replicated, proxy, pool, log, receiving }
+  const opened = await driver.open(proxy.port, log.logger)
+  const receiving = await receiver(opened, log.logger)
+  return { replicated, proxy, opened, log, receiving }
 }
 
 type World = Awaited<ReturnType<typeof setUp>>
 
 async function tearDown(world: World | undefined) {
   world?.receiving.server.close()
-  await world?.pool.end().catch(() => {})
+  await world?.opened.end().catch(() => {})
   await world?.proxy.close()
   await world?.replicated.destroy()
 }
@@ -158,73 +217,81 @@ async function failOverAndRedeliver(world: World, all: { id: string }[]) {
   for (const event of all) expect(counts.get(event.id)).toBe(1)
 }
 
-describe('MariaDB failover, semi-synchronous replica (timeout 10 s), mysqlStore', () => {
-  let world: World
+describe.each(DRIVERS)(
+  'MariaDB failover, semi-synchronous replica (timeout 10 s), $name',
+  (driver) => {
+    let world: World
 
-  beforeAll(async () => {
-    world = await setUp(10_000)
-  }, 90_000)
+    beforeAll(async () => {
+      world = await setUp(driver, 10_000)
+    }, 90_000)
 
-  afterAll(() => tearDown(world))
+    afterAll(() => tearDown(world))
 
-  it('with the replica away: bounded 503s, the pool never dry, a retry not a duplicate; across a promotion nothing lost or applied twice', async () => {
-    const { replicated, receiving, pool, log } = world
-    const before = events(100, 4)
-    for (const event of before) expect(await deliver(receiving.url, event)).toBe(200)
-    expect(log.warnings).toEqual([])
+    it('with the replica away: bounded 503s, the pool never dry, a retry not a duplicate; across a promotion nothing lost or applied twice', async () => {
+      const { replicated, receiving, opened, log } = world
+      const before = events(100, 4)
+      for (const event of before) expect(await deliver(receiving.url, event)).toBe(200)
+      expect(log.warnings).toEqual([])
 
-    // Frozen: connected still, acknowledging nothing. More deliveries than the pool has connections.
-    await replicated.replica.freeze()
-    const waiting = events(200, 5)
-    expectRefused(await timedDeliveries(receiving.url, waiting))
-    await pool.query('SELECT 1')
-    // Its mark stands on the primary, which no replica has: not answered duplicate.
-    expectRefused(await timedDeliveries(receiving.url, [waiting[0] as object]))
-    expect(log.lines.join('\n')).toMatch(/without a replica acknowledging it/)
+      // Frozen: connected still, acknowledging nothing. More deliveries than the pool has connections.
+      await replicated.replica.freeze()
+      const waiting = events(200, 5)
+      expectRefused(await timedDeliveries(receiving.url, waiting))
+      await opened.ping()
+      // Its mark stands on the primary, which no replica has: not answered duplicate.
+      expectRefused(await timedDeliveries(receiving.url, [waiting[0] as object]))
+      expect(log.lines.join('\n')).toMatch(/without a replica acknowledging it/)
 
-    // The link cut: no replica connected, nothing committed at all.
-    await replicated.cutLink()
-    const cut = events(300, 5)
-    expectRefused(await timedDeliveries(receiving.url, cut))
-    expect(log.lines.join('\n')).toMatch(/no replica acknowledges commits now/)
-    await pool.query('SELECT 1')
+      // The link cut: no replica connected, nothing committed at all.
+      await replicated.cutLink()
+      const cut = events(300, 5)
+      expectRefused(await timedDeliveries(receiving.url, cut))
+      expect(log.lines.join('\n')).toMatch(/no replica acknowledges commits now/)
+      await opened.ping()
 
-    await failOverAndRedeliver(world, [...before, ...waiting, ...cut])
-  }, 150_000)
-})
+      await failOverAndRedeliver(world, [...before, ...waiting, ...cut])
+    }, 150_000)
+  },
+)
 
-describe('MariaDB, semi-sync falling back to asynchronous before the bound (timeout 1 s), mysqlStore', () => {
-  let world: World
+describe.each(DRIVERS)(
+  'MariaDB, semi-sync falling back to asynchronous before the bound (timeout 1 s), $name',
+  (driver) => {
+    let world: World
 
-  beforeAll(async () => {
-    world = await setUp(1000)
-  }, 90_000)
+    beforeAll(async () => {
+      world = await setUp(driver, 1000)
+    }, 90_000)
 
-  afterAll(() => tearDown(world))
+    afterAll(() => tearDown(world))
 
-  it('a commit that returns unacknowledged is a 503, as is every one after; healed, the retries are answered and applied once', async () => {
-    const { replicated, receiving } = world
-    await replicated.replica.freeze()
-    const during = events(400, 4)
-    // One at a time: the first waits out the primary's 1 s and returns unacknowledged; the rest find semi-sync off.
-    for (const event of during) {
-      const [answer] = await timedDeliveries(receiving.url, [event])
-      expectRefused([answer as { status: number; ms: number }])
-    }
-    expect(await statusOf(replicated.primary.url, 'Rpl_semi_sync_master_status')).toBe('OFF')
-    // Healed: the replica catches up, semi-sync turns on again, each retry is answered.
-    await replicated.replica.thaw()
-    for (const event of during) {
-      const statuses = await deliverUntilAcknowledged(() => receiving.url, event, { pauseMs: 200 })
-      expect(statuses.at(-1)).toBe(200)
-    }
-    await expect
-      .poll(() => applied(replicated.replica.url), { timeout: 10_000 })
-      .toSatisfy((counts: Map<string, number>) =>
-        during.every((event) => counts.get(event.id) === 1),
-      )
-  }, 120_000)
-})
+    it('a commit that returns unacknowledged is a 503, as is every one after; healed, the retries are answered and applied once', async () => {
+      const { replicated, receiving } = world
+      await replicated.replica.freeze()
+      const during = events(400, 4)
+      // One at a time: the first waits out the primary's 1 s and returns unacknowledged; the rest find semi-sync off.
+      for (const event of during) {
+        const [answer] = await timedDeliveries(receiving.url, [event])
+        expectRefused([answer as { status: number; ms: number }])
+      }
+      expect(await statusOf(replicated.primary.url, 'Rpl_semi_sync_master_status')).toBe('OFF')
+      // Healed: the replica catches up, semi-sync turns on again, each retry is answered.
+      await replicated.replica.thaw()
+      for (const event of during) {
+        const statuses = await deliverUntilAcknowledged(() => receiving.url, event, {
+          pauseMs: 200,
+        })
+        expect(statuses.at(-1)).toBe(200)
+      }
+      await expect
+        .poll(() => applied(replicated.replica.url), { timeout: 10_000 })
+        .toSatisfy((counts: Map<string, number>) =>
+          during.every((event) => counts.get(event.id) === 1),
+        )
+    }, 120_000)
+  },
+)
 
 describe('MariaDB: the warning at start', () => {
   let asyncPair: ReplicatedMariadb
@@ -263,6 +330,41 @@ describe('MariaDB: the warning at start', () => {
     ])
       expect(warnings[0]).toContain(setting)
     expect(warnings[0]).toMatch(/asynchronous/)
+  })
+
+  it('the same one from prismaStore on MariaDB', async () => {
+    const { PrismaClient } = (await import(await prismaClientPath('mysql'))) as {
+      PrismaClient: new (options: object) => PrismaClientFor<PrismaRawQueries>
+    }
+    const at = new URL(asyncPair.primary.url)
+    const prisma = new PrismaClient({
+      adapter: new PrismaMariaDb({
+        host: at.hostname,
+        port: Number(at.port),
+        user: 'root',
+        database: 'aw',
+        connectionLimit: 2,
+      }),
+    })
+    const log = capturedLog()
+    try {
+      await prismaStore({ prisma, logger: log.logger }).ready()
+    } finally {
+      await prisma.$disconnect()
+    }
+    expect(log.warnings).toHaveLength(1)
+    expect(log.warnings[0]).toMatch(/^prismaStore: .*asynchronous.*rpl_semi_sync_slave_enabled/)
+  })
+
+  it('one saying what is not checked, for a role that may not list the replicas', async () => {
+    for (const statement of [
+      "CREATE USER IF NOT EXISTS 'app'@'127.0.0.1'",
+      "GRANT ALL ON aw.* TO 'app'@'127.0.0.1'",
+    ])
+      await mysqlOnce(asyncPair.primary.url, statement)
+    const warnings = await warningsOn(asyncPair.primary.url.replace('root@', 'app@'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/could not tell whether the database has replicas/)
   })
 
   it('one on a semi-sync primary that no replica acknowledges', async () => {

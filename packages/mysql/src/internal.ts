@@ -26,3 +26,18 @@ export {
   pruneDeleteSql,
   pruneKeysSql,
 } from './statements.js'
+export {
+  acknowledged,
+  barrierSql,
+  canAcknowledge,
+  NOT_REPLICATED,
+  notReplicated,
+  readReplicationFacts,
+  replicationWarning,
+  type SemiSyncReader,
+  type SemiSyncStatus,
+  semiSyncOffWarning,
+  semiSyncStatusOf,
+  semiSyncStatusSql,
+  statusRefusedWarning,
+} from './replication.js'

@@ -9,6 +9,12 @@ import type * as MysqlStore from '@affiliate-webhooks/mysql/internal'
 import type { MysqlRun, PeekRow, SchemaNames } from '@affiliate-webhooks/mysql/internal'
 import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
 import {
+  learnSemiSync,
+  replicatedAnswer,
+  replicatedCommit,
+  type SemiSyncState,
+} from './mysql-semi-sync.js'
+import {
   boundedRun,
   databaseError,
   type PrismaRawQueries,
@@ -100,6 +106,9 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   const run = boundedRun(prisma)
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
+  // Semi-synchronous replication: whether each commit is checked (read at setup).
+  const semi: SemiSyncState = { reader: undefined, off: false, warning: undefined }
+  const on = (tx: PrismaRawQueries) => ({ prisma, tx, logger: parts.logger })
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
   const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
   // The setup and a prune round need one session (a named lock, a session bound).
@@ -115,7 +124,9 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       await onOneSession((tx) => my.ensureSchema(boundedRun(tx), names))
       const rows = await run<{ on: unknown }>('SELECT @@innodb_rollback_on_timeout AS `on`')
       rollbackOnTimeout = Number(rows[0]?.on) === 1
+      await learnSemiSync(my, prisma, semi)
     },
+    replicationWarning: async () => semi.warning,
     transactionOptions: () => ({}),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
@@ -142,15 +153,25 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       if (row === undefined) return { status: 'claimed', held: token }
       const verdict = String(row[0])
       if (verdict === 'held') return { status: 'held', event: textOf(row[1]) }
+      // Answered 2xx from a mark: once a replica has it.
+      if (verdict === 'duplicate' || verdict === 'stale')
+        await replicatedAnswer(my, on(tx), semi, names.streak)
       return { status: verdict as 'duplicate' | 'stale' | 'in_progress' }
     },
     async beforeCommit(tx, input, token) {
       const key = my.eventKey(input.eventId)
-      const rows = await tx.$queryRawUnsafe(
-        `CALL ${names.commit}(?, ?, ?)`,
-        key,
-        input.conversionId ?? null,
-        token,
+      const rows = await replicatedCommit(
+        my,
+        on(tx),
+        semi,
+        () =>
+          tx.$queryRawUnsafe(
+            `CALL ${names.commit}(?, ?, ?)`,
+            key,
+            input.conversionId ?? null,
+            token,
+          ),
+        () => tx.$executeRawUnsafe(`CALL ${names.release}()`),
       )
       if (firstCallRow(rows) === undefined) return
       const marked = { key, conversionId: input.conversionId, token }
