@@ -17,10 +17,10 @@
  * replica, or a semi-sync primary with its replica.
  */
 import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import type { EventStore } from '@affiliate-webhooks/core'
+import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { mysqlStore } from '@affiliate-webhooks/mysql'
 import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
@@ -34,7 +34,7 @@ import {
   statusOf,
 } from '../support/mariadb-failover.js'
 import { MYSQL_URL } from '../support/mysql-db.js'
-import { type MovableProxy, movableProxy } from '../support/postgres-failover.js'
+import { movableProxy } from '../support/postgres-failover.js'
 import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged, SECRET } from './sql-stores.js'
 

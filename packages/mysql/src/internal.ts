@@ -13,19 +13,6 @@ export {
   heldMessage,
   resolveHeldOn,
 } from './held.js'
-export { type SchemaNames, schemaNames } from './schema.js'
-export { ensureSchema, type MysqlRun } from './setup.js'
-export {
-  eventKey,
-  type PeekRow,
-  PRUNE_RESTORE_SQL,
-  PRUNE_WAIT_SQL,
-  PRUNED,
-  peekSql,
-  peekVerdict,
-  pruneDeleteSql,
-  pruneKeysSql,
-} from './statements.js'
 export {
   acknowledged,
   barrierSql,
@@ -41,3 +28,16 @@ export {
   semiSyncStatusSql,
   statusRefusedWarning,
 } from './replication.js'
+export { type SchemaNames, schemaNames } from './schema.js'
+export { ensureSchema, type MysqlRun } from './setup.js'
+export {
+  eventKey,
+  type PeekRow,
+  PRUNE_RESTORE_SQL,
+  PRUNE_WAIT_SQL,
+  PRUNED,
+  peekSql,
+  peekVerdict,
+  pruneDeleteSql,
+  pruneKeysSql,
+} from './statements.js'

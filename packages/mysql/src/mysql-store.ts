@@ -41,8 +41,8 @@ import {
   notReplicated,
   readReplicationFacts,
   replicationWarning,
-  type SemiSyncStatus,
   type SemiSyncReader,
+  type SemiSyncStatus,
   semiSyncOffWarning,
   semiSyncStatusOf,
   semiSyncStatusSql,
@@ -559,7 +559,6 @@ function commitStep(parts: Parts, afterCommit: () => void) {
     const state = settle(parts, claim)
     // Committed or released already: a second commit changes nothing.
     if (state === undefined) return false
-    const { connection } = state
     const leaseOver = () => Date.now() - state.claimedAt >= state.leaseMs
     if (state.expired) return false
     // Statements the handler sent and did not await: the CALL queues behind them.
