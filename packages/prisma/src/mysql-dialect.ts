@@ -130,33 +130,11 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
     transactionOptions: () => ({}),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
-      const token = randomUUID()
-      const rows = await tx.$queryRawUnsafe(
-        `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        my.eventKey(input.eventId),
-        input.conversionId ?? null,
-        input.order,
-        // The server ends a session idle past the lease (and a second).
-        Math.ceil(leaseMs / 1000) + 1,
-        waitSeconds,
-        timings.dedupeTtl,
-        timings.orderingTtl,
-        // Autocommit stays as Prisma's session has it: Prisma ends its own
-        // transactions (a timeout's ROLLBACK) and hands the connection back
-        // without the store's commit or release to turn it on again. After a
-        // deadlock, ctx.tx's guard refuses what would autocommit (innodbGone).
-        0,
-        token,
-      )
-      const row = firstCallRow(rows)
-      // The token rides in `held`, which the commit gets back.
-      if (row === undefined) return { status: 'claimed', held: token }
-      const verdict = String(row[0])
-      if (verdict === 'held') return { status: 'held', event: textOf(row[1]) }
+      const verdict = await claimCall(my, tx, { names, timings, waitSeconds }, input, leaseMs)
       // Answered 2xx from a mark: once a replica has it.
-      if (verdict === 'duplicate' || verdict === 'stale')
+      if (verdict.status === 'duplicate' || verdict.status === 'stale')
         await replicatedAnswer(my, on(tx), semi, names.streak)
-      return { status: verdict as 'duplicate' | 'stale' | 'in_progress' }
+      return verdict
     },
     async beforeCommit(tx, input, token) {
       const key = my.eventKey(input.eventId)
@@ -211,6 +189,41 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
     },
     prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
   }
+}
+
+/** The claim's CALL in the delivery's transaction, and its verdict. */
+async function claimCall(
+  my: MysqlInternals,
+  tx: PrismaRawQueries,
+  on: { names: SchemaNames; timings: DialectParts['timings']; waitSeconds: number },
+  input: BeginInput,
+  leaseMs: number,
+): Promise<ClaimVerdict> {
+  const { names, timings } = on
+  const token = randomUUID()
+  const rows = await tx.$queryRawUnsafe(
+    `CALL ${names.claim}(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    my.eventKey(input.eventId),
+    input.conversionId ?? null,
+    input.order,
+    // The server ends a session idle past the lease (and a second).
+    Math.ceil(leaseMs / 1000) + 1,
+    on.waitSeconds,
+    timings.dedupeTtl,
+    timings.orderingTtl,
+    // Autocommit stays as Prisma's session has it: Prisma ends its own
+    // transactions (a timeout's ROLLBACK) and hands the connection back
+    // without the store's commit or release to turn it on again. After a
+    // deadlock, ctx.tx's guard refuses what would autocommit (innodbGone).
+    0,
+    token,
+  )
+  const row = firstCallRow(rows)
+  // The token rides in `held`, which the commit gets back.
+  if (row === undefined) return { status: 'claimed', held: token }
+  const verdict = String(row[0])
+  if (verdict === 'held') return { status: 'held', event: textOf(row[1]) }
+  return { status: verdict as 'duplicate' | 'stale' | 'in_progress' }
 }
 
 /** The answer to a held verdict (500 event_held), the hold named in the log once per process. */
