@@ -109,13 +109,10 @@ describe('prismaStore (PostgreSQL) with a synchronous standby that never answers
     prisma = new PrismaClient({
       adapter: new PrismaPg({ connectionString: server.url, max: POOL_SIZE }),
     })
-    store = prismaStore({
-      prisma,
-      logger: log.logger,
-      acquireTimeoutMs: 2000,
-    }) as EventStore<unknown>
+    const made = prismaStore({ prisma, logger: log.logger, acquireTimeoutMs: 2000 })
     // Tables first: the store's DDL commits, like any, would wait for the standby.
-    await store.ready()
+    await made.ready()
+    store = made as EventStore<unknown>
     deliver = receiving(store)
     await setStandbys(server.url, 'nobody')
   }, 60_000)
