@@ -7,12 +7,15 @@
  *
  * @packageDocumentation
  */
+export { CANCEL_GRACE_MS } from './bounded.js'
 export {
   isAborted,
+  isBarrierRefused,
   isEscapeRefused,
   isLeaseEnd,
   isLockNotAvailable,
   leaseEnded,
+  notReplicated,
   unreachable,
 } from './errors.js'
 export {
@@ -33,13 +36,17 @@ export {
   type SetupDriver,
 } from './setup.js'
 export {
+  backendXid,
+  cancelSyncWaitSql,
   claimCallSql,
+  durableDuplicateStatementSql,
   heldSql,
   type PeekRow,
   peekSql,
   peekVerdict,
   pruneSql,
   SERVER_IDLE_MARGIN_MS,
+  staleCommitStatementSql,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,

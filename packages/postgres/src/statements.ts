@@ -142,6 +142,15 @@ export const pruneSql = (table: string, limit: number) =>
      SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() AND ${COMMIT_LOCALLY} IS NOT NULL LIMIT ${int(limit)}
      FOR UPDATE SKIP LOCKED))`
 
+/** Pins the commit's synchronous_commit to `sync` (from `syncLiteral`), or to the session's when NULL. */
+const pinCommit = (sync: string) =>
+  `set_config('synchronous_commit', COALESCE(${sync}, current_setting('synchronous_commit')), true)`
+
+/** The current transaction's id as pg_stat_activity shows it (backend_xid: 32 bits), as text. */
+const XACT_TEXT = `(txid_current() % 4294967296)::text`
+
+const EMIT_DUPLICATE = `pg_logical_emit_message(true, 'affiliate-webhooks', 'duplicate')`
+
 /**
  * How a duplicate's transaction ends: committed with one transactional WAL
  * record of no effect (a logical decoding message, prefix
@@ -152,8 +161,40 @@ export const pruneSql = (table: string, limit: number) =>
  * Its commit is pinned like a mark's.
  */
 export const durableDuplicateSql = (sync: string) =>
-  `SELECT set_config('synchronous_commit', COALESCE(${sync}, current_setting('synchronous_commit')), true), pg_logical_emit_message(true, 'affiliate-webhooks', 'duplicate'); COMMIT`
+  `SELECT ${pinCommit(sync)}, ${EMIT_DUPLICATE}; COMMIT`
+
+/**
+ * The statement of {@link durableDuplicateSql} without its COMMIT, for a
+ * driver that commits on its own (Prisma's `$transaction`): the pin, the
+ * logical message, and the transaction's 32-bit id as text (`xact`), by which
+ * the commit's wait for the standbys can be found in pg_stat_activity
+ * ({@link cancelSyncWaitSql}). No pg_lsn column: Prisma cannot read one.
+ */
+export const durableDuplicateStatementSql = (sync: string) =>
+  `SELECT ${pinCommit(sync)}, ${EMIT_DUPLICATE} IS NOT NULL AS emitted, ${XACT_TEXT} AS xact`
 
 /** How a stale event's transaction ends: its mark committed, pinned like a claim's. */
-export const staleCommitSql = (sync: string) =>
-  `SELECT set_config('synchronous_commit', COALESCE(${sync}, current_setting('synchronous_commit')), true); COMMIT`
+export const staleCommitSql = (sync: string) => `SELECT ${pinCommit(sync)}; COMMIT`
+
+/** The statement of {@link staleCommitSql} without its COMMIT, with the transaction's `xact` as above. */
+export const staleCommitStatementSql = (sync: string) =>
+  `SELECT ${pinCommit(sync)}, ${XACT_TEXT} AS xact`
+
+/** A transaction id from txid_current() (64 bits, with its epoch) as pg_stat_activity's backend_xid shows it. */
+export const backendXid = (xact: string): string => {
+  if (!TRANSACTION_ID.test(xact)) throw new TypeError('not a transaction id')
+  return String(BigInt(xact) % 4294967296n)
+}
+
+/**
+ * Cancels a COMMIT's wait for the synchronous standbys from another session:
+ * the server ends that wait on no timeout of its own (statement_timeout is
+ * off by the time a COMMIT waits), and only a cancel ends it. The transaction
+ * has committed on the primary then: the COMMIT returns with a WARNING, and
+ * no standby may have it. Matched by the transaction's id ($1, as
+ * {@link backendXid} gives it), never by the session alone, and only while
+ * it waits for the standbys (wait_event SyncRep): a session that has moved on
+ * to another transaction or statement is not touched. A role may cancel its
+ * own sessions. One row (cancelled) if it was waiting, none otherwise.
+ */
+export const cancelSyncWaitSql = `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity WHERE backend_xid::text = $1 AND wait_event = 'SyncRep'`

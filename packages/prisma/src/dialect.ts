@@ -32,6 +32,33 @@ export type ClaimVerdict =
   | { status: 'held'; event: string }
 
 /**
+ * PostgreSQL: Prisma's COMMIT waits for the synchronous standbys, a wait the
+ * server ends on no timeout of its own. The store bounds it: at its bound it
+ * cancels that wait from another session (the transaction then stands on the
+ * primary only, answered 503), and a duplicate's or stale mark's commit waits
+ * for the standbys as a claim's does.
+ */
+export interface SyncCommit {
+  /**
+   * Last statement of a duplicate's or stale verdict's transaction before
+   * Prisma's COMMIT: a duplicate writes one WAL record of no effect, so its
+   * commit waits for the standbys; either commit is pinned like a claim's.
+   * Its transaction's id for {@link SyncCommit.cancel}, or undefined when the
+   * role may not write that record: the transaction then rolls back and the
+   * duplicate is answered from the mark as it stands.
+   */
+  settle(tx: PrismaRawQueries, verdict: 'duplicate' | 'stale'): Promise<string | undefined>
+  /** The id `cancel` finds a claim's transaction by, from the claim's `held`. */
+  xactOf(held: string): string
+  /** Cancels the transaction's wait for the standbys if it waits now: whether it did. */
+  cancel(xact: string): Promise<boolean>
+  /** How long after the cancel the COMMIT may take to answer, ms. */
+  graceMs: number
+  /** The error (503) of a commit whose wait for the standbys was cancelled. */
+  notReplicated(): Error
+}
+
+/**
  * One database's part of the Prisma store: its SQL (the Postgres or MySQL
  * store's own texts, run through Prisma's raw queries) and how to read its
  * errors. The interactive transaction around them is the store's, the same for both.
@@ -53,6 +80,8 @@ export interface Dialect {
   transactionOptions(): Pick<PrismaTransactionOptions, 'isolationLevel'>
   /** Longest the claim may take, ms: it may wait lockWaitMs for a conversion's row on purpose. */
   claimWaitMs: number
+  /** PostgreSQL: the bounds of a COMMIT that waits for synchronous standbys. Absent (MySQL): not bounded here. */
+  syncCommit?: SyncCommit
   /** The claim, first statement of the delivery's transaction. */
   claim(tx: PrismaRawQueries, input: BeginInput, leaseMs: number): Promise<ClaimVerdict>
   /**

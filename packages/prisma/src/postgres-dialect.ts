@@ -6,7 +6,7 @@ import {
 } from '@affiliate-webhooks/core/internal'
 import type * as PostgresStore from '@affiliate-webhooks/postgres/internal'
 import type { PeekRow, SetupDriver } from '@affiliate-webhooks/postgres/internal'
-import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
+import type { ClaimVerdict, Dialect, DialectParts, SyncCommit } from './dialect.js'
 import { boundedRun, databaseError, type PrismaRawQueries, within } from './prisma-client.js'
 
 /** The Postgres store's statements and checks, imported when the store first runs. */
@@ -36,6 +36,43 @@ function setupDriver(parts: DialectParts, failure: (cause: unknown) => Error): S
 }
 
 /**
+ * The bounds of a COMMIT waiting for synchronous standbys (dialect.ts
+ * SyncCommit), through Prisma's raw queries: the cancel runs on the client's
+ * pool, as another session of the same role. `sync()` is the pinned
+ * synchronous_commit, known once the dialect is ready.
+ */
+function syncCommit(
+  pg: PostgresInternals,
+  prisma: DialectParts['prisma'],
+  sync: () => string,
+): SyncCommit {
+  const run = boundedRun(prisma)
+  return {
+    async settle(tx, verdict) {
+      const text =
+        verdict === 'stale'
+          ? pg.staleCommitStatementSql(sync())
+          : pg.durableDuplicateStatementSql(sync())
+      try {
+        const rows = await boundedRun(tx)<{ xact: string }>(text)
+        return String(rows[0]?.xact)
+      } catch (error) {
+        // The role may not write the duplicate's WAL record: answered from the mark as it stands.
+        if (verdict === 'duplicate' && pg.isBarrierRefused(error)) return undefined
+        throw error
+      }
+    },
+    xactOf: (held) => pg.backendXid(held),
+    async cancel(xact) {
+      const rows = await run<{ cancelled: boolean }>(pg.cancelSyncWaitSql, [xact])
+      return rows[0]?.cancelled === true
+    },
+    graceMs: pg.CANCEL_GRACE_MS,
+    notReplicated: () => pg.notReplicated('prismaStore', STORE_STATEMENT_TIMEOUT_MS),
+  }
+}
+
+/**
  * The Postgres store's layout and statements (from `@affiliate-webhooks/postgres`)
  * through Prisma's raw queries: the same tables, functions and answers as with pg.
  */
@@ -60,6 +97,7 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
       isolation = rows[0]?.level === 'read committed' ? undefined : 'ReadCommitted'
     },
     replicationWarning: () => pg.replicationCheck(run, 'prismaStore'),
+    syncCommit: syncCommit(pg, prisma, () => sync),
     transactionOptions: () => (isolation === undefined ? {} : { isolationLevel: isolation }),
     claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, timings.lockWaitMs + 1000),
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {

@@ -67,6 +67,8 @@ interface Open {
   /** `$transaction`'s promise: resolves once Prisma committed, rejects on a rollback or a lost session. */
   done: Promise<unknown>
   timer: ReturnType<typeof setTimeout> | undefined
+  /** PostgreSQL: the transaction's id, by which its COMMIT's wait for the standbys is cancelled. */
+  xact: string | undefined
 }
 
 /** Thrown in the transaction's callback to make Prisma roll back. */
@@ -119,8 +121,20 @@ function openTransaction(m: Machine, input: BeginInput, state: Open): Promise<An
             throw error
           }
           announce({ verdict, tx })
+          const sync = m.dialect.syncCommit
+          if (
+            sync !== undefined &&
+            (verdict.status === 'duplicate' || verdict.status === 'stale')
+          ) {
+            // Its commit waits for the synchronous standbys, as a claim's does (committed()).
+            state.xact = await sync.settle(tx, verdict.status)
+            // The role may not make a duplicate's commit wait: nothing to commit.
+            if (state.xact === undefined) throw new RollBack()
+            return
+          }
           // A stale event was marked done inside the transaction: commit it.
           if (verdict.status === 'stale') return
+          if (verdict.status === 'claimed') state.xact = sync?.xactOf(verdict.held)
           if (verdict.status !== 'claimed' || (await decision) === 'rollback') {
             await within(m.dialect.beforeRollback(tx), STORE_STATEMENT_TIMEOUT_MS).catch(() => {})
             throw new RollBack()
@@ -169,6 +183,7 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
       decide: () => {},
       done: Promise.resolve(),
       timer: undefined,
+      xact: undefined,
     }
     let announced: Announced
     try {
@@ -194,12 +209,18 @@ function beginStep(m: Machine, ready: () => Promise<void>, open: Map<string, Ope
       )
       return { status: 'claimed', claim: { eventId, conversionId, order, token, tx } }
     }
-    // The stale mark commits; a duplicate's or in_progress's rollback is the expected end.
-    try {
-      await state.done
-    } catch (error) {
-      if (!(error instanceof RollBack)) throw m.fail(error)
-    }
+    // The stale mark commits; an in_progress's rollback is the expected end, and
+    // a duplicate's where its commit cannot wait for the standbys (MySQL, or a
+    // role that may not: openTransaction).
+    const error =
+      m.dialect.syncCommit !== undefined &&
+      (verdict.status === 'duplicate' || verdict.status === 'stale')
+        ? await committed(m, state)
+        : await state.done.then(
+            () => undefined,
+            (failed: unknown) => failed,
+          )
+    if (error !== undefined && !(error instanceof RollBack)) throw m.fail(error)
     if (verdict.status === 'held') {
       throw m.dialect.held?.(input, verdict.event) ?? new WebhookError('event_held', verdict.event)
     }
@@ -217,6 +238,55 @@ const settled = (state: Open) =>
     () => undefined,
     (error: unknown) => error,
   )
+
+const LATE = Symbol('late')
+
+/** How `done` ended (its error, undefined when it resolved), or LATE past `ms`. */
+function endedWithin(
+  done: Promise<unknown>,
+  ms: number,
+): Promise<{ error: unknown } | typeof LATE> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(resolve, ms, LATE)
+  })
+  const ended = done.then(
+    () => ({ error: undefined }),
+    (error: unknown) => ({ error }),
+  )
+  return Promise.race([ended, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * The end of a transaction the store decided to commit: its error, undefined
+ * once committed. On PostgreSQL Prisma's COMMIT waits for the synchronous
+ * standbys, and the server ends that wait on no timeout: still waiting at the
+ * store's bound, the wait is cancelled from another session (found by the
+ * transaction's id, and only in that wait: a session that has moved on is
+ * not touched), the COMMIT returns (committed on the primary only) and its
+ * connection goes back to the pool, and the delivery is answered 503 (not
+ * replicated), never 2xx, as pg's commitAndRelease does. Prisma hides the
+ * COMMIT's WARNING, so any cancel that may have reached the wait makes it a
+ * 503, and so does a COMMIT that answers not even the cancel. What is left:
+ * a wait cancelled by someone else (pg_cancel_backend by hand) commits
+ * unseen, and is answered 2xx as committed; and the cancel runs on the
+ * client's pool, so when every connection of the pool holds a commit waiting
+ * for the standbys at once it waits for a connection, and runs (harmlessly:
+ * by the transaction's id) once one comes back. MySQL: waited as before.
+ */
+async function committed(m: Machine, state: Open): Promise<unknown> {
+  const sync = m.dialect.syncCommit
+  if (sync === undefined) return settled(state)
+  const ended = await endedWithin(state.done, STORE_STATEMENT_TIMEOUT_MS)
+  if (ended !== LATE) return ended.error
+  // An unknown outcome counts as cancelled: a cancel that ran late could still end the wait.
+  const cancelled =
+    state.xact !== undefined &&
+    (await within(sync.cancel(state.xact), sync.graceMs).catch(() => true))
+  const after = await endedWithin(state.done, sync.graceMs)
+  if (cancelled || after === LATE) throw m.fail(sync.notReplicated())
+  return after.error
+}
 
 /** The handler's failure (500 handler_failed): it went on after its transaction was gone. */
 function handlerEnded(why: string, cause: unknown): WebhookError {
@@ -238,7 +308,7 @@ function commitStep(m: Machine, open: Map<string, Open>, afterCommit: () => void
     const { gone } = state.watch
     state.decide(gone === undefined ? 'commit' : 'rollback')
     // The check, then Prisma's COMMIT: a database that stops answering is a 503, not a hang.
-    const error = await settled(state)
+    const error = gone === undefined ? await committed(m, state) : await settled(state)
     if (gone !== undefined) throw handlerEnded(gone.message, gone)
     if (error === undefined) {
       afterCommit()
