@@ -35,6 +35,49 @@ function setupDriver(parts: DialectParts, failure: (cause: unknown) => Error): S
   }
 }
 
+/** What a pg `Client` is, as the cancel uses it (pg comes with @prisma/adapter-pg). */
+interface PgClientLike {
+  on(event: 'error', listener: () => void): unknown
+  connect(): Promise<unknown>
+  query<Row>(text: string, values: unknown[]): Promise<{ rows: Row[] }>
+  end(): Promise<void>
+}
+
+/**
+ * One statement on a session of its own, outside Prisma's pool: the cancel of
+ * a COMMIT's wait must not need a connection of that pool, which the waiting
+ * commits may hold every one of. Made from the connection settings
+ * @prisma/adapter-pg keeps (its factory's `config`, which a pg Pool passed to it
+ * also fills); undefined when the client's adapter has none, and the cancel then
+ * runs on the pool. The settings are never printed.
+ */
+function outsidePool(prisma: DialectParts['prisma']) {
+  const adapter = (prisma as { _engineConfig?: { adapter?: { config?: unknown } } })._engineConfig
+    ?.adapter
+  const config = adapter?.config
+  if (typeof config !== 'object' || config === null) return undefined
+  return async <Row>(text: string, values: unknown[]): Promise<Row[]> => {
+    const { default: pg } = (await import('pg')) as unknown as {
+      default: { Client: new (settings: object) => PgClientLike }
+    }
+    const client = new pg.Client({
+      ...config,
+      connectionTimeoutMillis: CANCEL_CONNECT_MS,
+      query_timeout: CANCEL_CONNECT_MS,
+    })
+    client.on('error', () => {})
+    try {
+      await client.connect()
+      return (await client.query<Row>(text, values)).rows
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+}
+
+/** Longest wait for the cancel's own session, and for its statement. */
+const CANCEL_CONNECT_MS = 1000
+
 /**
  * The bounds of a COMMIT waiting for synchronous standbys (dialect.ts
  * SyncCommit), through Prisma's raw queries: the cancel runs on the client's
@@ -47,6 +90,7 @@ function syncCommit(
   sync: () => string,
 ): SyncCommit {
   const run = boundedRun(prisma)
+  const outside = outsidePool(prisma)
   return {
     async settle(tx, verdict) {
       const text =
@@ -64,7 +108,7 @@ function syncCommit(
     },
     xactOf: (held) => pg.backendXid(held),
     async cancel(xact) {
-      const rows = await run<{ cancelled: boolean }>(pg.cancelSyncWaitSql, [xact])
+      const rows = await (outside ?? run)<{ cancelled: boolean }>(pg.cancelSyncWaitSql, [xact])
       return rows[0]?.cancelled === true
     },
     graceMs: pg.CANCEL_GRACE_MS,
