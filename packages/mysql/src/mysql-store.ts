@@ -393,7 +393,9 @@ function beginStep(parts: Parts) {
         verdict = ((results as unknown[])[0] as (typeof verdict)[])[0]
       }
     } catch (error) {
-      connection.destroy()
+      // Past its bound the session is killed too: a stale mark's commit may
+      // be waiting for a replica, and would hold a server thread until it came.
+      dropConnection(parts, connection, timedOut(error))
       throw parts.fail(error)
     }
     if (verdict !== undefined) {
