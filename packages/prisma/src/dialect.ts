@@ -111,6 +111,8 @@ export interface Dialect {
   held?(input: BeginInput, event: string): WebhookError
   /** What the check before the commit learnt when it found the claim's transaction ended (isHandlerEnded): what was kept. */
   endedMessage?(error: unknown): string | undefined
+  /** Ends what the dialect keeps open of its own, before the client disconnects. */
+  close?(): Promise<void>
   peek(input: PeekInput): Promise<PeekResult>
   record(code: string | null): Promise<FailureStreak>
   prune(limit: number): Promise<number>

@@ -9,6 +9,8 @@ import type * as MysqlStore from '@affiliate-webhooks/mysql/internal'
 import type { MysqlRun, PeekRow, SchemaNames } from '@affiliate-webhooks/mysql/internal'
 import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
 import {
+  ControlSession,
+  gatedClaim,
   learnSemiSync,
   replicatedAnswer,
   replicatedCommit,
@@ -106,11 +108,13 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   const run = boundedRun(prisma)
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
-  // Semi-synchronous replication: whether each commit is checked (read at setup).
+  // Semi-sync: whether each commit is checked (read at setup); a session for the KILL past the bound.
   const semi: SemiSyncState = { reader: undefined, off: false, warning: undefined }
-  const on = (tx: PrismaRawQueries) => ({ prisma, tx, logger: parts.logger })
+  const control = new ControlSession(prisma)
+  const on = (tx: PrismaRawQueries) => ({ control, tx, logger: parts.logger })
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
   const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
+  const claimWaitMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000)
   // The setup and a prune round need one session (a named lock, a session bound).
   const onOneSession = <T>(work: (tx: PrismaRawQueries) => Promise<T>) =>
     prisma.$transaction((tx) => work(tx as PrismaRawQueries), {
@@ -125,12 +129,20 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const rows = await run<{ on: unknown }>('SELECT @@innodb_rollback_on_timeout AS `on`')
       rollbackOnTimeout = Number(rows[0]?.on) === 1
       await learnSemiSync(my, prisma, semi)
+      if (semi.reader !== undefined) await control.open()
     },
+    close: () => control.close(),
     replicationWarning: async () => semi.warning,
     transactionOptions: () => ({}),
-    claimWaitMs: Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000),
+    claimWaitMs,
     async claim(tx, input: BeginInput, leaseMs): Promise<ClaimVerdict> {
-      const verdict = await claimCall(my, tx, { names, timings, waitSeconds }, input, leaseMs)
+      const verdict = await gatedClaim(
+        my,
+        on(tx),
+        semi,
+        () => claimCall(my, tx, { names, timings, waitSeconds }, input, leaseMs),
+        claimWaitMs - 1000,
+      )
       // Answered 2xx from a mark: once a replica has it.
       if (verdict.status === 'duplicate' || verdict.status === 'stale')
         await replicatedAnswer(my, on(tx), semi, names.streak)

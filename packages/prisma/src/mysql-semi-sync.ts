@@ -2,15 +2,17 @@
  * Semi-synchronous replication on MySQL and MariaDB, through Prisma: what the
  * MySQL store does around each commit (`@affiliate-webhooks/mysql`'s
  * replication.ts), run in the delivery's own Prisma transaction. A wait for a
- * replica that passes the bound is ended by a KILL of the session from another
- * of the client's connections (Prisma cannot cancel a statement), so the
- * connection leaves the pool rather than wait out `rpl_semi_sync_master_timeout`.
+ * replica that passes the bound is ended by a KILL QUERY from a session the
+ * dialect keeps (Prisma cannot cancel a statement, and every connection of its
+ * pool may be waiting): the commit stands unacknowledged (a 503), and the
+ * connection goes back to the pool rather than wait out
+ * `rpl_semi_sync_master_timeout`.
  */
 import type { Logger } from '@affiliate-webhooks/core'
 import { STORE_STATEMENT_TIMEOUT_MS } from '@affiliate-webhooks/core/internal'
 import type * as MysqlStore from '@affiliate-webhooks/mysql/internal'
 import type { SemiSyncReader, SemiSyncStatus } from '@affiliate-webhooks/mysql/internal'
-import { boundedRun, type PrismaRawQueries } from './prisma-client.js'
+import { boundedRun, type PrismaClientLike, type PrismaRawQueries } from './prisma-client.js'
 
 type MysqlInternals = typeof MysqlStore
 
@@ -20,6 +22,13 @@ type MysqlInternals = typeof MysqlStore
  * STORE_STATEMENT_TIMEOUT_MS), so the answer is the 503 that says why.
  */
 export const ACK_BOUND_MS = STORE_STATEMENT_TIMEOUT_MS - 1000
+
+/** What the checks run on: the delivery's transaction, and the control session for a KILL. */
+export interface SemiSyncParts {
+  control: ControlSession
+  tx: PrismaRawQueries
+  logger: Logger | undefined
+}
 
 /** What the dialect keeps of the server's replication, learnt at ready(). */
 export interface SemiSyncState {
@@ -79,23 +88,114 @@ async function statusOn(
   return { ...status, session }
 }
 
+/** How often the control session proves it is alive (and keeps `wait_timeout` from ending it). */
+const CONTROL_PING_MS = 60_000
+
+/** The longest an interactive transaction may stay open (setTimeout's limit). */
+const CONTROL_LIFETIME_MS = 2 ** 31 - 1
+
+/**
+ * A session the dialect keeps for the KILL of a commit past its bound: one
+ * interactive transaction of the client's, held open with nothing in it (it
+ * takes no lock and reads nothing). The waiting commits may hold every other
+ * connection of the pool, and a KILL sent through the pool would wait behind
+ * them until the primary's own timeout. Kept only while semi-sync is checked;
+ * opened again when the server ends it; the pool's KILL when it is not there.
+ */
+export class ControlSession {
+  #tx: PrismaRawQueries | undefined
+  #opening: Promise<void> | undefined
+  #end: (() => void) | undefined
+  #done: Promise<unknown> = Promise.resolve()
+  #ping: ReturnType<typeof setInterval> | undefined
+  #closed = false
+
+  constructor(private readonly prisma: PrismaClientLike) {}
+
+  /** Opens the session (once; again after the server ended it). Never throws. */
+  open(): Promise<void> {
+    if (this.#closed || this.#tx !== undefined) return Promise.resolve()
+    this.#opening ??= new Promise<void>((ready) => {
+      const ended = new Promise<void>((end) => {
+        this.#end = end
+      })
+      this.#done = this.prisma
+        .$transaction(
+          async (tx) => {
+            this.#tx = tx as PrismaRawQueries
+            ready()
+            await ended
+          },
+          { maxWait: STORE_STATEMENT_TIMEOUT_MS, timeout: CONTROL_LIFETIME_MS },
+        )
+        .catch(() => {})
+        .finally(() => {
+          this.#tx = undefined
+          this.#opening = undefined
+          ready()
+        })
+    })
+    this.#ping ??= setInterval(() => this.#alive(), CONTROL_PING_MS)
+    this.#ping.unref()
+    return this.#opening
+  }
+
+  async #alive(): Promise<void> {
+    const tx = this.#tx
+    if (tx === undefined) return void this.open()
+    try {
+      await boundedRun(tx)('SELECT 1')
+    } catch {
+      this.#end?.()
+    }
+  }
+
+  /**
+   * KILL QUERY `session`, on the control session when it is there. Never
+   * throws. The statement's wait for a replica ends (the commit stands, not
+   * acknowledged) and the session lives on: Prisma ends its transaction and the
+   * connection goes back to the pool (a KILL CONNECTION left it counted active).
+   */
+  async kill(session: number): Promise<void> {
+    const sql = `KILL QUERY ${Number(session)}`
+    const tx = this.#tx
+    try {
+      if (tx !== undefined) return void (await boundedRun(tx)(sql))
+    } catch {
+      // The control session is gone: ended, and opened again below.
+      this.#end?.()
+      void this.open()
+    }
+    await this.prisma.$executeRawUnsafe(sql).catch(() => {
+      // Gone already, or the server is unreachable: it ends the session itself.
+    })
+  }
+
+  /** Ends the session (before the client disconnects). */
+  async close(): Promise<void> {
+    this.#closed = true
+    clearInterval(this.#ping)
+    this.#end?.()
+    await this.#done
+  }
+}
+
 /**
  * `work` (a statement whose commit waits for a replica), its session killed
- * from another connection if it has not answered within ACK_BOUND_MS. Throws
- * what `work` throws (the killed session's error).
+ * from the control session if it has not answered within `boundMs`. Throws
+ * what `work` throws before the bound.
  */
 async function killedPastBound<T>(
-  prisma: PrismaRawQueries,
+  control: ControlSession,
   session: number,
   work: () => Promise<T>,
+  boundMs = ACK_BOUND_MS,
 ): Promise<{ value: T } | { killed: unknown }> {
   let late = false
   const timer = setTimeout(() => {
     late = true
-    prisma.$executeRawUnsafe(`KILL CONNECTION ${Number(session)}`).catch(() => {
-      // Gone already, or the server is unreachable: it ends the session itself.
-    })
-  }, ACK_BOUND_MS)
+    void control.kill(session)
+  }, boundMs)
   try {
     return { value: await work() }
   } catch (error) {
@@ -114,7 +214,7 @@ async function killedPastBound<T>(
  */
 export async function replicatedCommit<T>(
   my: MysqlInternals,
-  parts: { prisma: PrismaRawQueries; tx: PrismaRawQueries; logger: Logger | undefined },
+  parts: SemiSyncParts,
   state: SemiSyncState,
   commit: () => Promise<T>,
   rollBack: () => Promise<unknown>,
@@ -126,7 +226,7 @@ export async function replicatedCommit<T>(
     await rollBack()
     throw my.notReplicated('prismaStore', spelling, false)
   }
-  const done = await killedPastBound(parts.prisma, before.session, commit)
+  const done = await killedPastBound(parts.control, before.session, commit)
   if ('killed' in done) throw my.notReplicated('prismaStore', spelling, true)
   const after = await statusOn(my, parts.tx, state, parts.logger)
   if (after !== undefined && !my.acknowledged(before, after)) {
@@ -142,7 +242,7 @@ export async function replicatedCommit<T>(
  */
 export async function replicatedAnswer(
   my: MysqlInternals,
-  parts: { prisma: PrismaRawQueries; tx: PrismaRawQueries; logger: Logger | undefined },
+  parts: SemiSyncParts,
   state: SemiSyncState,
   streakTable: string,
 ): Promise<void> {
@@ -151,7 +251,7 @@ export async function replicatedAnswer(
   const spelling = state.reader?.spelling ?? 'master'
   if (!my.canAcknowledge(before)) throw my.notReplicated('prismaStore', spelling, true)
   const run = boundedRun(parts.tx)
-  const done = await killedPastBound(parts.prisma, before.session, async () => {
+  const done = await killedPastBound(parts.control, before.session, async () => {
     await run(my.barrierSql(streakTable))
     await run('COMMIT')
   })
@@ -160,4 +260,32 @@ export async function replicatedAnswer(
   if (after !== undefined && !my.acknowledged(before, after)) {
     throw my.notReplicated('prismaStore', spelling, true)
   }
+}
+
+/**
+ * The claim's CALL, with semi-sync on: refused at once (503, nothing written)
+ * when no replica can acknowledge, and its session killed past `boundMs` (a
+ * stale mark's commit inside it may be waiting for a replica, and would hold
+ * the connection until one came).
+ */
+export async function gatedClaim<T>(
+  my: MysqlInternals,
+  parts: SemiSyncParts,
+  state: SemiSyncState,
+  claim: () => Promise<T>,
+  boundMs: number,
+): Promise<T> {
+  const before = await statusOn(my, parts.tx, state, parts.logger)
+  if (before === undefined) return claim()
+  if (!my.canAcknowledge(before)) {
+    throw my.notReplicated('prismaStore', state.reader?.spelling ?? 'master', false)
+  }
+  const done = await killedPastBound(parts.control, before.session, claim, boundMs)
+  if ('killed' in done) {
+    throw new Error(
+      `prismaStore: the claim did not answer within ${boundMs} ms (a row lock held that long, or a stale mark's commit waiting for a replica): its session was ended, nothing acknowledged`,
+      { cause: done.killed },
+    )
+  }
+  return done.value
 }

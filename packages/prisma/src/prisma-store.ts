@@ -463,7 +463,10 @@ export function prismaStore<P extends PrismaClientLike>(
     prune,
     // The client's pool ends once the transactions in flight do; the store's
     // timers are unref'd and keep nothing alive.
-    close: closer('prismaStore', logger, () => prisma.$disconnect?.()),
+    close: closer('prismaStore', logger, async () => {
+      await machine.dialect?.close?.()
+      await prisma.$disconnect?.()
+    }),
   }
   return store as PrismaEventStore<PrismaTransaction<P>>
 }
