@@ -16,8 +16,8 @@
  * until acknowledged (the service's retries, a replay). Counted on the new
  * primary as the PostgreSQL bench counts. Each run is bounded; BENCH_RUNS runs
  * (default 3) per configuration. Figures to bench/results/failover-mysql.json;
- * a run that loses an acknowledged event or applies one twice leaves its
- * answers and the ids in BENCH_LOG_DIR (default the system's temporary folder).
+ * each run's answers, and the ids lost and applied twice, to BENCH_LOG_DIR
+ * (default failover-mysql in the system's temporary folder).
  *
  *   npm run bench:failover:mysql
  */
@@ -58,9 +58,9 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
           // Connected and acknowledging nothing: each commit waits for the replica.
           const half = Math.ceil(third.length / 2)
           await replicated.replica.freeze()
-          await deliver(third.slice(0, half))
+          await deliver(third.slice(0, half), 'cut, replica frozen')
           await replicated.cutLink()
-          await deliver(third.slice(half))
+          await deliver(third.slice(half), 'cut, link cut')
         } else {
           await replicated.cutLink()
           await deliver(third)
@@ -73,12 +73,11 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
       },
       queryNewPrimary: (sql) => mysqlOnce(replicated.replica.url, sql),
     })
-    if (result.lost.length > 0 || result.twice.length > 0) {
-      mkdirSync(LOG_DIR, { recursive: true })
-      const file = join(LOG_DIR, `${config.semiSync ? 'semi-sync' : 'async'}-run${run + 1}.json`)
-      writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
-      console.log(`${config.name} run ${run + 1}: lost or applied twice, answers in ${file}`)
-    }
+    mkdirSync(LOG_DIR, { recursive: true })
+    const file = join(LOG_DIR, `${config.semiSync ? 'semi-sync' : 'async'}-run${run + 1}.json`)
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+    if (result.lost.length > 0 || result.twice.length > 0)
+      console.log(`${config.name} run ${run + 1}: lost or applied twice, see ${file}`)
     return result
   } finally {
     await Promise.all(receivers.map((r) => r.kill()))

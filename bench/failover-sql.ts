@@ -19,11 +19,12 @@ const CONCURRENCY = 4
 
 export type Event = ReturnType<typeof buildConversionEvent>
 
-/** One answer: its status (0: none within the service's 10 s), how long it took, the event. */
+/** One answer: its status (0: none within the service's 10 s), how long it took, the event, the run's phase. */
 export interface Answer {
   status: number
   ms: number
   id: string
+  phase: string
 }
 
 export interface Figures {
@@ -67,6 +68,7 @@ async function deliverAll(
   receivers: ReceiverProcess[],
   events: Event[],
   seen: Answer[],
+  phase: string,
 ): Promise<void> {
   let next = 0
   const worker = async (w: number) => {
@@ -74,7 +76,7 @@ async function deliverAll(
       const event = events[next++] as Event
       const started = performance.now()
       const status = await deliver((receivers[w % 2] as ReceiverProcess).url, event)
-      seen.push({ status, ms: performance.now() - started, id: event.id })
+      seen.push({ status, ms: performance.now() - started, id: event.id, phase })
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)))
@@ -88,7 +90,7 @@ async function untilAcknowledged(receivers: ReceiverProcess[], event: Event, see
       event,
       Math.min(attempt, 8),
     )
-    seen.push({ status, ms: performance.now() - started, id: event.id })
+    seen.push({ status, ms: performance.now() - started, id: event.id, phase: 'redelivery' })
     if (status >= 200 && status < 300) return
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
@@ -187,8 +189,8 @@ function figures(
 /** What a bench does to its servers between the phases of a run. */
 export interface FailoverSteps {
   receivers: ReceiverProcess[]
-  /** Delivers the cut's third with the link to the replica cut (`deliver` sends a slice of it). */
-  cut(third: Event[], deliver: (events: Event[]) => Promise<void>): Promise<void>
+  /** Delivers the cut's third with the link to the replica cut (`deliver` sends a slice of it, its answers counted under `phase`, default `cut`). */
+  cut(third: Event[], deliver: (events: Event[], phase?: string) => Promise<void>): Promise<void>
   /** Kills the primary, promotes the replica, moves the address. */
   failOver(): Promise<void>
   /** The rows of `sql` on the new primary. */
@@ -208,11 +210,11 @@ export async function failoverRun(
   const { events, deliveries } = stream(1_000_000 * (run + 1))
   const third = Math.ceil(deliveries.length / 3)
   const seen: Answer[] = []
-  const send = (part: Event[]) => deliverAll(receivers, part, seen)
-  await send(deliveries.slice(0, third))
+  const send = (part: Event[], phase = 'cut') => deliverAll(receivers, part, seen, phase)
+  await send(deliveries.slice(0, third), 'before the cut')
   await steps.cut(deliveries.slice(third, 2 * third), send)
   await steps.failOver()
-  await send(deliveries.slice(2 * third))
+  await send(deliveries.slice(2 * third), 'after the failover')
   // Acknowledged before the final redelivery: what the service will never send again.
   const acknowledged = new Set(
     seen.filter((s) => s.status >= 200 && s.status < 300).map((s) => s.id),
@@ -224,6 +226,22 @@ export async function failoverRun(
     (r) => r.child.exitCode !== null || r.child.signalCode !== null,
   ).length
   return { ...result, answers: seen }
+}
+
+/** Per phase, how many answers of each status and the longest: `cut: 503 x4, 409 x2 (5.0 s)`. */
+export function phases(answers: Answer[]): string {
+  const byPhase = new Map<string, Answer[]>()
+  for (const answer of answers)
+    byPhase.set(answer.phase, [...(byPhase.get(answer.phase) ?? []), answer])
+  return [...byPhase]
+    .map(([phase, all]) => {
+      const counts = new Map<number, number>()
+      for (const { status } of all) counts.set(status, (counts.get(status) ?? 0) + 1)
+      const statuses = [...counts].map(([status, n]) => `${status} x${n}`)
+      const longest = Math.max(...all.map((answer) => answer.ms)) / 1000
+      return `${phase}: ${statuses.join(', ')} (${longest.toFixed(1)} s)`
+    })
+    .join('; ')
 }
 
 const bounded = <T>(work: Promise<T>, ms: number): Promise<T | 'unbounded'> =>
@@ -241,7 +259,7 @@ export async function benchRuns<Config extends { name: string }>(
   bench: string,
   configs: readonly Config[],
   runs: number,
-  oneRun: (config: Config, run: number) => Promise<Figures>,
+  oneRun: (config: Config, run: number) => Promise<Figures & { answers?: Answer[] }>,
 ): Promise<void> {
   const rows: string[] = []
   const targets: Record<string, number> = {}
@@ -264,6 +282,7 @@ export async function benchRuns<Config extends { name: string }>(
       for (const [key, value] of Object.entries(f))
         if (typeof value === 'number') targets[`${config.name} #${run + 1} ${key}`] = value
       console.log(`${rows.at(-1)} (${seconds} s)`)
+      if (f.answers !== undefined) console.log(`  ${phases(f.answers)}`)
     }
   }
   const table = [
