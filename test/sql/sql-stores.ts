@@ -52,7 +52,7 @@ export const postgresKind: SqlKind = {
   },
 }
 
-const MYSQL_TABLES = [
+export const MYSQL_TABLES = [
   'CREATE TABLE effects (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id VARCHAR(64) NOT NULL, conversion_id BIGINT NOT NULL, event_order BIGINT NOT NULL, pid INT NOT NULL) ENGINE=InnoDB',
   'CREATE TABLE conversion_state (conversion_id BIGINT PRIMARY KEY, status VARCHAR(64) NOT NULL, event_order BIGINT NOT NULL) ENGINE=InnoDB',
 ]

@@ -228,7 +228,8 @@ export async function startPrivateMariadb(args: string[] = []): Promise<PrivateM
     removed = true
     await rm(home, { recursive: true, force: true })
   }
-  process.once('exit', () => child?.kill('SIGKILL'))
+  const killOnExit = () => child?.kill('SIGKILL')
+  process.once('exit', killOnExit)
   return {
     port,
     url,
@@ -252,6 +253,7 @@ export async function startPrivateMariadb(args: string[] = []): Promise<PrivateM
       child?.kill('SIGCONT')
     },
     async dispose() {
+      process.off('exit', killOnExit)
       await end('SIGKILL')
       await cleanup()
     },
