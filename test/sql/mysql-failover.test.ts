@@ -169,6 +169,13 @@ async function applied(url: string): Promise<Map<string, number>> {
   return new Map(rows.map((row) => [row.event_id, Number(row.n)]))
 }
 
+/** The primary's sessions waiting for a replica's acknowledgement (their state and statement). */
+const waitingForReplica = (url: string) =>
+  mysqlOnce<{ state: string; info: string | null }>(
+    url,
+    "SELECT STATE AS state, INFO AS info FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync%' OR (INFO LIKE 'CALL %' AND COMMAND <> 'Sleep') OR STATE = 'Update'",
+  )
+
 const events = (base: number, n: number) =>
   Array.from({ length: n }, (_, i) => buildConversionEvent({ conversion: { id: base + i } }))
 
@@ -189,6 +196,8 @@ async function setUp(driver: DriverUnderTest, timeoutMs: number) {
   const proxy = await movableProxy(replicated.primary.port)
   const log = capturedLog()
   const opened = await driver.open(proxy.port, log.logger)
+  // The store's tables first, while the replica acknowledges: its DDL waits for one like any commit.
+  await opened.store.ready?.()
   const receiving = await receiver(opened, log.logger)
   return { replicated, proxy, opened, log, receiving }
 }
@@ -242,6 +251,11 @@ describe.each(DRIVERS)(
       // Its mark stands on the primary, which no replica has: not answered duplicate.
       expectRefused(await timedDeliveries(receiving.url, [waiting[0] as object]))
       expect(log.lines.join('\n')).toMatch(/without a replica acknowledging it/)
+      // Nothing of the store's is left waiting on the primary for the replica (a
+      // session killed at the bound, the answer streak not written meanwhile).
+      await expect
+        .poll(() => waitingForReplica(replicated.primary.url), { timeout: 3000 })
+        .toEqual([])
 
       // The link cut: no replica connected, nothing committed at all.
       await replicated.cutLink()
@@ -290,6 +304,39 @@ describe.each(DRIVERS)(
           during.every((event) => counts.get(event.id) === 1),
         )
     }, 120_000)
+  },
+)
+
+describe.each(DRIVERS)(
+  'MariaDB, semi-sync turned off and on again while a commit waits, $name',
+  (driver) => {
+    let world: World
+
+    beforeAll(async () => {
+      world = await setUp(driver, 30_000)
+    }, 90_000)
+
+    afterAll(() => tearDown(world))
+
+    it('is a 503: the commit returned unacknowledged, though no commit was counted so', async () => {
+      const { replicated, receiving, log } = world
+      // Connected, acknowledging nothing: the commit waits.
+      await replicated.replica.freeze()
+      const event = buildConversionEvent({ conversion: { id: 700 } })
+      const answer = timedDeliveries(receiving.url, [event])
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      // SET GLOBAL ... = OFF lets the waiting commit return and counts it nowhere but _no_times.
+      await mysqlOnce(replicated.primary.url, 'SET GLOBAL rpl_semi_sync_master_enabled = OFF')
+      await mysqlOnce(replicated.primary.url, 'SET GLOBAL rpl_semi_sync_master_enabled = ON')
+      expectRefused(await answer)
+      expect(log.lines.join('\n')).toMatch(/without a replica acknowledging it/)
+      // Its mark stands on the primary alone: the retry is not a duplicate until the replica has it.
+      expectRefused(await timedDeliveries(receiving.url, [event]))
+      await replicated.replica.thaw()
+      const statuses = await deliverUntilAcknowledged(() => receiving.url, event, { pauseMs: 200 })
+      expect(statuses.at(-1)).toBe(200)
+      expect((await applied(replicated.primary.url)).get(event.id)).toBe(1)
+    }, 60_000)
   },
 )
 

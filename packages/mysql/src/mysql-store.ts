@@ -146,8 +146,13 @@ interface ServerTraits {
    * acknowledgement. Undefined: not checked (off, or the role may not read it).
    */
   semiSync: SemiSyncReader | undefined
-  /** Semi-sync was found off on the server reached now (said once, until it is on again). */
+  /** Semi-sync was found off on the server reached now (said once). */
   semiSyncOff: boolean
+  /**
+   * The last check found no replica acknowledging: the answer streak's write
+   * (whose commit would wait for one too) is left to each process meanwhile.
+   */
+  replicaAway: boolean
 }
 
 /**
@@ -187,7 +192,8 @@ async function withConnection<T>(
   try {
     result = await work(connection)
   } catch (error) {
-    connection.destroy()
+    // Past its bound the session is killed too: its commit may wait for a replica.
+    dropConnection(parts, connection, timedOut(error))
     throw parts.fail(error)
   }
   connection.release()
@@ -296,10 +302,38 @@ async function semiSyncNow(
     return undefined
   }
   // Turned off, or another server after a failover: not checked while it is off, said once.
-  if (!status.enabled && !server.semiSyncOff)
+  if (!status.enabled && !server.semiSyncOff) {
+    server.semiSyncOff = true
     parts.logger?.warn(semiSyncOffWarning('mysqlStore', reader.spelling))
-  server.semiSyncOff = !status.enabled
-  return status.enabled ? status : undefined
+  }
+  return status
+}
+
+/**
+ * The status before a commit that is to be checked: undefined when it is not
+ * (semi-sync not on at start, refused, or off now: then it is not checked).
+ */
+async function checkedBefore(
+  parts: Parts,
+  connection: PoolConnection,
+): Promise<SemiSyncStatus | undefined> {
+  const before = await semiSyncNow(parts, connection)
+  return before?.enabled === true ? before : undefined
+}
+
+/**
+ * Whether the commit between `before` and now was acknowledged (a status the
+ * server refuses now counts as not checked); notes whether replicas are away.
+ */
+async function acknowledgedSince(
+  parts: Parts,
+  connection: PoolConnection,
+  before: SemiSyncStatus,
+): Promise<boolean> {
+  const after = await semiSyncNow(parts, connection)
+  const ok = after === undefined || acknowledged(before, after)
+  parts.server.replicaAway = !ok
+  return ok
 }
 
 /** A duplicate's or stale answer, checked: `ok`, or why no replica stands behind it. */
@@ -313,16 +347,18 @@ type Replicated = 'ok' | 'no replica' | 'not acknowledged'
  * committed, bounded, and checked like a mark's commit.
  */
 async function replicatedAnswer(parts: Parts, connection: PoolConnection): Promise<Replicated> {
-  const before = await semiSyncNow(parts, connection)
+  const before = await checkedBefore(parts, connection)
   if (before === undefined) return 'ok'
-  if (!canAcknowledge(before)) return 'no replica'
+  if (!canAcknowledge(before)) {
+    parts.server.replicaAway = true
+    return 'no replica'
+  }
   await settleWithin(async () => {
     await connection.query({ sql: barrierSql(parts.names.streak), timeout: STATEMENT_TIMEOUT_MS })
     // The pool's sessions autocommit; this commits one that does not.
     await connection.query({ sql: 'COMMIT', timeout: STATEMENT_TIMEOUT_MS })
   })
-  const after = await semiSyncNow(parts, connection)
-  return after === undefined || acknowledged(before, after) ? 'ok' : 'not acknowledged'
+  return (await acknowledgedSince(parts, connection, before)) ? 'ok' : 'not acknowledged'
 }
 
 /**
@@ -341,6 +377,7 @@ async function answerReplicated(
   } catch (error) {
     dropConnection(parts, connection, timedOut(error))
     if (timedOut(error)) {
+      parts.server.replicaAway = true
       throw notReplicated('mysqlStore', parts.server.semiSync?.spelling ?? 'master', true)
     }
     throw parts.fail(error)
@@ -537,8 +574,9 @@ async function endClaim(parts: Parts, state: Open, claim: Claim<PoolConnection>)
     await settleWithin(rollBack)
     return { refused: true }
   }
-  const before = await settleWithin(() => semiSyncNow(parts, connection))
+  const before = await settleWithin(() => checkedBefore(parts, connection))
   if (before !== undefined && !canAcknowledge(before)) {
+    parts.server.replicaAway = true
     await settleWithin(rollBack)
     return { refused: false, unreplicated: 'rolled back' }
   }
@@ -551,8 +589,8 @@ async function endClaim(parts: Parts, state: Open, claim: Claim<PoolConnection>)
   )
   if (refused !== undefined) return { refused: true }
   if (before === undefined) return { refused: false }
-  const after = await settleWithin(() => semiSyncNow(parts, connection))
-  if (after === undefined || acknowledged(before, after)) return { refused: false }
+  if (await settleWithin(() => acknowledgedSince(parts, connection, before)))
+    return { refused: false }
   return { refused: false, unreplicated: 'committed' }
 }
 
@@ -576,8 +614,10 @@ function commitStep(parts: Parts, afterCommit: () => void) {
       if (isConnectionLost(error) && leaseOver() && !timedOut(error)) return false
       if (timedOut(error) && leftRunning) throw leftStatementRunning()
       // Past the bound with semi-sync on: most likely the wait for a replica.
-      if (timedOut(error) && parts.server.semiSync !== undefined)
+      if (timedOut(error) && parts.server.semiSync !== undefined) {
+        parts.server.replicaAway = true
         throw notReplicated('mysqlStore', parts.server.semiSync.spelling, true)
+      }
       throw parts.fail(error)
     }
     handBack(state)
@@ -656,8 +696,17 @@ function releaseStep(parts: Parts) {
   }
 }
 
+/** The answer streak is not written while no replica acknowledges: its commit would wait for one. */
+class StreakDeferred extends Error {}
+
 function streakStep(parts: Parts) {
   return gatedStreak(async (code) => {
+    // Each process counts for itself meanwhile (the receiver's own count).
+    if (parts.server.semiSync !== undefined && parts.server.replicaAway) {
+      throw new StreakDeferred(
+        'mysqlStore: no replica acknowledges; the streak is counted per process',
+      )
+    }
     const row = await withConnection(parts, (connection) =>
       callRow<{ failures: number; codes: string }>(
         connection,
@@ -894,6 +943,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlEventStore {
     rollbackOnTimeout: false,
     semiSync: undefined,
     semiSyncOff: false,
+    replicaAway: false,
   }
   const ready = readyStep(names, acquire, fail, server, logger)
   const parts: Parts = {

@@ -65,7 +65,7 @@ describe('replicationVerdict and its warning', () => {
 })
 
 describe('a commit acknowledged by a replica', () => {
-  const on = { enabled: true, on: true, clients: 1, notAcknowledged: 4 }
+  const on = { enabled: true, on: true, clients: 1, notAcknowledged: 4, turnedOff: 1 }
 
   it('needs semi-sync on with a replica before, on after, and no unacknowledged commit between', () => {
     expect(canAcknowledge(on)).toBe(true)
@@ -74,6 +74,11 @@ describe('a commit acknowledged by a replica', () => {
     expect(acknowledged(on, { ...on, on: false })).toBe(false)
     expect(canAcknowledge({ ...on, clients: 0 })).toBe(false)
     expect(acknowledged({ ...on, on: false }, on)).toBe(false)
+    // Turned off and on again in between (SET GLOBAL counts no commit unacknowledged).
+    expect(acknowledged(on, { ...on, turnedOff: 2 })).toBe(false)
+    // Enabled before, not after: the commit may not have waited.
+    expect(acknowledged(on, { ...on, enabled: false })).toBe(false)
+    expect(canAcknowledge({ ...on, enabled: false })).toBe(false)
   })
 
   it('reads the status rows whatever the case of their names', () => {
@@ -82,14 +87,16 @@ describe('a commit acknowledged by a replica', () => {
         { name: 'RPL_SEMI_SYNC_MASTER_STATUS', value: 'ON' },
         { name: 'RPL_SEMI_SYNC_MASTER_CLIENTS', value: '2' },
         { name: 'RPL_SEMI_SYNC_MASTER_NO_TX', value: '7' },
+        { name: 'RPL_SEMI_SYNC_MASTER_NO_TIMES', value: '3' },
         { name: 'RPL_SEMI_SYNC_MASTER_ENABLED', value: 'ON' },
       ]),
-    ).toEqual({ enabled: true, on: true, clients: 2, notAcknowledged: 7 })
+    ).toEqual({ enabled: true, on: true, clients: 2, notAcknowledged: 7, turnedOff: 3 })
     expect(semiSyncStatusOf([])).toEqual({
       enabled: false,
       on: false,
       clients: 0,
       notAcknowledged: 0,
+      turnedOff: 0,
     })
   })
 })

@@ -86,6 +86,12 @@ export interface SemiSyncStatus {
   clients: number
   /** Commits the primary counted as not acknowledged since it started. */
   notAcknowledged: number
+  /**
+   * Times the primary turned semi-sync off (`_no_times`): a fallback to
+   * asynchronous, and also `SET GLOBAL ..._enabled = OFF`, which counts no
+   * commit unacknowledged: off and on again between two reads shows only here.
+   */
+  turnedOff: number
 }
 
 /** How the store reads the status on this server: its spelling, and where status and settings live. */
@@ -101,7 +107,9 @@ export interface SemiSyncReader {
  * in a query on its GLOBAL_STATUS table: so both come from tables.)
  */
 export function semiSyncStatusSql({ spelling, schema }: SemiSyncReader): string {
-  const status = ['status', 'clients', 'no_tx'].map((name) => `'Rpl_semi_sync_${spelling}_${name}'`)
+  const status = ['status', 'clients', 'no_tx', 'no_times'].map(
+    (name) => `'Rpl_semi_sync_${spelling}_${name}'`,
+  )
   return `SELECT VARIABLE_NAME AS name, VARIABLE_VALUE AS value FROM ${schema}.GLOBAL_STATUS WHERE VARIABLE_NAME IN (${status.join(', ')}) UNION ALL SELECT VARIABLE_NAME, VARIABLE_VALUE FROM ${schema}.GLOBAL_VARIABLES WHERE VARIABLE_NAME = 'rpl_semi_sync_${spelling}_enabled'`
 }
 
@@ -115,19 +123,27 @@ export function semiSyncStatusOf(rows: { name: string; value: unknown }[]): Semi
     on: flag(value('_status')),
     clients: Number(value('_clients') ?? 0),
     notAcknowledged: Number(value('_no_tx') ?? 0),
+    turnedOff: Number(value('_no_times') ?? 0),
   }
 }
 
 /** Whether a replica can acknowledge the next commit: semi-sync on, one connected. */
-export const canAcknowledge = (before: SemiSyncStatus): boolean => before.on && before.clients > 0
+export const canAcknowledge = (before: SemiSyncStatus): boolean =>
+  before.enabled && before.on && before.clients > 0
 
 /**
  * Whether the commit made between `before` and `after` was acknowledged: on
- * before and after, and no commit counted unacknowledged in between (another
- * delivery's counts too: a false 503 while replication falters, never a false 2xx).
+ * (and enabled) before and after, with a replica connected before, no commit
+ * counted unacknowledged in between and semi-sync never turned off in between
+ * (another delivery's counts too: a false 503 while replication falters,
+ * never a false 2xx).
  */
 export const acknowledged = (before: SemiSyncStatus, after: SemiSyncStatus): boolean =>
-  canAcknowledge(before) && after.on && after.notAcknowledged === before.notAcknowledged
+  canAcknowledge(before) &&
+  after.enabled &&
+  after.on &&
+  after.notAcknowledged === before.notAcknowledged &&
+  after.turnedOff === before.turnedOff
 
 const VARIABLES_SQL =
   "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', 'rpl_semi_sync_master_enabled', 'rpl_semi_sync_master_timeout', 'rpl_semi_sync_master_wait_point', 'rpl_semi_sync_source_enabled', 'rpl_semi_sync_source_timeout', 'rpl_semi_sync_source_wait_point')"

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { type BeginInput, type PeekInput, WebhookError } from '@affiliate-webhooks/core'
+import {
+  type BeginInput,
+  type FailureStreak,
+  type PeekInput,
+  WebhookError,
+} from '@affiliate-webhooks/core'
 import {
   NO_STREAK,
   STORE_STATEMENT_TIMEOUT_MS,
@@ -109,7 +114,7 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   // Whether a lock wait timeout rolls back the whole transaction (read at setup).
   let rollbackOnTimeout = false
   // Semi-sync: whether each commit is checked (read at setup); a session for the KILL past the bound.
-  const semi: SemiSyncState = { reader: undefined, off: false, warning: undefined }
+  const semi: SemiSyncState = { reader: undefined, off: false, away: false, warning: undefined }
   const control = new ControlSession(prisma)
   const on = (tx: PrismaRawQueries) => ({ control, tx, logger: parts.logger })
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
@@ -189,18 +194,29 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const rows = await run<PeekRow>(my.peekSql(names), [key, key, conversionId ?? null])
       return my.peekVerdict(rows[0], order)
     },
-    async record(code) {
-      const rows = await run(`CALL ${names.recordAnswer}(?, ?, ?)`, [
-        code,
-        STREAK_CODES_KEPT,
-        timings.dedupeTtl,
-      ])
-      const [failures, codes] = firstCallRow(rows) ?? [0, '']
-      const count = Number(failures)
-      return count === 0 ? NO_STREAK : { count, recentCodes: String(codes).split(',') }
-    },
+    record: (code) => recordAnswer(my, run, { names, timings, semi }, code),
     prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
   }
+}
+
+/** The answer streak's CALL; not while no replica acknowledges (its commit would wait for one: each process counts meanwhile). */
+async function recordAnswer(
+  my: MysqlInternals,
+  run: MysqlRun,
+  on: { names: SchemaNames; timings: DialectParts['timings']; semi: SemiSyncState },
+  code: string | null,
+): Promise<FailureStreak> {
+  if (on.semi.reader !== undefined && on.semi.away) {
+    throw new Error('prismaStore: no replica acknowledges; the streak is counted per process')
+  }
+  const rows = await run(`CALL ${on.names.recordAnswer}(?, ?, ?)`, [
+    code,
+    STREAK_CODES_KEPT,
+    on.timings.dedupeTtl,
+  ])
+  const [failures, codes] = firstCallRow(rows) ?? [0, '']
+  const count = Number(failures)
+  return count === 0 ? NO_STREAK : { count, recentCodes: String(codes).split(',') }
 }
 
 /** The claim's CALL in the delivery's transaction, and its verdict. */

@@ -34,8 +34,10 @@ export interface SemiSyncParts {
 export interface SemiSyncState {
   /** Semi-sync on at start: how its status is read. Undefined: not checked. */
   reader: SemiSyncReader | undefined
-  /** Found off on the server reached now: said once, until it is on again. */
+  /** Found off on the server reached now: said once. */
   off: boolean
+  /** The last check found no replica acknowledging: the answer streak is not written meanwhile. */
+  away: boolean
   /** The warning to say once at start, if any. */
   warning: string | undefined
 }
@@ -80,12 +82,36 @@ async function statusOn(
     return undefined
   }
   const status = my.semiSyncStatusOf(rows)
-  if (!status.enabled && !state.off)
+  // Turned off, or another server after a failover: not checked while it is off, said once.
+  if (!status.enabled && !state.off) {
+    state.off = true
     logger?.warn(my.semiSyncOffWarning('prismaStore', reader.spelling))
-  state.off = !status.enabled
-  if (!status.enabled) return undefined
+  }
   const session = Number(rows.find((row) => row.name === 'session')?.value)
   return { ...status, session }
+}
+
+/** The status before a step that is to be checked: undefined when it is not (off now, refused, or never on). */
+async function checkedBefore(
+  my: MysqlInternals,
+  parts: SemiSyncParts,
+  state: SemiSyncState,
+): Promise<(SemiSyncStatus & { session: number }) | undefined> {
+  const before = await statusOn(my, parts.tx, state, parts.logger)
+  return before?.enabled === true ? before : undefined
+}
+
+/** Whether the commit since `before` was acknowledged; notes whether replicas are away. */
+async function acknowledgedSince(
+  my: MysqlInternals,
+  parts: SemiSyncParts,
+  state: SemiSyncState,
+  before: SemiSyncStatus,
+): Promise<boolean> {
+  const after = await statusOn(my, parts.tx, state, parts.logger)
+  const ok = after === undefined || my.acknowledged(before, after)
+  state.away = !ok
+  return ok
 }
 
 /** How often the control session proves it is alive (and keeps `wait_timeout` from ending it). */
@@ -219,17 +245,20 @@ export async function replicatedCommit<T>(
   commit: () => Promise<T>,
   rollBack: () => Promise<unknown>,
 ): Promise<T> {
-  const before = await statusOn(my, parts.tx, state, parts.logger)
+  const before = await checkedBefore(my, parts, state)
   if (before === undefined) return commit()
   const spelling = state.reader?.spelling ?? 'master'
   if (!my.canAcknowledge(before)) {
+    state.away = true
     await rollBack()
     throw my.notReplicated('prismaStore', spelling, false)
   }
   const done = await killedPastBound(parts.control, before.session, commit)
-  if ('killed' in done) throw my.notReplicated('prismaStore', spelling, true)
-  const after = await statusOn(my, parts.tx, state, parts.logger)
-  if (after !== undefined && !my.acknowledged(before, after)) {
+  if ('killed' in done) {
+    state.away = true
+    throw my.notReplicated('prismaStore', spelling, true)
+  }
+  if (!(await acknowledgedSince(my, parts, state, before))) {
     throw my.notReplicated('prismaStore', spelling, true)
   }
   return done.value
@@ -246,18 +275,23 @@ export async function replicatedAnswer(
   state: SemiSyncState,
   streakTable: string,
 ): Promise<void> {
-  const before = await statusOn(my, parts.tx, state, parts.logger)
+  const before = await checkedBefore(my, parts, state)
   if (before === undefined) return
   const spelling = state.reader?.spelling ?? 'master'
-  if (!my.canAcknowledge(before)) throw my.notReplicated('prismaStore', spelling, true)
+  if (!my.canAcknowledge(before)) {
+    state.away = true
+    throw my.notReplicated('prismaStore', spelling, true)
+  }
   const run = boundedRun(parts.tx)
   const done = await killedPastBound(parts.control, before.session, async () => {
     await run(my.barrierSql(streakTable))
     await run('COMMIT')
   })
-  if ('killed' in done) throw my.notReplicated('prismaStore', spelling, true)
-  const after = await statusOn(my, parts.tx, state, parts.logger)
-  if (after !== undefined && !my.acknowledged(before, after)) {
+  if ('killed' in done) {
+    state.away = true
+    throw my.notReplicated('prismaStore', spelling, true)
+  }
+  if (!(await acknowledgedSince(my, parts, state, before))) {
     throw my.notReplicated('prismaStore', spelling, true)
   }
 }
@@ -275,9 +309,10 @@ export async function gatedClaim<T>(
   claim: () => Promise<T>,
   boundMs: number,
 ): Promise<T> {
-  const before = await statusOn(my, parts.tx, state, parts.logger)
+  const before = await checkedBefore(my, parts, state)
   if (before === undefined) return claim()
   if (!my.canAcknowledge(before)) {
+    state.away = true
     throw my.notReplicated('prismaStore', state.reader?.spelling ?? 'master', false)
   }
   const done = await killedPastBound(parts.control, before.session, claim, boundMs)
