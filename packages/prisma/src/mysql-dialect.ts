@@ -194,14 +194,13 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const rows = await run<PeekRow>(my.peekSql(names), [key, key, conversionId ?? null])
       return my.peekVerdict(rows[0], order)
     },
-    record: (code) => recordAnswer(my, run, { names, timings, semi }, code),
+    record: (code) => recordAnswer(run, { names, timings, semi }, code),
     prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
   }
 }
 
 /** The answer streak's CALL; not while no replica acknowledges (its commit would wait for one: each process counts meanwhile). */
 async function recordAnswer(
-  my: MysqlInternals,
   run: MysqlRun,
   on: { names: SchemaNames; timings: DialectParts['timings']; semi: SemiSyncState },
   code: string | null,
