@@ -197,7 +197,7 @@ async function setUp(driver: DriverUnderTest, timeoutMs: number) {
   const log = capturedLog()
   const opened = await driver.open(proxy.port, log.logger)
   // The store's tables first, while the replica acknowledges: its DDL waits for one like any commit.
-  await opened.store.ready?.()
+  await (opened.store as { ready?: () => Promise<void> }).ready?.()
   const receiving = await receiver(opened, log.logger)
   return { replicated, proxy, opened, log, receiving }
 }
