@@ -35,12 +35,22 @@ const LOG_DIR = process.env.BENCH_LOG_DIR ?? join(tmpdir(), 'failover-mysql')
 interface Config {
   name: string
   semiSync: boolean
+  /** The receivers' store (test/sql/sql-receiver.mjs's STORE). */
+  store: 'mysql' | 'prisma-mysql'
 }
 
-const CONFIGS: Config[] = [
-  { name: 'MariaDB async', semiSync: false },
-  { name: 'MariaDB semi-sync (10 s, AFTER_SYNC)', semiSync: true },
+const ALL_CONFIGS: Config[] = [
+  { name: 'MariaDB async', semiSync: false, store: 'mysql' },
+  { name: 'MariaDB semi-sync (10 s, AFTER_SYNC)', semiSync: true, store: 'mysql' },
+  { name: 'MariaDB async, Prisma', semiSync: false, store: 'prisma-mysql' },
+  { name: 'MariaDB semi-sync (10 s, AFTER_SYNC), Prisma', semiSync: true, store: 'prisma-mysql' },
 ]
+
+/** `npm run bench:failover:mysql -- prisma` runs the configurations whose name has "prisma". */
+const only = process.argv[2]?.toLowerCase()
+const CONFIGS = ALL_CONFIGS.filter(
+  (config) => only === undefined || config.name.toLowerCase().includes(only),
+)
 
 async function oneRun(config: Config, run: number): Promise<Figures> {
   const replicated = await startReplicatedMariadb({ semiSync: config.semiSync })
@@ -50,7 +60,7 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
     for (const statement of MYSQL_TABLES) await mysqlOnce(replicated.primary.url, statement)
     const url = `mysql://root@127.0.0.1:${proxy.port}/aw`
     for (let i = 0; i < 2; i++)
-      receivers.push(await startReceiver({ STORE: 'mysql', DATABASE_URL: url }))
+      receivers.push(await startReceiver({ STORE: config.store, DATABASE_URL: url }))
     const result = await failoverRun(run, {
       receivers,
       async cut(third, deliver) {
@@ -74,7 +84,10 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
       queryNewPrimary: (sql) => mysqlOnce(replicated.replica.url, sql),
     })
     mkdirSync(LOG_DIR, { recursive: true })
-    const file = join(LOG_DIR, `${config.semiSync ? 'semi-sync' : 'async'}-run${run + 1}.json`)
+    const file = join(
+      LOG_DIR,
+      `${config.store}-${config.semiSync ? 'semi-sync' : 'async'}-run${run + 1}.json`,
+    )
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
     if (result.lost.length > 0 || result.twice.length > 0)
       console.log(`${config.name} run ${run + 1}: lost or applied twice, see ${file}`)

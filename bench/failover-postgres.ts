@@ -33,15 +33,23 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 interface Config {
   name: string
   synchronous: boolean
-  store: 'postgres' | 'postgresjs'
+  store: 'postgres' | 'postgresjs' | 'prisma-postgres'
 }
 
-const CONFIGS: Config[] = [
+const ALL_CONFIGS: Config[] = [
   { name: 'PostgreSQL async, pg', synchronous: false, store: 'postgres' },
   { name: 'PostgreSQL async, postgres.js', synchronous: false, store: 'postgresjs' },
   { name: 'PostgreSQL sync, pg', synchronous: true, store: 'postgres' },
   { name: 'PostgreSQL sync, postgres.js', synchronous: true, store: 'postgresjs' },
+  { name: 'PostgreSQL async, Prisma', synchronous: false, store: 'prisma-postgres' },
+  { name: 'PostgreSQL sync, Prisma', synchronous: true, store: 'prisma-postgres' },
 ]
+
+/** `npm run bench:failover:postgres -- prisma` runs the configurations whose name has "prisma". */
+const only = process.argv[2]?.toLowerCase()
+const CONFIGS = ALL_CONFIGS.filter(
+  (config) => only === undefined || config.name.toLowerCase().includes(only),
+)
 
 const TABLES = [
   'CREATE TABLE effects (id bigserial PRIMARY KEY, event_id text NOT NULL, conversion_id bigint NOT NULL, event_order bigint NOT NULL, pid integer NOT NULL)',
@@ -55,7 +63,8 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
   try {
     for (const statement of TABLES) await queryOnce(replicated.primary.url, statement)
     let url: string
-    if (config.store === 'postgres') {
+    if (config.store !== 'postgresjs') {
+      // node-postgres (and Prisma's pg adapter on it) takes one host: an address that moves.
       proxy = await movableProxy(replicated.primary.port)
       url = `postgres://postgres@127.0.0.1:${proxy.port}/postgres`
     } else {
