@@ -27,7 +27,7 @@ import { join } from 'node:path'
 import { MYSQL_TABLES, type ReceiverProcess, startReceiver } from '../test/sql/sql-stores.js'
 import { mysqlOnce, startReplicatedMariadb } from '../test/support/mariadb-failover.js'
 import { movableProxy } from '../test/support/postgres-failover.js'
-import { benchRuns, type Figures, failoverRun } from './failover-sql.js'
+import { benchRuns, type Figures, failoverRun, named } from './failover-sql.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const LOG_DIR = process.env.BENCH_LOG_DIR ?? join(tmpdir(), 'failover-mysql')
@@ -46,11 +46,8 @@ const ALL_CONFIGS: Config[] = [
   { name: 'MariaDB semi-sync (10 s, AFTER_SYNC), Prisma', semiSync: true, store: 'prisma-mysql' },
 ]
 
-/** `npm run bench:failover:mysql -- prisma` runs the configurations whose name has "prisma". */
-const only = process.argv[2]?.toLowerCase()
-const CONFIGS = ALL_CONFIGS.filter(
-  (config) => only === undefined || config.name.toLowerCase().includes(only),
-)
+// `npm run bench:failover:mysql -- prisma` runs the configurations whose name has "prisma".
+const CONFIGS = named(ALL_CONFIGS, process.argv[2])
 
 async function oneRun(config: Config, run: number): Promise<Figures> {
   const replicated = await startReplicatedMariadb({ semiSync: config.semiSync })

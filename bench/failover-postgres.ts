@@ -26,7 +26,7 @@ import {
   queryOnce,
   startReplicatedPostgres,
 } from '../test/support/postgres-failover.js'
-import { benchRuns, type Figures, failoverRun } from './failover-sql.js'
+import { benchRuns, type Figures, failoverRun, named } from './failover-sql.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 
@@ -45,11 +45,8 @@ const ALL_CONFIGS: Config[] = [
   { name: 'PostgreSQL sync, Prisma', synchronous: true, store: 'prisma-postgres' },
 ]
 
-/** `npm run bench:failover:postgres -- prisma` runs the configurations whose name has "prisma". */
-const only = process.argv[2]?.toLowerCase()
-const CONFIGS = ALL_CONFIGS.filter(
-  (config) => only === undefined || config.name.toLowerCase().includes(only),
-)
+// `npm run bench:failover:postgres -- prisma` runs the configurations whose name has "prisma".
+const CONFIGS = named(ALL_CONFIGS, process.argv[2])
 
 const TABLES = [
   'CREATE TABLE effects (id bigserial PRIMARY KEY, event_id text NOT NULL, conversion_id bigint NOT NULL, event_order bigint NOT NULL, pid integer NOT NULL)',

@@ -293,3 +293,14 @@ export async function benchRuns<Config extends { name: string }>(
   console.log(table.join('\n'))
   writeResults(bench, { ratios: {}, targets })
 }
+
+/** The configurations whose name has `part` (any case); all of them without it. */
+export function named<Config extends { name: string }>(
+  configs: readonly Config[],
+  part: string | undefined,
+): Config[] {
+  const wanted = part?.toLowerCase()
+  return configs.filter(
+    (config) => wanted === undefined || config.name.toLowerCase().includes(wanted),
+  )
+}
