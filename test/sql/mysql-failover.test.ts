@@ -16,13 +16,9 @@
  * primary whose semi-sync has no replica; none on a standalone server, a
  * replica, or a semi-sync primary with its replica.
  */
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
 import { mysqlStore } from '@affiliate-webhooks/mysql'
-import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { type PrismaRawQueries, prismaStore } from '@affiliate-webhooks/prisma'
 import { PrismaMariaDb } from '@prisma/adapter-mariadb'
 import mysql from 'mysql2/promise'
@@ -35,44 +31,18 @@ import {
 } from '../support/mariadb-failover.js'
 import { MYSQL_URL } from '../support/mysql-db.js'
 import { movableProxy } from '../support/postgres-failover.js'
+import {
+  capturedLog,
+  type Logged,
+  type Opened,
+  receiver,
+  SERVICE_TIMEOUT_MS,
+  timedDeliveries,
+} from './failover-kit.js'
 import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
-import { deliver, deliverUntilAcknowledged, SECRET } from './sql-stores.js'
+import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
 
-/** The service gives up on an answer after 10 s. */
-const SERVICE_TIMEOUT_MS = 10_000
 const POOL_SIZE = 3
-
-interface Logged {
-  lines: string[]
-  warnings: string[]
-  logger: { warn: (...args: unknown[]) => void; error: (...args: unknown[]) => void }
-}
-
-function capturedLog(): Logged {
-  const lines: string[] = []
-  const warnings: string[] = []
-  const text = (args: unknown[]) => args.map(String).join(' ')
-  return {
-    lines,
-    warnings,
-    logger: {
-      warn: (...args) => {
-        warnings.push(text(args))
-        lines.push(text(args))
-      },
-      error: (...args) => lines.push(text(args)),
-    },
-  }
-}
-
-/** A store on the primary (through the proxy), its handler's insert, and its pool. */
-interface Opened {
-  store: EventStore<unknown>
-  insert: (tx: unknown, eventId: string, conversionId: number) => Promise<unknown>
-  /** A plain query on the store's own pool. */
-  ping: () => Promise<unknown>
-  end(): Promise<void>
-}
 
 interface DriverUnderTest {
   name: string
@@ -134,32 +104,6 @@ const DRIVERS: DriverUnderTest[] = [
   },
 ]
 
-async function receiver(opened: Opened, log: Logged['logger']) {
-  const server = createServer(
-    affiliateWebhook({
-      secret: SECRET,
-      logger: log,
-      store: opened.store,
-      async onConversion(conversion, event, ctx) {
-        await opened.insert(ctx.tx, event.id, conversion.id)
-      },
-    }),
-  )
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }
-}
-
-async function timedDeliveries(url: string, events: object[]) {
-  return Promise.all(
-    events.map(async (event) => {
-      const started = performance.now()
-      const status = await deliver(url, event)
-      return { status, ms: performance.now() - started }
-    }),
-  )
-}
-
 /** How many times each event's effect is on the server at `url`. */
 async function applied(url: string): Promise<Map<string, number>> {
   const rows = await mysqlOnce<{ event_id: string; n: number }>(
@@ -211,6 +155,16 @@ async function tearDown(world: World | undefined) {
   await world?.replicated.destroy()
 }
 
+/** The describe block's world: set up before its tests, torn down after, whatever happened. */
+function worldFor(driver: DriverUnderTest, timeoutMs: number): () => World {
+  let world: World | undefined
+  beforeAll(async () => {
+    world = await setUp(driver, timeoutMs)
+  }, 90_000)
+  afterAll(() => tearDown(world))
+  return () => world as World
+}
+
 /** The primary killed, the replica promoted, the proxy moved; every event until acknowledged, then each counted once. */
 async function failOverAndRedeliver(world: World, all: { id: string }[]) {
   await world.replicated.killPrimary()
@@ -229,16 +183,10 @@ async function failOverAndRedeliver(world: World, all: { id: string }[]) {
 describe.each(DRIVERS)(
   'MariaDB failover, semi-synchronous replica (timeout 10 s), $name',
   (driver) => {
-    let world: World
-
-    beforeAll(async () => {
-      world = await setUp(driver, 10_000)
-    }, 90_000)
-
-    afterAll(() => tearDown(world))
+    const world = worldFor(driver, 10_000)
 
     it('with the replica away: bounded 503s, the pool never dry, a retry not a duplicate; across a promotion nothing lost or applied twice', async () => {
-      const { replicated, receiving, opened, log } = world
+      const { replicated, receiving, opened, log } = world()
       const before = events(100, 4)
       for (const event of before) expect(await deliver(receiving.url, event)).toBe(200)
       expect(log.warnings).toEqual([])
@@ -264,7 +212,7 @@ describe.each(DRIVERS)(
       expect(log.lines.join('\n')).toMatch(/no replica acknowledges commits now/)
       await opened.ping()
 
-      await failOverAndRedeliver(world, [...before, ...waiting, ...cut])
+      await failOverAndRedeliver(world(), [...before, ...waiting, ...cut])
     }, 150_000)
   },
 )
@@ -272,16 +220,10 @@ describe.each(DRIVERS)(
 describe.each(DRIVERS)(
   'MariaDB, semi-sync falling back to asynchronous before the bound (timeout 1 s), $name',
   (driver) => {
-    let world: World
-
-    beforeAll(async () => {
-      world = await setUp(driver, 1000)
-    }, 90_000)
-
-    afterAll(() => tearDown(world))
+    const world = worldFor(driver, 1000)
 
     it('a commit that returns unacknowledged is a 503, as is every one after; healed, the retries are answered and applied once', async () => {
-      const { replicated, receiving } = world
+      const { replicated, receiving } = world()
       await replicated.replica.freeze()
       const during = events(400, 4)
       // One at a time: the first waits out the primary's 1 s and returns unacknowledged; the rest find semi-sync off.
@@ -310,16 +252,10 @@ describe.each(DRIVERS)(
 describe.each(DRIVERS)(
   'MariaDB, semi-sync turned off and on again while a commit waits, $name',
   (driver) => {
-    let world: World
-
-    beforeAll(async () => {
-      world = await setUp(driver, 30_000)
-    }, 90_000)
-
-    afterAll(() => tearDown(world))
+    const world = worldFor(driver, 30_000)
 
     it('is a 503: the commit returned unacknowledged, though no commit was counted so', async () => {
-      const { replicated, receiving, log } = world
+      const { replicated, receiving, log } = world()
       // Connected, acknowledging nothing: the commit waits.
       await replicated.replica.freeze()
       const event = buildConversionEvent({ conversion: { id: 700 } })

@@ -13,12 +13,9 @@
  * only) answers 503. A role that may not run pg_logical_emit_message still gets
  * its duplicates answered 2xx.
  */
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
 import type { EventStore } from '@affiliate-webhooks/core'
 import { buildConversionEvent } from '@affiliate-webhooks/core/testing'
-import { affiliateWebhook } from '@affiliate-webhooks/node'
 import { postgresStore } from '@affiliate-webhooks/postgres'
 import pg from 'pg'
 import postgres from 'postgres'
@@ -31,19 +28,17 @@ import {
   type ReplicatedPostgres,
   startReplicatedPostgres,
 } from '../support/postgres-failover.js'
-import { deliver, deliverUntilAcknowledged, SECRET } from './sql-stores.js'
+import {
+  capturedLog,
+  type Logged,
+  type Opened,
+  receiver,
+  SERVICE_TIMEOUT_MS,
+  timedDeliveries,
+} from './failover-kit.js'
+import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
 
-/** The service gives up on an answer after 10 s. */
-const SERVICE_TIMEOUT_MS = 10_000
 const POOL_SIZE = 3
-
-interface Opened {
-  store: EventStore<unknown>
-  insert: (tx: unknown, eventId: string, conversionId: number) => Promise<unknown>
-  /** A plain query on the store's own pool. */
-  ping: () => Promise<unknown>
-  end(): Promise<void>
-}
 
 interface DriverUnderTest {
   name: string
@@ -102,47 +97,6 @@ const DRIVERS: DriverUnderTest[] = [
       ),
   },
 ]
-
-interface Logged {
-  lines: string[]
-  logger: { warn: (...args: unknown[]) => void; error: (...args: unknown[]) => void }
-}
-
-function capturedLog(): Logged {
-  const lines: string[] = []
-  const keep = (...args: unknown[]) => lines.push(args.map(String).join(' '))
-  return { lines, logger: { warn: keep, error: keep } }
-}
-
-async function receiver(
-  opened: Opened,
-  log: Logged['logger'],
-): Promise<{ server: Server; url: string }> {
-  const server = createServer(
-    affiliateWebhook({
-      secret: SECRET,
-      logger: log,
-      store: opened.store,
-      async onConversion(conversion, event, ctx) {
-        await opened.insert(ctx.tx, event.id, conversion.id)
-      },
-    }),
-  )
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }
-}
-
-/** Times each delivery took and its status. */
-async function timedDeliveries(url: string, events: object[]) {
-  return Promise.all(
-    events.map(async (event) => {
-      const started = performance.now()
-      const status = await deliver(url, event)
-      return { status, ms: performance.now() - started }
-    }),
-  )
-}
 
 /** How many times each event's effect is on `url`'s database. */
 async function applied(url: string): Promise<Map<string, number>> {

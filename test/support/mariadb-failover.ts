@@ -11,6 +11,7 @@
  */
 import mysql from 'mysql2/promise'
 import { type PrivateMariadb, startPrivateMariadb } from './mysql-db.js'
+import { until } from './postgres-failover.js'
 
 /** The replica's settings in the primary's semi-sync mode; `timeoutMs` the primary's `rpl_semi_sync_master_timeout`. */
 export interface ReplicationMode {
@@ -35,8 +36,6 @@ export interface ReplicatedMariadb {
   destroy(): Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /** Runs `sql` on a fresh connection to `url` (closed after). */
 export async function mysqlOnce<Row>(url: string, sql: string, values: unknown[] = []) {
   const connection = await mysql.createConnection({ uri: url, connectTimeout: 3000 })
@@ -44,16 +43,6 @@ export async function mysqlOnce<Row>(url: string, sql: string, values: unknown[]
     return (await connection.query(sql, values))[0] as Row[]
   } finally {
     await connection.end().catch(() => connection.destroy())
-  }
-}
-
-/** Polls `check` every 100 ms until it is true, or throws `what` after `ms`. */
-async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await check().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`)
-    await sleep(100)
   }
 }
 

@@ -54,7 +54,11 @@ export async function queryOnce<Row extends pg.QueryResultRow>(
 }
 
 /** Polls `check` every 100 ms until it is true, or throws `what` after `ms`. */
-async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+export async function until(
+  what: string,
+  ms: number,
+  check: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + ms
   for (;;) {
     if (await check().catch(() => false)) return

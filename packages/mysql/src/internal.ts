@@ -17,7 +17,6 @@ export {
   acknowledged,
   barrierSql,
   canAcknowledge,
-  NOT_REPLICATED,
   notReplicated,
   readReplicationFacts,
   replicationWarning,

@@ -13,8 +13,6 @@ const facts = (over: Partial<ReplicationFacts>): ReplicationFacts => ({
   binaryLog: true,
   semiSyncEnabled: false,
   spelling: 'master',
-  timeoutMs: 10_000,
-  waitPoint: 'AFTER_COMMIT',
   semiSyncClients: 0,
   replicas: 0,
   ...over,

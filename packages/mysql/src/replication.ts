@@ -21,10 +21,6 @@ export interface ReplicationFacts {
   semiSyncEnabled: boolean | undefined
   /** How the names are spelt on this server. */
   spelling: 'master' | 'source'
-  /** `rpl_semi_sync_..._timeout`, ms. */
-  timeoutMs: number | undefined
-  /** `rpl_semi_sync_..._wait_point`. */
-  waitPoint: string | undefined
   /** Replicas connected now that acknowledge (`Rpl_semi_sync_..._clients`). */
   semiSyncClients: number
   /** Replicas connected now (SHOW REPLICA HOSTS); undefined when the role may not list them. */
@@ -146,7 +142,7 @@ export const acknowledged = (before: SemiSyncStatus, after: SemiSyncStatus): boo
   after.turnedOff === before.turnedOff
 
 const VARIABLES_SQL =
-  "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', 'rpl_semi_sync_master_enabled', 'rpl_semi_sync_master_timeout', 'rpl_semi_sync_master_wait_point', 'rpl_semi_sync_source_enabled', 'rpl_semi_sync_source_timeout', 'rpl_semi_sync_source_wait_point')"
+  "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', 'rpl_semi_sync_master_enabled', 'rpl_semi_sync_source_enabled')"
 
 /** SHOW REPLICA HOSTS, as each server spells it; the row count, or undefined when refused. */
 async function replicaCount(run: MysqlRun): Promise<number | undefined> {
@@ -179,7 +175,6 @@ export async function readReplicationFacts(
     rows.find((row) => row.Variable_name.toLowerCase() === name)?.Value
   const spelling = variable('rpl_semi_sync_source_enabled') === undefined ? 'master' : 'source'
   const enabled = variable(`rpl_semi_sync_${spelling}_enabled`)
-  const timeout = variable(`rpl_semi_sync_${spelling}_timeout`)
   const [version] = await run<{ v: string }>('SELECT VERSION() AS v')
   const reader = semiSyncReader(String(version?.v ?? ''), spelling)
   const status =
@@ -191,8 +186,6 @@ export async function readReplicationFacts(
     binaryLog,
     semiSyncEnabled: enabled === undefined ? undefined : enabled === 'ON' || enabled === '1',
     spelling,
-    timeoutMs: timeout === undefined ? undefined : Number(timeout),
-    waitPoint: variable(`rpl_semi_sync_${spelling}_wait_point`),
     semiSyncClients: status?.clients ?? 0,
     replicas: binaryLog ? await replicaCount(run) : 0,
     reader,
@@ -205,7 +198,7 @@ export function semiSyncOffWarning(caller: string, spelling: string): string {
 }
 
 /** The code of {@link notReplicated}'s error. */
-export const NOT_REPLICATED = 'not_replicated'
+const NOT_REPLICATED = 'not_replicated'
 
 /**
  * The delivery is not acknowledged because no replica acknowledged what its

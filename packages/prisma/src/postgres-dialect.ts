@@ -80,8 +80,9 @@ const CANCEL_CONNECT_MS = 1000
 
 /**
  * The bounds of a COMMIT waiting for synchronous standbys (dialect.ts
- * SyncCommit), through Prisma's raw queries: the cancel runs on the client's
- * pool, as another session of the same role. `sync()` is the pinned
+ * SyncCommit), through Prisma's raw queries: the cancel runs as another
+ * session of the same role, outside the client's pool when the adapter's
+ * settings can be read (outsidePool), on the pool otherwise. `sync()` is the pinned
  * synchronous_commit, known once the dialect is ready.
  */
 function syncCommit(

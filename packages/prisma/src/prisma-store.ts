@@ -269,10 +269,10 @@ function endedWithin(
  * COMMIT's WARNING, so any cancel that may have reached the wait makes it a
  * 503, and so does a COMMIT that answers not even the cancel. What is left:
  * a wait cancelled by someone else (pg_cancel_backend by hand) commits
- * unseen, and is answered 2xx as committed; and the cancel runs on the
- * client's pool, so when every connection of the pool holds a commit waiting
- * for the standbys at once it waits for a connection, and runs (harmlessly:
- * by the transaction's id) once one comes back. MySQL: waited as before.
+ * unseen, and is answered 2xx as committed. The cancel runs on a session of
+ * the dialect's own, outside the client's pool, which the waiting commits may
+ * hold every connection of (postgres-dialect.ts outsidePool). MySQL: waited as
+ * before (its commit bounds itself, mysql-semi-sync.ts).
  */
 async function committed(m: Machine, state: Open): Promise<unknown> {
   const sync = m.dialect.syncCommit
