@@ -20,7 +20,11 @@ import { postgresStore } from '@affiliate-webhooks/postgres'
 import pg from 'pg'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
+import {
+  type PostgresServer,
+  startPrivatePostgres,
+  THROUGH_OUTAGES,
+} from '../support/postgres-db.js'
 import {
   type MovableProxy,
   movableProxy,
@@ -82,6 +86,7 @@ const DRIVERS: DriverUnderTest[] = [
         postgres(
           `postgres://postgres@127.0.0.1:${r.primary.port},127.0.0.1:${r.standby.port}/postgres`,
           {
+            ...THROUGH_OUTAGES,
             target_session_attrs: 'primary',
             max: POOL_SIZE,
             connect_timeout: 2,
@@ -92,7 +97,12 @@ const DRIVERS: DriverUnderTest[] = [
       ),
     openOn: (url, log) =>
       postgresJsOpened(
-        postgres(url, { max: POOL_SIZE, connect_timeout: 2, onnotice: () => {} }),
+        postgres(url, {
+          ...THROUGH_OUTAGES,
+          max: POOL_SIZE,
+          connect_timeout: 2,
+          onnotice: () => {},
+        }),
         log,
       ),
   },

@@ -92,6 +92,40 @@ describe('postgresStore (postgres.js): the driver itself', () => {
     expect(() => postgresStore({ sql: {} as postgres.Sql })).toThrow(/postgres\.js instance/)
   })
 
+  it('works on an instance with fetch_types off: setup, a delivery handled once, the failure streak', async () => {
+    const typeless = postgres(db.url, { max: 2, fetch_types: false, onnotice: () => {} })
+    small.push(typeless)
+    const tablePrefix = 'aw_typeless_'
+    // Tables left without their version row: setup reads their columns before going on.
+    await sql.unsafe(`CREATE TABLE ${tablePrefix}streak (name text, count integer)`)
+    const refused = postgresStore({ sql: typeless, tablePrefix })
+    await expect(refused.ready()).rejects.toThrow(/lacks the column\(s\) codes, expires_at/)
+    await sql.unsafe(`DROP TABLE ${tablePrefix}streak`)
+
+    const store = postgresStore({ sql: typeless, tablePrefix })
+    await store.ready()
+    await postgresStore({ sql: typeless, tablePrefix }).ready()
+    await store.recordAnswer?.('store_unavailable')
+    expect(await store.recordAnswer?.('handler_failed')).toEqual({
+      count: 2,
+      recentCodes: ['handler_failed', 'store_unavailable'],
+    })
+    let runs = 0
+    const secret = 'whsec_typeless'
+    const receiver = createReceiver({
+      secret,
+      store,
+      onConversion: () => {
+        runs += 1
+      },
+    })
+    const signed = await signedDelivery({ secret, event: buildConversionEvent() })
+    const input = { headers: signed.headers, rawBody: new TextEncoder().encode(signed.body) }
+    expect((await receiver.receive(input)).outcome).toBe('processed')
+    expect((await receiver.receive(input)).outcome).toBe('duplicate')
+    expect(runs).toBe(1)
+  })
+
   it("writes through ctx.tx as a tagged template, with the mark; the outer sql is not the delivery's", async () => {
     await sql`CREATE TABLE IF NOT EXISTS tagged_ledger (event_id text PRIMARY KEY, commission numeric)`
     const secret = 'whsec_postgresjs'

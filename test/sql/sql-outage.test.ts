@@ -23,7 +23,11 @@ import pg from 'pg'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PrivateMariadb, startPrivateMariadb } from '../support/mysql-db.js'
-import { type PostgresServer, startPrivatePostgres } from '../support/postgres-db.js'
+import {
+  type PostgresServer,
+  startPrivatePostgres,
+  THROUGH_OUTAGES,
+} from '../support/postgres-db.js'
 import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
 
@@ -65,7 +69,12 @@ const DRIVERS: DriverUnderTest[] = [
   {
     name: 'postgres.js',
     open(connectionString) {
-      const sql = postgres(connectionString, { max: 8, onnotice: () => {}, connect_timeout: 2 })
+      const sql = postgres(connectionString, {
+        ...THROUGH_OUTAGES,
+        max: 8,
+        onnotice: () => {},
+        connect_timeout: 2,
+      })
       return {
         store: (options) => postgresStore({ sql, acquireTimeoutMs: 2000, ...options }),
         insert: (tx, eventId, conversionId) =>

@@ -20,6 +20,18 @@ export const POSTGRES_URL =
   process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'
 
+/**
+ * postgres.js options for a client a test takes through an outage or a
+ * failover. postgres.js 3.4.9 starts each new connection with a query of its
+ * own for the server's array types and drops that query's promise
+ * (porsager/postgres#1192, #1223): a connection cut or ended while it runs
+ * (the test's `sql.end({ timeout })` in teardown, a server killed during a
+ * reconnect) rejects it with nothing listening, and vitest fails the whole run
+ * on that unhandled rejection. The stores send no array parameters, so the
+ * clients skip the query.
+ */
+export const THROUGH_OUTAGES = { fetch_types: false } as const
+
 export interface TestDatabase {
   /** Connection string of the new database. */
   url: string

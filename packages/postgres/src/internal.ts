@@ -47,6 +47,7 @@ export {
   pruneSql,
   SERVER_IDLE_MARGIN_MS,
   staleCommitStatementSql,
+  streakOf,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,

@@ -56,6 +56,7 @@ import {
   peekVerdict,
   pruneSql,
   staleCommitSql,
+  streakOf,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,
@@ -311,12 +312,11 @@ function streakStep(
       await queryWithin(acquire, bounded(streakResetSql(names)))
       return NO_STREAK
     }
-    const { rows } = await queryWithin<{ count: number; codes: string[] }>(
+    const { rows } = await queryWithin<{ count: number; codes: string }>(
       acquire,
       bounded(streakSql(names), [code, STREAK_CODES_KEPT, dedupeTtl]),
     )
-    const row = rows[0] as { count: number; codes: string[] }
-    return { count: row.count, recentCodes: row.codes }
+    return streakOf(rows[0] as { count: number; codes: string })
   })
 }
 

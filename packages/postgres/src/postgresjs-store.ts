@@ -59,6 +59,7 @@ import {
   SESSION_READ_ONLY,
   SESSION_WRITABLE,
   staleCommitSql,
+  streakOf,
   streakResetSql,
   streakSql,
   TRANSACTION_ID,
@@ -501,13 +502,12 @@ function otherSteps(
         await run(streakResetSql(names))
         return NO_STREAK
       }
-      const rows = await run<{ count: number; codes: string[] }>(streakSql(names), [
+      const rows = await run<{ count: number; codes: string }>(streakSql(names), [
         code,
         STREAK_CODES_KEPT,
         timings.dedupeTtl,
       ])
-      const row = rows[0] as { count: number; codes: string[] }
-      return { count: row.count, recentCodes: row.codes }
+      return streakOf(rows[0] as { count: number; codes: string })
     }),
   }
 }

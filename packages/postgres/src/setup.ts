@@ -40,12 +40,19 @@ export interface SetupDriver {
   failure(cause: unknown): Error
 }
 
-/** The version recorded in the version table (undefined without a row), and whether the functions exist. */
+/**
+ * The version recorded in the version table (undefined without a row), and
+ * whether the functions exist. Lists go to the server as JSON in a text
+ * parameter (`$1::text::json`: a json one postgres.js would encode again) and
+ * come back as text, never as arrays: postgres.js converts arrays only with
+ * `fetch_types` on, which a client may turn off.
+ */
 async function recorded(run: RunSql, names: SchemaNames): Promise<Recorded> {
   const rows = await run<{ version: number | null; routines: boolean }>(
     `SELECT (SELECT version FROM ${names.version} LIMIT 1) AS version,
-            (SELECT bool_and(to_regprocedure(f) IS NOT NULL) FROM unnest($1::text[]) AS f) AS routines`,
-    [routineSignatures(names)],
+            (SELECT bool_and(to_regprocedure(f) IS NOT NULL)
+               FROM json_array_elements_text($1::text::json) AS f) AS routines`,
+    [JSON.stringify(routineSignatures(names))],
   )
   const row = rows[0] as { version: number | null; routines: boolean }
   return { version: row.version ?? undefined, routines: row.routines }
@@ -104,15 +111,16 @@ async function checkExistingTables(run: RunSql, names: SchemaNames): Promise<voi
     name: names[suffix as keyof typeof TABLE_COLUMNS],
     columns,
   }))
-  const rows = await run<{ name: string; columns: string[] }>(
-    `SELECT t.name, ARRAY(SELECT attname::text FROM pg_attribute
-                           WHERE attrelid = to_regclass(t.name) AND attnum > 0 AND NOT attisdropped) AS columns
-       FROM unnest($1::text[]) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`,
-    [tables.map((table) => table.name)],
+  const rows = await run<{ name: string; columns: string }>(
+    `SELECT t.name, array_to_json(ARRAY(SELECT attname::text FROM pg_attribute
+                           WHERE attrelid = to_regclass(t.name) AND attnum > 0 AND NOT attisdropped))::text AS columns
+       FROM json_array_elements_text($1::text::json) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`,
+    [JSON.stringify(tables.map((table) => table.name))],
   )
   for (const row of rows) {
     const expected = tables.find((table) => table.name === row.name)?.columns ?? []
-    const missing = expected.filter((column) => !row.columns.includes(column))
+    const found = JSON.parse(row.columns) as string[]
+    const missing = expected.filter((column) => !found.includes(column))
     if (missing.length === 0) continue
     throw new Error(
       `postgresStore: the table ${row.name} exists, with no version row in ${names.version}, and lacks the column(s) ${missing.join(', ')}: it was made by an older version of @affiliate-webhooks/postgres or by something else. Migrate or drop it, or use another tablePrefix.`,

@@ -125,7 +125,11 @@ const COMMIT_LOCALLY = `set_config('synchronous_commit', 'local', true)`
 export const streakResetSql = (n: SchemaNames) =>
   `DELETE FROM ${n.streak} WHERE name = 'answers' AND ${COMMIT_LOCALLY} IS NOT NULL`
 
-/** One more failed answer. Parameters: code, codes kept, dedupeMs. */
+/**
+ * One more failed answer. Parameters: code, codes kept, dedupeMs. The codes
+ * come back as one comma-separated text (streakOf), not as an array: postgres.js
+ * parses an array only with `fetch_types` on, which a client may turn off.
+ */
 export const streakSql = (n: SchemaNames) =>
   `INSERT INTO ${n.streak} AS s (name, count, codes, expires_at)
    SELECT 'answers', 1, ARRAY[$1::text], clock_timestamp() + $3::bigint * interval '1 millisecond'
@@ -134,7 +138,13 @@ export const streakSql = (n: SchemaNames) =>
      count = CASE WHEN s.expires_at <= clock_timestamp() THEN 1 ELSE s.count + 1 END,
      codes = (ARRAY[$1::text] || CASE WHEN s.expires_at <= clock_timestamp() THEN '{}'::text[] ELSE s.codes END)[1:$2::integer],
      expires_at = EXCLUDED.expires_at
-   RETURNING count, codes`
+   RETURNING count, array_to_string(codes, ',') AS codes`
+
+/** The streak streakSql returned. */
+export const streakOf = (row: { count: unknown; codes: string }) => ({
+  count: Number(row.count),
+  recentCodes: row.codes.split(','),
+})
 
 /** Deletes at most `limit` expired rows of `table`, skipping rows a delivery holds. */
 export const pruneSql = (table: string, limit: number) =>

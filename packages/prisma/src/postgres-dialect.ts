@@ -193,13 +193,12 @@ export function postgresDialect(pg: PostgresInternals, parts: DialectParts): Dia
         await within(prisma.$executeRawUnsafe(pg.streakResetSql(names)), STORE_STATEMENT_TIMEOUT_MS)
         return NO_STREAK
       }
-      const rows = await run<{ count: number; codes: string[] }>(pg.streakSql(names), [
+      const rows = await run<{ count: number; codes: string }>(pg.streakSql(names), [
         code,
         STREAK_CODES_KEPT,
         timings.dedupeTtl,
       ])
-      const row = rows[0] as { count: number; codes: string[] }
-      return { count: Number(row.count), recentCodes: row.codes }
+      return pg.streakOf(rows[0] as { count: number; codes: string })
     },
     async prune(limit) {
       let deleted = 0
