@@ -193,6 +193,23 @@ describe.each(DRIVERS)(
 
       // Frozen: connected still, acknowledging nothing. More deliveries than the pool has connections.
       await replicated.replica.freeze()
+      // The answer streak's writes wait for the replica too: each is ended at the bound,
+      // not held until the primary's 10 s timeout while deliveries wait for a connection.
+      const streakStarted = performance.now()
+      await Promise.allSettled(
+        Array.from({ length: POOL_SIZE }, () => opened.store.recordAnswer?.('store_unavailable')),
+      )
+      expect(performance.now() - streakStarted).toBeLessThan(8000)
+      const pingStarted = performance.now()
+      await opened.ping()
+      expect(performance.now() - pingStarted).toBeLessThan(2000)
+      // Back, and frozen again: a commit acknowledged since, so the streak is written again.
+      await replicated.replica.thaw()
+      const between = events(150, 1)
+      expect(
+        (await deliverUntilAcknowledged(() => receiving.url, between[0] as object)).at(-1),
+      ).toBe(200)
+      await replicated.replica.freeze()
       const waiting = events(200, 5)
       expectRefused(await timedDeliveries(receiving.url, waiting))
       await opened.ping()
@@ -212,7 +229,7 @@ describe.each(DRIVERS)(
       expect(log.lines.join('\n')).toMatch(/no replica acknowledges commits now/)
       await opened.ping()
 
-      await failOverAndRedeliver(world(), [...before, ...waiting, ...cut])
+      await failOverAndRedeliver(world(), [...before, ...between, ...waiting, ...cut])
     }, 150_000)
   },
 )

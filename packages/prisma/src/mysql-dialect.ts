@@ -16,6 +16,7 @@ import type { ClaimVerdict, Dialect, DialectParts } from './dialect.js'
 import {
   ControlSession,
   gatedClaim,
+  killableTransaction,
   learnSemiSync,
   replicatedAnswer,
   replicatedCommit,
@@ -194,25 +195,68 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const rows = await run<PeekRow>(my.peekSql(names), [key, key, conversionId ?? null])
       return my.peekVerdict(rows[0], order)
     },
-    record: (code) => recordAnswer(run, { names, timings, semi }, code),
-    prune: (limit) => onOneSession((tx) => pruneRound(my, tx, names, limit)),
+    record: (code) =>
+      recordAnswer(streakWrite(parts, control, semi), { names, timings, semi }, code),
+    async prune(limit) {
+      const round = (tx: PrismaRawQueries) => pruneRound(my, tx, names, limit)
+      if (semi.reader === undefined) return onOneSession(round)
+      const done = await killableTransaction(prisma, control, parts.acquireTimeoutMs, round)
+      if ('killed' in done) throw new Error(PRUNE_KILLED, { cause: done.killed })
+      return done.value
+    },
   }
 }
 
-/** The answer streak's CALL; not while no replica acknowledges (its commit would wait for one: each process counts meanwhile). */
+/** A write of the answer streak: its rows, or the error of a session killed at the bound. */
+type StreakWrite = (
+  text: string,
+  values: unknown[],
+) => Promise<{ rows: unknown[] } | { killed: unknown }>
+
+/**
+ * The answer streak's CALL: a plain statement on the pool, or, with semi-sync
+ * checked, in a transaction whose wait for a replica ends at the bound.
+ */
+function streakWrite(
+  parts: DialectParts,
+  control: ControlSession,
+  semi: SemiSyncState,
+): StreakWrite {
+  return async (text, values) => {
+    if (semi.reader === undefined) return { rows: await boundedRun(parts.prisma)(text, values) }
+    const done = await killableTransaction(parts.prisma, control, parts.acquireTimeoutMs, (tx) =>
+      boundedRun(tx)(text, values),
+    )
+    return 'killed' in done ? { killed: done.killed } : { rows: done.value }
+  }
+}
+
+const PRUNE_KILLED =
+  'prismaStore: a prune round did not end within the bound (its commit waiting for a replica): its session was ended'
+
+/**
+ * The answer streak's CALL; not while no replica acknowledges (its commit
+ * would wait for one: each process counts meanwhile). One whose commit waited
+ * past the bound says so too, and no more are written until a delivery's
+ * commit is acknowledged.
+ */
 async function recordAnswer(
-  run: MysqlRun,
+  write: StreakWrite,
   on: { names: SchemaNames; timings: DialectParts['timings']; semi: SemiSyncState },
   code: string | null,
 ): Promise<FailureStreak> {
-  if (on.semi.reader !== undefined && on.semi.away) {
-    throw new Error('prismaStore: no replica acknowledges; the streak is counted per process')
-  }
-  const rows = await run(`CALL ${on.names.recordAnswer}(?, ?, ?)`, [
+  const away = new Error('prismaStore: no replica acknowledges; the streak is counted per process')
+  if (on.semi.reader !== undefined && on.semi.away) throw away
+  const written = await write(`CALL ${on.names.recordAnswer}(?, ?, ?)`, [
     code,
     STREAK_CODES_KEPT,
     on.timings.dedupeTtl,
   ])
+  if ('killed' in written) {
+    on.semi.away = true
+    throw Object.assign(away, { cause: written.killed })
+  }
+  const rows = written.rows
   const [failures, codes] = firstCallRow(rows) ?? [0, '']
   const count = Number(failures)
   return count === 0 ? NO_STREAK : { count, recentCodes: String(codes).split(',') }

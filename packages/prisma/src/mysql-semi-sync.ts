@@ -233,6 +233,47 @@ async function killedPastBound<T>(
 }
 
 /**
+ * `work` in a transaction of its own on the client's pool, its session killed
+ * from the control session if it has not ended within `ACK_BOUND_MS` (from the
+ * call: the wait for a connection counts). For the store's writes outside a
+ * delivery (the answer streak, a prune round): with semi-sync checked their
+ * commit waits for a replica as a delivery's does, and would otherwise hold
+ * its connection until `rpl_semi_sync_master_timeout`, while deliveries wait
+ * for one.
+ */
+export async function killableTransaction<T>(
+  prisma: PrismaClientLike,
+  control: ControlSession,
+  maxWait: number,
+  work: (tx: PrismaRawQueries) => Promise<T>,
+): Promise<{ value: T } | { killed: unknown }> {
+  let session: number | undefined
+  let late = false
+  const timer = setTimeout(() => {
+    late = true
+    if (session !== undefined) void control.kill(session)
+  }, ACK_BOUND_MS)
+  try {
+    const value = await prisma.$transaction(
+      async (raw) => {
+        const tx = raw as PrismaRawQueries
+        const rows = await boundedRun(tx)<{ id: unknown }>('SELECT CONNECTION_ID() AS id')
+        session = Number(rows[0]?.id)
+        if (late) throw new Error('prismaStore: no connection before the bound')
+        return work(tx)
+      },
+      { maxWait, timeout: STORE_STATEMENT_TIMEOUT_MS },
+    )
+    return { value }
+  } catch (error) {
+    if (late) return { killed: error }
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
  * The commit of a claim (`commit`, the store's CALL), checked: with semi-sync
  * on, no replica connected rolls the delivery back (`rollBack`, the store's
  * release CALL) and a commit not acknowledged within the bound is a 503.
