@@ -234,8 +234,9 @@ async function killedPastBound<T>(
 
 /**
  * `work` in a transaction of its own on the client's pool, its session killed
- * from the control session if it has not ended within `ACK_BOUND_MS` (from the
- * call: the wait for a connection counts). For the store's writes outside a
+ * from the control session if it has not ended within `ACK_BOUND_MS` of the
+ * call ({ killed }); a connection that comes after the bound runs nothing, and
+ * the call throws. For the store's writes outside a
  * delivery (the answer streak, a prune round): with semi-sync checked their
  * commit waits for a replica as a delivery's does, and would otherwise hold
  * its connection until `rpl_semi_sync_master_timeout`, while deliveries wait
@@ -249,9 +250,12 @@ export async function killableTransaction<T>(
 ): Promise<{ value: T } | { killed: unknown }> {
   let session: number | undefined
   let late = false
+  let killed = false
   const timer = setTimeout(() => {
     late = true
-    if (session !== undefined) void control.kill(session)
+    if (session === undefined) return
+    killed = true
+    void control.kill(session)
   }, ACK_BOUND_MS)
   try {
     const value = await prisma.$transaction(
@@ -259,14 +263,15 @@ export async function killableTransaction<T>(
         const tx = raw as PrismaRawQueries
         const rows = await boundedRun(tx)<{ id: unknown }>('SELECT CONNECTION_ID() AS id')
         session = Number(rows[0]?.id)
-        if (late) throw new Error('prismaStore: no connection before the bound')
+        // A connection that came after the bound: nothing written, not a replica's doing.
+        if (late) throw new Error('prismaStore: no connection within the bound')
         return work(tx)
       },
       { maxWait, timeout: STORE_STATEMENT_TIMEOUT_MS },
     )
     return { value }
   } catch (error) {
-    if (late) return { killed: error }
+    if (killed) return { killed: error }
     throw error
   } finally {
     clearTimeout(timer)
