@@ -15,7 +15,8 @@
  * third delivered against the new primary, and every event delivered again
  * until acknowledged (the service's retries, a replay). Counted on the new
  * primary as the PostgreSQL bench counts. Each run is bounded; BENCH_RUNS runs
- * (default 3) per configuration. Figures to bench/results/failover-mysql.json;
+ * (default 3) per configuration. Figures to bench/results/failover-mysql.json
+ * (failover-mysql-prisma.json with `-- prisma`);
  * each run's answers, and the ids lost and applied twice, to BENCH_LOG_DIR
  * (default failover-mysql in the system's temporary folder).
  *
@@ -27,7 +28,7 @@ import { join } from 'node:path'
 import { MYSQL_TABLES, type ReceiverProcess, startReceiver } from '../test/sql/sql-stores.js'
 import { mysqlOnce, startReplicatedMariadb } from '../test/support/mariadb-failover.js'
 import { movableProxy } from '../test/support/postgres-failover.js'
-import { benchRuns, type Figures, failoverRun, named } from './failover-sql.js'
+import { benchRuns, type Figures, failoverRun, named, resultsName } from './failover-sql.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const LOG_DIR = process.env.BENCH_LOG_DIR ?? join(tmpdir(), 'failover-mysql')
@@ -96,5 +97,5 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
   }
 }
 
-await benchRuns('failover-mysql', CONFIGS, RUNS, oneRun)
+await benchRuns(resultsName('failover-mysql', process.argv[2]), CONFIGS, RUNS, oneRun)
 process.exit(0)

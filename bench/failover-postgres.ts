@@ -14,7 +14,8 @@
  * will not send it again), conversions whose newest event was acknowledged and
  * whose state is not it, applied twice (after the redelivery), 503s, the
  * longest answer. Each run is bounded; BENCH_RUNS runs
- * (default 2) per configuration. Figures to bench/results/failover-postgres.json.
+ * (default 2) per configuration. Figures to bench/results/failover-postgres.json
+ * (failover-postgres-prisma.json with `-- prisma`).
  *
  *   npm run bench:failover:postgres
  */
@@ -26,7 +27,7 @@ import {
   queryOnce,
   startReplicatedPostgres,
 } from '../test/support/postgres-failover.js'
-import { benchRuns, type Figures, failoverRun, named } from './failover-sql.js'
+import { benchRuns, type Figures, failoverRun, named, resultsName } from './failover-sql.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2)
 
@@ -90,5 +91,5 @@ async function oneRun(config: Config, run: number): Promise<Figures> {
 }
 
 pg.defaults.parseInt8 = false
-await benchRuns('failover-postgres', CONFIGS, RUNS, oneRun)
+await benchRuns(resultsName('failover-postgres', process.argv[2]), CONFIGS, RUNS, oneRun)
 process.exit(0)

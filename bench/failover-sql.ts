@@ -294,6 +294,14 @@ export async function benchRuns<Config extends { name: string }>(
   writeResults(bench, { ratios: {}, targets })
 }
 
+/**
+ * Where a run's figures go (bench/results/<name>.json): the bench's own file,
+ * or, for the configurations picked by `part`, a file of their own, so that a
+ * run of some does not overwrite the figures of all.
+ */
+export const resultsName = (bench: string, part: string | undefined) =>
+  part === undefined ? bench : `${bench}-${part.toLowerCase()}`
+
 /** The configurations whose name has `part` (any case); all of them without it. */
 export function named<Config extends { name: string }>(
   configs: readonly Config[],
