@@ -28,6 +28,7 @@ import {
   startPrivatePostgres,
   THROUGH_OUTAGES,
 } from '../support/postgres-db.js'
+import { capturedLog, timedDeliveries } from './failover-kit.js'
 import { type PrismaClientFor, prismaClientPath } from './prisma-clients.js'
 import { deliver, deliverUntilAcknowledged } from './sql-stores.js'
 
@@ -103,13 +104,6 @@ const DRIVERS: DriverUnderTest[] = [
   },
 ]
 
-/** A logger keeping every line, to assert on what was logged (and that no secret was). */
-function capturedLog() {
-  const lines: string[] = []
-  const keep = (...args: unknown[]) => lines.push(args.map(String).join(' '))
-  return { lines, logger: { warn: keep, error: keep } }
-}
-
 /** Listens on a free loopback port; resolves with the receiver's URL. */
 async function listening(server: Server): Promise<string> {
   server.listen(0, '127.0.0.1')
@@ -162,13 +156,7 @@ describe.each(DRIVERS)('PostgreSQL outage on $name', (driver) => {
       const during = Array.from({ length: 12 }, (_, i) =>
         buildConversionEvent({ conversion: { id: 100 + i } }),
       )
-      const answers = await Promise.all(
-        during.map(async (event) => {
-          const started = performance.now()
-          const status = await deliver(url, event)
-          return { status, ms: performance.now() - started }
-        }),
-      )
+      const answers = await timedDeliveries(url, during)
       for (const answer of answers) {
         expect(answer.status).toBe(503)
         // The service gives up on an answer after 10 s and counts a failure.
@@ -299,16 +287,6 @@ describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
     }
   }
 
-  /** Delivers each event at once, all together: each status and how long its answer took. */
-  const deliverAll = (events: ReturnType<typeof buildConversionEvent>[]) =>
-    Promise.all(
-      events.map(async (event) => {
-        const started = performance.now()
-        const status = await deliver(url, event)
-        return { status, ms: performance.now() - started }
-      }),
-    )
-
   it('answers 503 store_unavailable within 10 s while the server is down (killed), then handles each retry once', async () => {
     const before = buildConversionEvent({ conversion: { id: 1 } })
     expect(await deliver(url, before)).toBe(200)
@@ -316,7 +294,7 @@ describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
     const during = Array.from({ length: 12 }, (_, i) =>
       buildConversionEvent({ conversion: { id: 100 + i } }),
     )
-    for (const answer of await deliverAll(during)) {
+    for (const answer of await timedDeliveries(url, during)) {
       expect(answer.status).toBe(503)
       // The service gives up on an answer after 10 s and counts a failure.
       expect(answer.ms).toBeLessThan(10_000)
@@ -339,7 +317,7 @@ describe('MariaDB outage on Prisma (@prisma/adapter-mariadb)', () => {
     )
     await database.freeze()
     try {
-      for (const answer of await deliverAll(during)) {
+      for (const answer of await timedDeliveries(url, during)) {
         expect(answer.status).toBe(503)
         expect(answer.ms).toBeLessThan(10_000)
       }

@@ -118,6 +118,7 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
   const semi: SemiSyncState = { reader: undefined, off: false, away: false, warning: undefined }
   const control = new ControlSession(prisma)
   const on = (tx: PrismaRawQueries) => ({ control, tx, logger: parts.logger })
+  const writeStreak = streakWrite(parts, control, semi)
   // InnoDB counts a row-lock wait in whole seconds: lockWaitMs, rounded up.
   const waitSeconds = Math.ceil(timings.lockWaitMs / 1000)
   const claimWaitMs = Math.max(STORE_STATEMENT_TIMEOUT_MS, waitSeconds * 1000 + 1000)
@@ -195,8 +196,7 @@ export function mysqlDialect(my: MysqlInternals, parts: DialectParts): Dialect {
       const rows = await run<PeekRow>(my.peekSql(names), [key, key, conversionId ?? null])
       return my.peekVerdict(rows[0], order)
     },
-    record: (code) =>
-      recordAnswer(streakWrite(parts, control, semi), { names, timings, semi }, code),
+    record: (code) => recordAnswer(writeStreak, { names, timings, semi }, code),
     async prune(limit) {
       const round = (tx: PrismaRawQueries) => pruneRound(my, tx, names, limit)
       if (semi.reader === undefined) return onOneSession(round)
@@ -245,8 +245,11 @@ async function recordAnswer(
   on: { names: SchemaNames; timings: DialectParts['timings']; semi: SemiSyncState },
   code: string | null,
 ): Promise<FailureStreak> {
-  const away = new Error('prismaStore: no replica acknowledges; the streak is counted per process')
-  if (on.semi.reader !== undefined && on.semi.away) throw away
+  const away = (cause?: unknown) =>
+    new Error('prismaStore: no replica acknowledges; the streak is counted per process', {
+      cause,
+    })
+  if (on.semi.reader !== undefined && on.semi.away) throw away()
   const written = await write(`CALL ${on.names.recordAnswer}(?, ?, ?)`, [
     code,
     STREAK_CODES_KEPT,
@@ -254,7 +257,7 @@ async function recordAnswer(
   ])
   if ('killed' in written) {
     on.semi.away = true
-    throw Object.assign(away, { cause: written.killed })
+    throw away(written.killed)
   }
   const rows = written.rows
   const [failures, codes] = firstCallRow(rows) ?? [0, '']
